@@ -1,0 +1,27 @@
+// The only place with queries on clients.
+import type { Db } from '../db/database.ts';
+import type { ClientsTable } from '../db/schema.ts';
+
+export type ClientRow = ClientsTable;
+
+export async function insertClient(db: Db, row: ClientRow): Promise<void> {
+  await db.insertInto('clients').values(row).execute();
+}
+
+export async function findClient(db: Db, clientId: string): Promise<ClientRow | undefined> {
+  return db.selectFrom('clients').selectAll().where('client_id', '=', clientId).executeTakeFirst();
+}
+
+export async function listClients(db: Db): Promise<ClientRow[]> {
+  return db.selectFrom('clients').selectAll().orderBy('created_at').orderBy('client_id').execute();
+}
+
+export async function updateClient(db: Db, clientId: string, changes: Partial<Omit<ClientRow, 'client_id' | 'created_at'>>): Promise<boolean> {
+  const result = await db.updateTable('clients').set(changes).where('client_id', '=', clientId).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function deleteClient(db: Db, clientId: string): Promise<boolean> {
+  const result = await db.deleteFrom('clients').where('client_id', '=', clientId).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}

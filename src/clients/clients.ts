@@ -1,0 +1,215 @@
+// The application registry: registration, management and client authentication.
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../config/clock.ts';
+import type { Db } from '../db/database.ts';
+import { isKnownScope, formatScope, KNOWN_SCOPES, DEFAULT_SCOPE, type Scope } from '../oauth/scopes.ts';
+import { keyedHash, matchesKeyedHash, newOpaqueToken } from '../oauth/secrets.ts';
+import * as store from './clients.store.ts';
+
+export class ClientError extends Error {
+  constructor(
+    readonly code: 'invalid_name' | 'invalid_redirect_uri' | 'invalid_scope' | 'invalid_origin' | 'not_found' | 'public_client',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ClientError';
+  }
+}
+
+/** An application as the rest of the code sees it. */
+export type Client = {
+  clientId: string;
+  name: string;
+  redirectUris: string[];
+  scopes: Scope[];
+  isPublic: boolean;
+  enabled: boolean;
+  allowedOrigins: string[];
+  /** keyed hash of the secret; null for public clients */
+  secretHash: string | null;
+  createdAt: number;
+  updatedAt: number;
+};
+
+/** The operator contract's JSON shape for an application. */
+export type ClientView = {
+  client_id: string;
+  client_secret?: string;
+  name: string;
+  redirect_uris: string[];
+  scopes: string[];
+  public: boolean;
+  enabled: boolean;
+  allowed_origins: string[];
+  created_at: string;
+  updated_at: string;
+};
+
+function fromRow(row: store.ClientRow): Client {
+  return {
+    clientId: row.client_id,
+    name: row.name,
+    redirectUris: JSON.parse(row.redirect_uris) as string[],
+    scopes: (JSON.parse(row.scopes) as string[]).filter(isKnownScope),
+    isPublic: row.is_public === 1,
+    enabled: row.enabled === 1,
+    allowedOrigins: JSON.parse(row.allowed_origins) as string[],
+    secretHash: row.secret_hash,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export function toView(client: Client, clientSecret?: string): ClientView {
+  return {
+    client_id: client.clientId,
+    ...(clientSecret === undefined ? {} : { client_secret: clientSecret }),
+    name: client.name,
+    redirect_uris: client.redirectUris,
+    scopes: client.scopes,
+    public: client.isPublic,
+    enabled: client.enabled,
+    allowed_origins: client.allowedOrigins,
+    created_at: new Date(client.createdAt).toISOString(),
+    updated_at: new Date(client.updatedAt).toISOString(),
+  };
+}
+
+/** RFC 6749 §3.1.2: an absolute URI without a fragment. Stored exactly as given: matching is byte for byte. */
+export function checkRedirectUri(uri: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(uri);
+  } catch {
+    throw new ClientError('invalid_redirect_uri', `"${uri}" is not an absolute URI`);
+  }
+  if (uri.includes('#')) throw new ClientError('invalid_redirect_uri', `"${uri}" must not contain a fragment (#)`);
+  if (/^(javascript|data|vbscript|file):$/i.test(parsed.protocol)) throw new ClientError('invalid_redirect_uri', `"${uri}" uses a scheme that cannot be a callback`);
+  if (/\s/.test(uri) || uri.length > 2000) throw new ClientError('invalid_redirect_uri', `"${uri}" must be at most 2000 characters with no white space`);
+  return uri;
+}
+
+/** An allowlisted browser origin: scheme://host[:port], nothing else. */
+export function checkOrigin(origin: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(origin);
+  } catch {
+    throw new ClientError('invalid_origin', `"${origin}" is not an origin such as https://app.example.com`);
+  }
+  if ((parsed.protocol !== 'https:' && parsed.protocol !== 'http:') || parsed.origin !== origin) {
+    throw new ClientError('invalid_origin', `"${origin}" is not an origin such as https://app.example.com (scheme, host and port only, no trailing slash)`);
+  }
+  return origin;
+}
+
+export function checkScopes(scopes: string[]): Scope[] {
+  const unknown = scopes.filter((s) => !isKnownScope(s));
+  if (unknown.length > 0) throw new ClientError('invalid_scope', `unknown scope ${unknown.map((s) => `"${s}"`).join(', ')}; known scopes are ${KNOWN_SCOPES.join(', ')}`);
+  return formatScope(scopes).split(' ').filter(isKnownScope);
+}
+
+export type ClientInput = {
+  name: string;
+  redirectUris: string[];
+  scopes?: string[] | undefined;
+  isPublic?: boolean | undefined;
+  allowedOrigins?: string[] | undefined;
+};
+
+function checkName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed.length === 0 || trimmed.length > 200) throw new ClientError('invalid_name', 'the application name must have 1 to 200 characters');
+  return trimmed;
+}
+
+/** Registers an application. The secret (confidential clients only) is returned once and stored only as a keyed hash. */
+export async function registerClient(db: Db, clock: Clock, hashKey: Buffer, input: ClientInput): Promise<{ client: Client; clientSecret?: string }> {
+  const name = checkName(input.name);
+  if (input.redirectUris.length === 0) throw new ClientError('invalid_redirect_uri', 'at least one redirect URI is required (--redirect-uri)');
+  const redirectUris = [...new Set(input.redirectUris.map(checkRedirectUri))];
+  const scopes = checkScopes(input.scopes ?? [...DEFAULT_SCOPE]);
+  const allowedOrigins = [...new Set((input.allowedOrigins ?? []).map(checkOrigin))];
+  const isPublic = input.isPublic ?? false;
+  const clientSecret = isPublic ? undefined : newOpaqueToken();
+  const now = clock();
+  const row: store.ClientRow = {
+    client_id: randomBytes(16).toString('base64url'),
+    name,
+    secret_hash: clientSecret === undefined ? null : keyedHash(hashKey, clientSecret),
+    redirect_uris: JSON.stringify(redirectUris),
+    scopes: JSON.stringify(scopes),
+    is_public: isPublic ? 1 : 0,
+    enabled: 1,
+    allowed_origins: JSON.stringify(allowedOrigins),
+    created_at: now,
+    updated_at: now,
+  };
+  await store.insertClient(db, row);
+  return clientSecret === undefined ? { client: fromRow(row) } : { client: fromRow(row), clientSecret };
+}
+
+export async function findClient(db: Db, clientId: string): Promise<Client | undefined> {
+  const row = await store.findClient(db, clientId);
+  return row && fromRow(row);
+}
+
+export async function getClient(db: Db, clientId: string): Promise<Client> {
+  const client = await findClient(db, clientId);
+  if (!client) throw new ClientError('not_found', `no application with client_id ${clientId}`);
+  return client;
+}
+
+export async function listClients(db: Db): Promise<Client[]> {
+  return (await store.listClients(db)).map(fromRow);
+}
+
+export type ClientChanges = {
+  name?: string | undefined;
+  redirectUris?: string[] | undefined;
+  scopes?: string[] | undefined;
+  allowedOrigins?: string[] | undefined;
+  enabled?: boolean | undefined;
+};
+
+export async function updateClient(db: Db, clock: Clock, clientId: string, changes: ClientChanges): Promise<Client> {
+  const row: Partial<store.ClientRow> = { updated_at: clock() };
+  if (changes.name !== undefined) row.name = checkName(changes.name);
+  if (changes.redirectUris !== undefined) {
+    if (changes.redirectUris.length === 0) throw new ClientError('invalid_redirect_uri', 'at least one redirect URI is required');
+    row.redirect_uris = JSON.stringify([...new Set(changes.redirectUris.map(checkRedirectUri))]);
+  }
+  if (changes.scopes !== undefined) row.scopes = JSON.stringify(checkScopes(changes.scopes));
+  if (changes.allowedOrigins !== undefined) row.allowed_origins = JSON.stringify([...new Set(changes.allowedOrigins.map(checkOrigin))]);
+  if (changes.enabled !== undefined) row.enabled = changes.enabled ? 1 : 0;
+  if (!(await store.updateClient(db, clientId, row))) throw new ClientError('not_found', `no application with client_id ${clientId}`);
+  return getClient(db, clientId);
+}
+
+/** Issues a new secret; the old one stops working at once. */
+export async function rotateClientSecret(db: Db, clock: Clock, hashKey: Buffer, clientId: string): Promise<{ client: Client; clientSecret: string }> {
+  const client = await getClient(db, clientId);
+  if (client.isPublic) throw new ClientError('public_client', `application ${clientId} is public and has no secret`);
+  const clientSecret = newOpaqueToken();
+  await store.updateClient(db, clientId, { secret_hash: keyedHash(hashKey, clientSecret), updated_at: clock() });
+  return { client: await getClient(db, clientId), clientSecret };
+}
+
+/** Removes the application with its grants, codes and tokens. */
+export async function deleteClient(db: Db, clientId: string): Promise<void> {
+  if (!(await store.deleteClient(db, clientId))) throw new ClientError('not_found', `no application with client_id ${clientId}`);
+}
+
+/**
+ * client_secret_post: the client exists, is confidential, and the secret matches in constant time.
+ * Returns the client, or undefined for any failure (the caller answers invalid_client without saying which part failed).
+ */
+export async function authenticateClient(db: Db, hashKey: Buffer, clientId: string, clientSecret: string): Promise<Client | undefined> {
+  const client = await findClient(db, clientId);
+  if (!client || client.secretHash === null) {
+    // Spend the same HMAC work as a real check.
+    matchesKeyedHash(hashKey, clientSecret, keyedHash(hashKey, 'absent'));
+    return undefined;
+  }
+  return matchesKeyedHash(hashKey, clientSecret, client.secretHash) ? client : undefined;
+}

@@ -1,0 +1,36 @@
+// Key material. SIGNET_SECRET, or a secret generated once into the data dir, is the root; every use
+// gets its own subkey (HKDF), so a cookie key can never be used to forge a token hash and vice versa.
+import { randomBytes, hkdfSync } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import type { Settings } from './settings.ts';
+
+export type Keys = {
+  /** HMAC-SHA-256 key for codes, tokens, client secrets, session and request ids at rest. */
+  tokenHash: Buffer;
+  /** Key for signing cookies (CSRF secret cookie, language choice). */
+  cookie: Buffer;
+};
+
+const SECRET_FILE = 'secret.key';
+
+/** Returns the root secret: SIGNET_SECRET when set, else the one in the data dir, generated on first use. */
+export function loadRootSecret(settings: Settings): string {
+  if (settings.secret) return settings.secret;
+  mkdirSync(settings.dataDir, { recursive: true });
+  const file = path.join(settings.dataDir, SECRET_FILE);
+  if (!existsSync(file)) {
+    try {
+      // 'wx' fails if another process created it first; then we read theirs.
+      writeFileSync(file, randomBytes(32).toString('base64url') + '\n', { flag: 'wx', mode: 0o600 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
+  return readFileSync(file, 'utf8').trim();
+}
+
+export function deriveKeys(rootSecret: string): Keys {
+  const derive = (purpose: string) => Buffer.from(hkdfSync('sha256', rootSecret, 'signet', purpose, 32));
+  return { tokenHash: derive('token-hash'), cookie: derive('cookie') };
+}

@@ -1,0 +1,182 @@
+// Settings: one schema, parsed once at start and passed down. Nothing else reads process.env.
+import { readFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { parse as parseDotenv } from 'dotenv';
+import { z } from 'zod';
+
+export class SettingsError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable}: ${message}`);
+    this.name = 'SettingsError';
+  }
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** An origin such as `https://id.example.com` or `http://localhost:8080`: scheme, host, optional port, nothing else. */
+const originUrl = z.string().transform((value, ctx) => {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: `expected an absolute http(s) URL such as https://id.example.com, got "${value}"` });
+    return z.NEVER;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    ctx.addIssue({ code: 'custom', message: `expected an http or https URL, got "${value}"` });
+    return z.NEVER;
+  }
+  if ((url.pathname !== '/' && url.pathname !== '') || url.search || url.hash || url.username || url.password) {
+    ctx.addIssue({ code: 'custom', message: `expected only scheme, host and port (no path, query or credentials), got "${value}"` });
+    return z.NEVER;
+  }
+  return url;
+});
+
+const port = z
+  .string()
+  .regex(/^\d+$/, 'expected a port number from 1 to 65535')
+  .transform(Number)
+  .refine((n) => n >= 1 && n <= 65535, 'expected a port number from 1 to 65535');
+
+const optionalText = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v === '' ? undefined : v));
+
+const schema = z.object({
+  SIGNET_BASE_URL: originUrl.default(new URL('http://localhost:8080')),
+  SIGNET_ALT_BASE_URL: originUrl.optional(),
+  SIGNET_HOST: z.string().min(1, 'expected a host name or address to listen on').default('127.0.0.1'),
+  SIGNET_PORT: port.optional(),
+  SIGNET_DATA_DIR: z.string().min(1, 'expected a folder path').default('./data'),
+  SIGNET_DATABASE_URL: z
+    .string()
+    .optional()
+    .refine(
+      (v) => v === undefined || v === '' || /^postgres(ql)?:\/\//.test(v) || /^sqlite:/.test(v),
+      'expected postgres://USER@HOST:PORT/DB or sqlite:PATH',
+    ),
+  SIGNET_DATABASE_POOL_SIZE: z
+    .string()
+    .regex(/^\d+$/, 'expected a whole number of connections from 1 to 1000')
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= 1000, 'expected a whole number of connections from 1 to 1000')
+    .default(10),
+  SIGNET_STORAGE_URL: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || v === '' || /^file:/.test(v) || /^s3:\/\/[^/?]+/.test(v), 'expected file:PATH or s3://BUCKET?endpoint=URL&region=R'),
+  SIGNET_SMTP_URL: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || v === '' || /^smtps?:\/\//.test(v), 'expected smtp://HOST:PORT or smtps://HOST:PORT'),
+  SIGNET_MAIL_FROM: optionalText,
+  SIGNET_TRANSLATE_ENGINE: z.enum(['libretranslate', 'openai'], 'expected libretranslate or openai').optional(),
+  SIGNET_TRANSLATE_URL: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || v === '' || URL.canParse(v), 'expected an absolute URL'),
+  SIGNET_TRANSLATE_MODEL: optionalText,
+  SIGNET_TRANSLATE_API_KEY: optionalText,
+  SIGNET_SECRET: z.string().min(32, 'expected at least 32 characters of key material').optional(),
+  SIGNET_COMPAT: z.enum(['legacy'], 'expected legacy or unset').optional(),
+  SIGNET_LOG_LEVEL: z.enum(LOG_LEVELS, `expected one of ${LOG_LEVELS.join(', ')}`).default('info'),
+  SIGNET_METRICS_ADDR: z
+    .string()
+    .regex(/^(off|[^\s:]+:\d{1,5}|\[[0-9a-fA-F:]+\]:\d{1,5})$/, 'expected HOST:PORT or off')
+    .default('127.0.0.1:9464'),
+});
+
+export type Settings = {
+  baseUrl: URL;
+  altBaseUrl: URL | undefined;
+  host: string;
+  port: number;
+  dataDir: string;
+  database: { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string; poolSize: number };
+  storageUrl: string;
+  smtpUrl: string | undefined;
+  mailFrom: string | undefined;
+  translate: { engine: 'libretranslate' | 'openai' | undefined; url: string | undefined; model: string | undefined; apiKey: string | undefined };
+  /** Key material from SIGNET_SECRET; undefined means "generate once into the data dir" (see secret.ts). */
+  secret: string | undefined;
+  compat: 'legacy' | undefined;
+  logLevel: (typeof LOG_LEVELS)[number];
+  metrics: { host: string; port: number } | 'off';
+};
+
+/** Reads `.env` from `cwd` (if any) under the given environment: real environment variables win. */
+export function readEnvironment(env: NodeJS.ProcessEnv, cwd: string): Record<string, string | undefined> {
+  const file = path.join(cwd, '.env');
+  const fromFile = existsSync(file) ? parseDotenv(readFileSync(file)) : {};
+  return { ...fromFile, ...env };
+}
+
+/** Parses and validates settings. Throws SettingsError naming the first variable that is wrong. */
+export function parseSettings(env: Record<string, string | undefined>, cwd = process.cwd()): Settings {
+  const relevant: Record<string, string> = {};
+  for (const key of Object.keys(schema.shape)) {
+    const value = env[key];
+    // An empty variable counts as unset, as in most twelve-factor tools.
+    if (value !== undefined && value !== '') relevant[key] = value;
+  }
+  const parsed = schema.safeParse(relevant);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new SettingsError(String(issue.path[0] ?? 'settings'), issue.message);
+  }
+  const s = parsed.data;
+  const dataDir = path.resolve(cwd, s.SIGNET_DATA_DIR);
+  const databaseUrl = s.SIGNET_DATABASE_URL;
+  const database: Settings['database'] =
+    databaseUrl && /^postgres/.test(databaseUrl)
+      ? { kind: 'postgres', url: databaseUrl, poolSize: s.SIGNET_DATABASE_POOL_SIZE }
+      : { kind: 'sqlite', file: databaseUrl ? path.resolve(cwd, databaseUrl.slice('sqlite:'.length)) : path.join(dataDir, 'signet.sqlite') };
+
+  if (s.SIGNET_TRANSLATE_ENGINE && !s.SIGNET_TRANSLATE_URL) {
+    throw new SettingsError('SIGNET_TRANSLATE_URL', `required when SIGNET_TRANSLATE_ENGINE is ${s.SIGNET_TRANSLATE_ENGINE}`);
+  }
+  if (s.SIGNET_SMTP_URL && !s.SIGNET_MAIL_FROM) {
+    throw new SettingsError('SIGNET_MAIL_FROM', 'required when SIGNET_SMTP_URL is set (the From address of outgoing mail)');
+  }
+
+  let metrics: Settings['metrics'] = 'off';
+  if (s.SIGNET_METRICS_ADDR !== 'off') {
+    const at = s.SIGNET_METRICS_ADDR.lastIndexOf(':');
+    const metricsPort = Number(s.SIGNET_METRICS_ADDR.slice(at + 1));
+    if (metricsPort < 1 || metricsPort > 65535) throw new SettingsError('SIGNET_METRICS_ADDR', 'expected HOST:PORT with a port from 1 to 65535, or off');
+    metrics = { host: s.SIGNET_METRICS_ADDR.slice(0, at).replace(/^\[|\]$/g, ''), port: metricsPort };
+  }
+
+  const basePort = s.SIGNET_BASE_URL.port ? Number(s.SIGNET_BASE_URL.port) : 8080;
+  return {
+    baseUrl: s.SIGNET_BASE_URL,
+    altBaseUrl: s.SIGNET_ALT_BASE_URL,
+    host: s.SIGNET_HOST,
+    port: s.SIGNET_PORT ?? basePort,
+    dataDir,
+    database,
+    storageUrl: s.SIGNET_STORAGE_URL || `file:${path.join(dataDir, 'objects')}`,
+    smtpUrl: s.SIGNET_SMTP_URL || undefined,
+    mailFrom: s.SIGNET_MAIL_FROM,
+    translate: {
+      engine: s.SIGNET_TRANSLATE_ENGINE,
+      url: s.SIGNET_TRANSLATE_URL || undefined,
+      model: s.SIGNET_TRANSLATE_MODEL,
+      apiKey: s.SIGNET_TRANSLATE_API_KEY,
+    },
+    secret: s.SIGNET_SECRET,
+    compat: s.SIGNET_COMPAT,
+    logLevel: s.SIGNET_LOG_LEVEL,
+    metrics,
+  };
+}
+
+/** The origins this service answers for: the base URL first, then the alternate one. */
+export function servedOrigins(settings: Settings): URL[] {
+  return settings.altBaseUrl ? [settings.baseUrl, settings.altBaseUrl] : [settings.baseUrl];
+}

@@ -1,0 +1,124 @@
+// Table types for Kysely. Portable across SQLite and PostgreSQL: times are epoch milliseconds
+// (bigint, read back as numbers), flags are 0/1 integers, lists are JSON text.
+export type Flag = 0 | 1;
+
+export interface UsersTable {
+  sub: string;
+  email: string | null;
+  email_verified: Flag;
+  phone_number: string | null;
+  phone_number_verified: Flag;
+  name: string | null;
+  picture: string | null;
+  password_hash: string;
+  disabled: Flag;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ClientsTable {
+  client_id: string;
+  name: string;
+  /** keyed hash of the secret; null for a public client */
+  secret_hash: string | null;
+  /** JSON array of strings, compared byte for byte */
+  redirect_uris: string;
+  /** JSON array of scope names */
+  scopes: string;
+  is_public: Flag;
+  enabled: Flag;
+  /** JSON array of origins allowed to call the token endpoint from a browser */
+  allowed_origins: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface SessionsTable {
+  id_hash: string;
+  sub: string;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface AuthorizationRequestsTable {
+  id_hash: string;
+  client_id: string;
+  redirect_uri: string;
+  scope: string;
+  state: string | null;
+  code_challenge: string | null;
+  code_challenge_method: string | null;
+  /** the origin of the host that received /oauth/authorize */
+  origin: string;
+  created_at: number;
+  expires_at: number;
+  completed_at: number | null;
+}
+
+export interface GrantsTable {
+  sub: string;
+  client_id: string;
+  scope: string;
+  first_authorized_at: number;
+  updated_at: number;
+  muted: Flag;
+}
+
+export interface AuthorizationCodesTable {
+  code_hash: string;
+  client_id: string;
+  sub: string;
+  redirect_uri: string;
+  scope: string;
+  code_challenge: string | null;
+  code_challenge_method: string | null;
+  /** every token issued from this code carries it, so a replayed code can revoke them */
+  chain_id: string;
+  created_at: number;
+  expires_at: number;
+  redeemed_at: number | null;
+}
+
+export interface AccessTokensTable {
+  token_hash: string;
+  client_id: string;
+  sub: string;
+  scope: string;
+  chain_id: string;
+  created_at: number;
+  expires_at: number;
+  revoked_at: number | null;
+}
+
+export interface RefreshTokensTable {
+  token_hash: string;
+  client_id: string;
+  sub: string;
+  scope: string;
+  chain_id: string;
+  created_at: number;
+  /** inherited from the first token of the chain: rotation never extends it */
+  chain_expires_at: number;
+  rotated_at: number | null;
+  revoked_at: number | null;
+}
+
+export interface SigninThrottleTable {
+  /** "account:<sub>" or "address:<ip>" */
+  key: string;
+  failures: number;
+  window_started_at: number;
+  locked_until: number | null;
+}
+
+export interface Database {
+  users: UsersTable;
+  clients: ClientsTable;
+  sessions: SessionsTable;
+  authorization_requests: AuthorizationRequestsTable;
+  grants: GrantsTable;
+  authorization_codes: AuthorizationCodesTable;
+  access_tokens: AccessTokensTable;
+  refresh_tokens: RefreshTokensTable;
+  signin_throttle: SigninThrottleTable;
+}

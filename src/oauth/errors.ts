@@ -1,0 +1,66 @@
+// OAuth errors are values carrying their RFC 6749 code, a public description, a log-only detail
+// and an HTTP status. One place renders them (errors are rendered by the routes through renderOAuthError).
+
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'unsupported_response_type'
+  | 'invalid_scope'
+  | 'access_denied'
+  | 'login_required'
+  | 'consent_required'
+  | 'interaction_required'
+  | 'invalid_token'
+  | 'server_error'
+  | 'temporarily_unavailable';
+
+/** spec "Errors": exact descriptions, kept as named constants. */
+export const DESCRIPTION_REFRESH_TOKEN_EXPIRED = '刷新令牌已过期';
+export const DESCRIPTION_CODE_VERIFIER_FAILED = 'code_verifier 验证失败';
+
+const DEFAULT_STATUS: Record<OAuthErrorCode, number> = {
+  invalid_request: 400,
+  invalid_client: 401,
+  invalid_grant: 400,
+  unauthorized_client: 400,
+  unsupported_grant_type: 400,
+  unsupported_response_type: 400,
+  invalid_scope: 400,
+  access_denied: 403,
+  login_required: 400,
+  consent_required: 400,
+  interaction_required: 400,
+  invalid_token: 401,
+  server_error: 500,
+  temporarily_unavailable: 503,
+};
+
+export class OAuthError extends Error {
+  readonly status: number;
+  constructor(
+    readonly error: OAuthErrorCode,
+    /** shown to the client: says what went wrong and what to do */
+    readonly description: string,
+    options: { status?: number; detail?: string } = {},
+  ) {
+    super(`${error}: ${description}${options.detail ? ` (${options.detail})` : ''}`);
+    this.name = 'OAuthError';
+    this.status = options.status ?? DEFAULT_STATUS[error];
+    /** for logs only, never sent */
+    this.detail = options.detail;
+  }
+  readonly detail: string | undefined;
+
+  toJSON(): { error: string; error_description: string } {
+    return { error: this.error, error_description: this.description };
+  }
+}
+
+/** Anything unexpected becomes a plain server_error, so internals never leak. */
+export function asOAuthError(error: unknown): OAuthError {
+  if (error instanceof OAuthError) return error;
+  return new OAuthError('server_error', 'The server could not complete the request. Try again later.');
+}

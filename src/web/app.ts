@@ -1,0 +1,103 @@
+// Fastify assembly: plugins in declared order, then routes. Routes only parse, call a domain function
+// and render. Built without listening, so tests use app.inject.
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import cookie from '@fastify/cookie';
+import formbody from '@fastify/formbody';
+import type { Logger } from 'pino';
+import type { Clock } from '../config/clock.ts';
+import type { Keys } from '../config/keys.ts';
+import { servedOrigins, type Settings } from '../config/settings.ts';
+import type { Db, Dialect } from '../db/database.ts';
+import { isDatabaseUnavailable } from '../db/errors.ts';
+import { OAuthError } from '../oauth/errors.ts';
+import { healthRoutes } from './health.routes.ts';
+import { requestMetrics, type Metrics } from './metrics.ts';
+import { hosts } from './plugins/hosts.ts';
+import { securityHeaders } from './plugins/security-headers.ts';
+
+/** Everything a route needs, passed down explicitly. */
+export type AppDeps = {
+  settings: Settings;
+  db: Db;
+  dialect: Dialect;
+  keys: Keys;
+  clock: Clock;
+  logger: Logger;
+  metrics?: Metrics | undefined;
+};
+
+/** Requests bodies above this are refused with 413 (uploads set their own limits). */
+export const BODY_LIMIT = 64 * 1024;
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger as unknown as FastifyBaseLogger,
+    bodyLimit: BODY_LIMIT,
+    routerOptions: { maxParamLength: 200 },
+    return503OnClosing: true,
+  });
+
+  await app.register(securityHeaders);
+  await app.register(hosts, { origins: servedOrigins(deps.settings) });
+  if (deps.metrics) await app.register(requestMetrics, { metrics: deps.metrics });
+  await app.register(cookie, { secret: deps.keys.cookie.toString('base64url') });
+  await app.register(formbody, { bodyLimit: BODY_LIMIT });
+
+  app.setErrorHandler((error: FastifyError | OAuthError | Error, request, reply) => {
+    const isOAuthPath = request.url.startsWith('/oauth/');
+    if (error instanceof OAuthError) {
+      if (error.status >= 500) request.log.error({ err: error }, 'oauth server error');
+      else request.log.info({ oauthError: error.error, detail: error.detail }, 'oauth request refused');
+      return reply.code(error.status).header('cache-control', 'no-store').send(error.toJSON());
+    }
+    if (isDatabaseUnavailable(error)) {
+      request.log.error({ err: error }, 'database unavailable');
+      const message = 'The service is temporarily unavailable. Try again in a moment.';
+      return reply
+        .code(503)
+        .header('retry-after', '5')
+        .send(isOAuthPath ? { error: 'temporarily_unavailable', error_description: message } : { error: 'unavailable', message });
+    }
+    const status = 'statusCode' in error && typeof error.statusCode === 'number' ? error.statusCode : 500;
+    if (status >= 400 && status < 500) {
+      const message = error.message;
+      return reply.code(status).send(isOAuthPath ? { error: 'invalid_request', error_description: message } : { error: errorCodeForStatus(status), message });
+    }
+    request.log.error({ err: error }, 'unexpected error');
+    const message = 'The server could not complete the request. Try again later.';
+    return reply.code(500).send(isOAuthPath ? { error: 'server_error', error_description: message } : { error: 'server_error', message });
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send({ error: 'not_found', message: `Nothing is served at ${request.method} ${request.url.split('?', 1)[0]}.` });
+  });
+
+  await app.register(healthRoutes, { db: deps.db });
+
+  return app;
+}
+
+function errorCodeForStatus(status: number): string {
+  switch (status) {
+    case 400:
+      return 'bad_request';
+    case 401:
+      return 'unauthenticated';
+    case 403:
+      return 'forbidden';
+    case 404:
+      return 'not_found';
+    case 405:
+      return 'method_not_allowed';
+    case 409:
+      return 'conflict';
+    case 413:
+      return 'payload_too_large';
+    case 415:
+      return 'unsupported_media_type';
+    case 429:
+      return 'too_many_requests';
+    default:
+      return 'bad_request';
+  }
+}

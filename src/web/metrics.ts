@@ -1,0 +1,54 @@
+// Prometheus metrics on their own listener (SIGNET_METRICS_ADDR), never on the public port.
+import http from 'node:http';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import fp from 'fastify-plugin';
+
+export type Metrics = { registry: Registry; requests: Counter<'method' | 'route' | 'status'>; duration: Histogram<'method' | 'route'> };
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'signet_' });
+  const requests = new Counter({
+    name: 'signet_http_requests_total',
+    help: 'HTTP requests answered, by route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'signet_http_request_duration_seconds',
+    help: 'Time to answer HTTP requests, by route pattern',
+    labelNames: ['method', 'route'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  return { registry, requests, duration };
+}
+
+/** Counts every answered request by its route pattern (never the raw URL, which would carry values). */
+export const requestMetrics = fp<{ metrics: Metrics }>(
+  async (app, { metrics }) => {
+    app.addHook('onResponse', async (request, reply) => {
+      const route = request.routeOptions.url ?? 'unmatched';
+      metrics.requests.inc({ method: request.method, route, status: String(reply.statusCode) });
+      metrics.duration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    });
+  },
+  { name: 'signet-metrics' },
+);
+
+export function startMetricsServer(metrics: Metrics, host: string, port: number): Promise<http.Server> {
+  const server = http.createServer((req, res) => {
+    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found: metrics are at /metrics\n');
+      return;
+    }
+    metrics.registry.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
+      () => res.writeHead(500).end(),
+    );
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve(server));
+  });
+}

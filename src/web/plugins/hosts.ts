@@ -1,0 +1,44 @@
+// Two hosts: the service answers for SIGNET_BASE_URL and SIGNET_ALT_BASE_URL. Every absolute URL it
+// builds uses the base URL of the host that was asked; a request for any other Host is refused (421)
+// and never used to build a URL.
+import fp from 'fastify-plugin';
+import type { FastifyRequest } from 'fastify';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The served base URL (origin) whose host this request named. */
+    servedOrigin: URL;
+  }
+}
+
+/** Paths that build no URL and are probed by load balancers by address: no Host check. */
+const HOST_EXEMPT = new Set(['/healthz', '/readyz']);
+
+export function originFor(request: FastifyRequest): string {
+  return request.servedOrigin.origin;
+}
+
+export const hosts = fp<{ origins: URL[] }>(
+  async (app, { origins }) => {
+    const byHost = new Map(origins.map((origin) => [origin.host.toLowerCase(), origin]));
+    app.decorateRequest('servedOrigin', null as unknown as URL);
+    app.addHook('onRequest', async (request, reply) => {
+      const host = (request.headers.host ?? '').toLowerCase();
+      const origin = byHost.get(host);
+      if (origin) {
+        request.servedOrigin = origin;
+        return;
+      }
+      const path = request.url.split('?', 1)[0]!;
+      if (HOST_EXEMPT.has(path)) {
+        request.servedOrigin = origins[0]!;
+        return;
+      }
+      return reply
+        .code(421)
+        .type('application/json; charset=utf-8')
+        .send({ error: 'misdirected_request', message: `This server answers only for ${[...byHost.keys()].join(' and ')}; check the address you used.` });
+    });
+  },
+  { name: 'signet-hosts' },
+);

@@ -1,0 +1,58 @@
+// Real services the tests need. Locally a missing one is skipped with a printed reason;
+// with CI=true a missing one is a failure, never a skip.
+import pg from 'pg';
+
+export const IN_CI = process.env.CI === 'true' || process.env.CI === '1';
+
+/** The PostgreSQL server tests create their databases on (a maintenance connection URL). */
+export const POSTGRES_ADMIN_URL = process.env.SIGNET_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+let postgresProbe: Promise<string | undefined> | undefined;
+
+/** undefined when PostgreSQL is reachable, else the reason it is not. */
+export function postgresUnavailableReason(): Promise<string | undefined> {
+  postgresProbe ??= (async () => {
+    const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL, connectionTimeoutMillis: 3000 });
+    try {
+      await client.connect();
+      await client.query('select 1');
+      return undefined;
+    } catch (error) {
+      return `PostgreSQL not reachable at ${POSTGRES_ADMIN_URL.replace(/\/\/[^@]*@/, '//')} (${(error as Error).message})`;
+    } finally {
+      await client.end().catch(() => {});
+    }
+  })();
+  return postgresProbe;
+}
+
+/**
+ * Returns a value for node:test's `skip` option: false when the service is there; a printed reason when
+ * it is missing locally; throws when it is missing in CI.
+ */
+export function skipUnlessAvailable(service: string, reason: string | undefined): string | false {
+  if (reason === undefined) return false;
+  if (IN_CI) throw new Error(`${service} is required in CI but unavailable: ${reason}`);
+  process.stderr.write(`# skipped ${service} tests: ${reason}\n`);
+  return `${service} unavailable: ${reason}`;
+}
+
+/** Creates a fresh PostgreSQL database; returns its URL and a function that drops it. */
+export async function createPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `signet_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+  const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+  await admin.connect();
+  await admin.query(`create database "${name}"`);
+  await admin.end();
+  const url = new URL(POSTGRES_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+      await client.connect();
+      await client.query(`drop database if exists "${name}" with (force)`);
+      await client.end();
+    },
+  };
+}
