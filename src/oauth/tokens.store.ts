@@ -1,0 +1,98 @@
+// The only place with queries on authorization codes, access tokens and refresh tokens.
+// Rules that must hold under concurrency are single conditional statements here.
+import type { Db } from '../db/database.ts';
+import type { AccessTokensTable, AuthorizationCodesTable, RefreshTokensTable } from '../db/schema.ts';
+
+export type CodeRow = AuthorizationCodesTable;
+export type AccessTokenRow = AccessTokensTable;
+export type RefreshTokenRow = RefreshTokensTable;
+
+export async function insertCode(db: Db, row: CodeRow): Promise<void> {
+  await db.insertInto('authorization_codes').values(row).execute();
+}
+
+export async function findCode(db: Db, codeHash: string): Promise<CodeRow | undefined> {
+  return db.selectFrom('authorization_codes').selectAll().where('code_hash', '=', codeHash).executeTakeFirst();
+}
+
+/** Marks a code redeemed if, and only if, nobody redeemed it before. Returns whether this call won. */
+export async function redeemCode(db: Db, codeHash: string, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('authorization_codes')
+    .set({ redeemed_at: now })
+    .where('code_hash', '=', codeHash)
+    .where('redeemed_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}
+
+export async function insertAccessToken(db: Db, row: AccessTokenRow): Promise<void> {
+  await db.insertInto('access_tokens').values(row).execute();
+}
+
+export async function insertRefreshToken(db: Db, row: RefreshTokenRow): Promise<void> {
+  await db.insertInto('refresh_tokens').values(row).execute();
+}
+
+export async function findAccessToken(db: Db, tokenHash: string): Promise<AccessTokenRow | undefined> {
+  return db.selectFrom('access_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+}
+
+export async function findRefreshToken(db: Db, tokenHash: string): Promise<RefreshTokenRow | undefined> {
+  return db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+}
+
+/**
+ * Rotation: marks the refresh token rotated if, and only if, it is the live latest one of its chain for
+ * this client and the chain has not expired. One conditional UPDATE … RETURNING: of two concurrent
+ * calls, exactly one gets the row back.
+ */
+export async function rotateRefreshToken(db: Db, tokenHash: string, clientId: string, now: number): Promise<RefreshTokenRow | undefined> {
+  return db
+    .updateTable('refresh_tokens')
+    .set({ rotated_at: now })
+    .where('token_hash', '=', tokenHash)
+    .where('client_id', '=', clientId)
+    .where('rotated_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .where('chain_expires_at', '>', now)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Revokes every access and refresh token of one person for one application. */
+export async function revokeAllForUserAndClient(db: Db, sub: string, clientId: string, now: number): Promise<void> {
+  await db.updateTable('access_tokens').set({ revoked_at: now }).where('sub', '=', sub).where('client_id', '=', clientId).where('revoked_at', 'is', null).execute();
+  await db.updateTable('refresh_tokens').set({ revoked_at: now }).where('sub', '=', sub).where('client_id', '=', clientId).where('revoked_at', 'is', null).execute();
+}
+
+/** Revokes every token issued from one code (the chain that code started). */
+export async function revokeChain(db: Db, chainId: string, now: number): Promise<void> {
+  await db.updateTable('access_tokens').set({ revoked_at: now }).where('chain_id', '=', chainId).where('revoked_at', 'is', null).execute();
+  await db.updateTable('refresh_tokens').set({ revoked_at: now }).where('chain_id', '=', chainId).where('revoked_at', 'is', null).execute();
+}
+
+/** Revokes one access token if it belongs to the client. Returns whether something was revoked. */
+export async function revokeAccessToken(db: Db, tokenHash: string, clientId: string, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('access_tokens')
+    .set({ revoked_at: now })
+    .where('token_hash', '=', tokenHash)
+    .where('client_id', '=', clientId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Revokes one refresh token if it belongs to the client. Returns whether something was revoked. */
+export async function revokeRefreshToken(db: Db, tokenHash: string, clientId: string, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('refresh_tokens')
+    .set({ revoked_at: now })
+    .where('token_hash', '=', tokenHash)
+    .where('client_id', '=', clientId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
