@@ -19,7 +19,7 @@ export type TestApp = {
 export const TEST_BASE_URL = 'http://signet.test';
 export const TEST_ALT_BASE_URL = 'http://alt.signet.test';
 
-export async function testApp(database: TestDatabase, env: Record<string, string> = {}): Promise<TestApp> {
+export async function testApp(database: TestDatabase, env: Record<string, string> = {}, extend?: (app: FastifyInstance) => void): Promise<TestApp> {
   const settings: Settings = {
     ...parseSettings({
       SIGNET_BASE_URL: TEST_BASE_URL,
@@ -48,6 +48,7 @@ export async function testApp(database: TestDatabase, env: Record<string, string
     logger: createLogger(settings.logLevel, sink),
   };
   const app = await buildApp(deps);
+  extend?.(app);
   await app.ready();
   return { app, deps, clock, logs };
 }
