@@ -1,0 +1,51 @@
+// `signet serve` as an operator runs it: a real process, a new data dir, the public port and the metrics port.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { SIGNET_BIN } from '../helpers/cli.ts';
+import { freePort } from '../helpers/live-server.ts';
+
+async function waitFor(url: string, deadline = Date.now() + 20000): Promise<Response> {
+  for (;;) {
+    try {
+      return await fetch(url);
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+test('`signet serve` with a new data dir: /healthz 200, metrics on their own listener and not on the public port, SIGTERM exits 0', async () => {
+  const dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'signet-serve-')), 'data');
+  const [port, metricsPort] = [await freePort(), await freePort()];
+  const child = spawn(process.execPath, [SIGNET_BIN, 'serve'], {
+    env: { PATH: process.env.PATH ?? '', SIGNET_BASE_URL: `http://127.0.0.1:${port}`, SIGNET_DATA_DIR: dataDir, SIGNET_METRICS_ADDR: `127.0.0.1:${metricsPort}`, SIGNET_LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  try {
+    const health = await waitFor(`http://127.0.0.1:${port}/healthz`);
+    assert.equal(health.status, 200);
+    assert.deepEqual(await health.json(), { status: 'ok' });
+    assert.ok(existsSync(path.join(dataDir, 'signet.sqlite')), 'the SQLite database is created in the data dir');
+    assert.ok(existsSync(path.join(dataDir, 'secret.key')), 'the secret is generated into the data dir');
+    assert.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 200);
+
+    const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    assert.equal(metrics.status, 200);
+    const text = await metrics.text();
+    assert.match(text, /signet_http_requests_total\{method="GET",route="\/healthz",status="200"\} 1/);
+    assert.equal((await fetch(`http://127.0.0.1:${port}/metrics`)).status, 404, 'metrics are never served on the public port');
+  } finally {
+    child.kill('SIGTERM');
+  }
+  assert.equal(await exited, 0, output);
+  for (const line of output.trim().split('\n').filter((l) => l.startsWith('{'))) JSON.parse(line);
+});
