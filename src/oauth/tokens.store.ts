@@ -44,14 +44,15 @@ export async function findRefreshToken(db: Db, tokenHash: string): Promise<Refre
 }
 
 /**
- * Rotation: marks the refresh token rotated if, and only if, it is the live latest one of its chain for
- * this client and the chain has not expired. One conditional UPDATE … RETURNING: of two concurrent
- * calls, exactly one gets the row back.
+ * Rotation: marks the refresh token rotated (and so revoked: spec "the previous one is revoked at once")
+ * if, and only if, it is the live latest one of its chain for this client and the chain has not expired.
+ * One conditional UPDATE … RETURNING: of two concurrent calls, exactly one gets the row back; on
+ * PostgreSQL the other blocks on the row lock until the winner commits, then sees the rotated row.
  */
 export async function rotateRefreshToken(db: Db, tokenHash: string, clientId: string, now: number): Promise<RefreshTokenRow | undefined> {
   return db
     .updateTable('refresh_tokens')
-    .set({ rotated_at: now })
+    .set({ rotated_at: now, revoked_at: now })
     .where('token_hash', '=', tokenHash)
     .where('client_id', '=', clientId)
     .where('rotated_at', 'is', null)

@@ -10,6 +10,10 @@ import { servedOrigins, type Settings } from '../config/settings.ts';
 import type { Db, Dialect } from '../db/database.ts';
 import { isDatabaseUnavailable } from '../db/errors.ts';
 import { OAuthError } from '../oauth/errors.ts';
+import { discoveryRoutes } from '../oauth/discovery.routes.ts';
+import { revokeRoutes } from '../oauth/revoke.routes.ts';
+import { tokenRoutes } from '../oauth/token/token.routes.ts';
+import { userinfoRoutes } from '../oauth/userinfo.routes.ts';
 import { healthRoutes } from './health.routes.ts';
 import { requestMetrics, type Metrics } from './metrics.ts';
 import { hosts } from './plugins/hosts.ts';
@@ -48,7 +52,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (error instanceof OAuthError) {
       if (error.status >= 500) request.log.error({ err: error }, 'oauth server error');
       else request.log.info({ oauthError: error.error, detail: error.detail }, 'oauth request refused');
-      return reply.code(error.status).header('cache-control', 'no-store').send(error.toJSON());
+      return reply.code(error.status).header('cache-control', 'no-store').header('pragma', 'no-cache').send(error.toJSON());
     }
     if (isDatabaseUnavailable(error)) {
       request.log.error({ err: error }, 'database unavailable');
@@ -73,6 +77,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   await app.register(healthRoutes, { db: deps.db });
+  // OAuth endpoints (token and revoke read form bodies only, in their own encapsulated contexts).
+  await app.register(tokenRoutes, { deps });
+  await app.register(revokeRoutes, { deps });
+  await app.register(userinfoRoutes, { deps });
+  await app.register(discoveryRoutes, { deps });
 
   return app;
 }

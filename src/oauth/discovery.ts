@@ -1,0 +1,58 @@
+// GET /.well-known/openid-configuration (spec "Versioning").
+// Default: an accurate document for the host that serves it. SIGNET_COMPAT=legacy: the legacy
+// service's document with its documented defects, reproduced on purpose.
+import { CLAIMS_BY_SCOPE, KNOWN_SCOPES } from './scopes.ts';
+import { SUPPORTED_GRANT_TYPES } from './token/grants.ts';
+
+export type DiscoveryDocument = Record<string, string | string[]>;
+
+/** spec Versioning 3: "Accurate discovery fields" — the same in both modes. */
+function accurateFields(): DiscoveryDocument {
+  return {
+    scopes_supported: [...KNOWN_SCOPES],
+    response_types_supported: ['code'],
+    grant_types_supported: [...SUPPORTED_GRANT_TYPES],
+    token_endpoint_auth_methods_supported: ['client_secret_post'],
+    code_challenge_methods_supported: ['plain', 'S256'],
+  };
+}
+
+/**
+ * The accurate document: issuer and every endpoint on the host that was asked; no `jwks_uri` and no
+ * id_token algorithms, because no id_token is issued (spec "What the service does" 5).
+ */
+export function accurateDiscovery(servedOrigin: string): DiscoveryDocument {
+  return {
+    issuer: servedOrigin,
+    authorization_endpoint: `${servedOrigin}/oauth/authorize`,
+    token_endpoint: `${servedOrigin}/oauth/token`,
+    userinfo_endpoint: `${servedOrigin}/oauth/userinfo`,
+    revocation_endpoint: `${servedOrigin}/oauth/revoke`,
+    ...accurateFields(),
+    revocation_endpoint_auth_methods_supported: ['client_secret_post'],
+    subject_types_supported: ['public'],
+    claims_supported: ['sub', ...KNOWN_SCOPES.flatMap((scope) => CLAIMS_BY_SCOPE[scope])],
+  };
+}
+
+/**
+ * spec Versioning 2 and 4, reproduced for SIGNET_COMPAT=legacy: `token_endpoint`, `userinfo_endpoint`
+ * and `revocation_endpoint` under an `/api/v1` prefix that answers 404; an `issuer` unlike the serving
+ * host; `jwks_uri` and `id_token_signing_alg_values_supported: ["RS256"]` although no id_token exists.
+ * The issuer is the other configured host (base ↔ alternate); with only one host it is the serving
+ * origin with the `/api/v1` prefix, which no client can match against the host either.
+ */
+export function legacyDiscovery(servedOrigin: string, otherOrigins: readonly string[]): DiscoveryDocument {
+  const issuer = otherOrigins.find((o) => o !== servedOrigin) ?? `${servedOrigin}/api/v1`;
+  return {
+    issuer,
+    authorization_endpoint: `${servedOrigin}/oauth/authorize`,
+    token_endpoint: `${servedOrigin}/api/v1/oauth/token`,
+    userinfo_endpoint: `${servedOrigin}/api/v1/oauth/userinfo`,
+    revocation_endpoint: `${servedOrigin}/api/v1/oauth/revoke`,
+    jwks_uri: `${servedOrigin}/.well-known/jwks.json`,
+    ...accurateFields(),
+    id_token_signing_alg_values_supported: ['RS256'],
+    subject_types_supported: ['public'],
+  };
+}

@@ -1,0 +1,31 @@
+// The shape every grant handler has. spec-style split (as fosite's HandleTokenEndpointRequest /
+// PopulateTokenEndpointResponse): `check` runs every validation rule and consumes nothing; `issue`
+// consumes the code or refresh token atomically and mints the new pair.
+import type { Db } from '../../db/database.ts';
+import type { OAuthParams } from '../form-params.ts';
+
+export type TokenContext = {
+  db: Db;
+  /** HMAC key for codes and tokens at rest */
+  hashKey: Buffer;
+  /** the moment of this request, from the injected clock */
+  now: number;
+  /** the request's `Origin` header: present when a browser sent it */
+  origin: string | undefined;
+};
+
+/** spec "POST /oauth/token — Response 200 for both grants". */
+export type TokenResponse = {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token: string;
+  scope: string;
+};
+
+export interface GrantHandler<Checked> {
+  /** Every rule of the grant; throws OAuthError. Nothing is consumed here. */
+  check(ctx: TokenContext, params: OAuthParams): Promise<Checked>;
+  /** Consumes what was presented (one conditional UPDATE) and issues the new tokens in the same transaction. */
+  issue(ctx: TokenContext, checked: Checked): Promise<TokenResponse>;
+}

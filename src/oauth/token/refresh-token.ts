@@ -1,0 +1,87 @@
+// Grant `refresh_token` (spec "POST /oauth/token — Grant refresh_token", "Refresh token", "Limits").
+import { findAccount } from '../../accounts/accounts.ts';
+import type { Client } from '../../clients/clients.ts';
+import { checkClientSecret, checkTokenEndpointClient } from '../client-auth.ts';
+import { DESCRIPTION_REFRESH_TOKEN_EXPIRED, OAuthError } from '../errors.ts';
+import type { OAuthParams } from '../form-params.ts';
+import { formatScope, parseScopeParameter, scopeList } from '../scopes.ts';
+import { keyedHash } from '../secrets.ts';
+import * as store from '../tokens.store.ts';
+import type { GrantHandler, TokenContext } from './grant.ts';
+import { issueTokenPair } from './issue-tokens.ts';
+
+export type CheckedRefresh = { client: Client; token: store.RefreshTokenRow; accessScope: string };
+
+const RESTART = 'Restart at the authorize step to sign the person in again.';
+
+/**
+ * Why a refresh token cannot be used, as the spec orders it. Returns normally only for a token that
+ * is still the live latest one of its chain.
+ */
+async function refuseUnusableRefreshToken(ctx: TokenContext, client: Client, token: store.RefreshTokenRow | undefined): Promise<void> {
+  if (!token || token.client_id !== client.clientId) {
+    throw new OAuthError('invalid_grant', `The refresh token is not valid for this application. ${RESTART}`, { detail: token ? 'token of another client' : 'unknown refresh token' });
+  }
+  if (token.rotated_at !== null) {
+    // spec: "Refresh token | revoked by rotation | presented again → stays rejected; every access and
+    // refresh token of that user for that application is revoked (treated as replay)"
+    await store.revokeAllForUserAndClient(ctx.db, token.sub, token.client_id, ctx.now);
+    throw new OAuthError('invalid_grant', `This refresh token was already used, so every token of this sign-in has been revoked. Refresh one token at a time. ${RESTART}`, {
+      detail: 'rotated refresh token replayed; revoked all tokens of the user for the client',
+    });
+  }
+  // spec: "the user withdraws the application … → next refresh fails with invalid_grant"
+  if (token.revoked_at !== null) throw new OAuthError('invalid_grant', `The refresh token has been revoked. ${RESTART}`, { detail: 'refresh token revoked' });
+  // spec: "30 days after first authorization → expired; later refresh fails with invalid_grant", description 刷新令牌已过期
+  if (token.chain_expires_at <= ctx.now) throw new OAuthError('invalid_grant', DESCRIPTION_REFRESH_TOKEN_EXPIRED, { detail: 'refresh chain expired' });
+}
+
+/** An optional narrower `scope` (RFC 6749 §6): applies to the new access token only; the refresh token keeps the granted scope. */
+function accessScopeFor(token: store.RefreshTokenRow, requested: string | undefined): string {
+  if (requested === undefined) return token.scope;
+  const granted = new Set<string>(scopeList(token.scope));
+  const asked = parseScopeParameter(requested);
+  const beyond = asked.filter((s) => !granted.has(s));
+  if (beyond.length > 0 || asked.length === 0) {
+    throw new OAuthError('invalid_scope', `The scope may only narrow what was granted (${token.scope}); ${beyond.join(' ') || 'an empty scope'} is not part of it.`);
+  }
+  return formatScope(asked);
+}
+
+export const refreshTokenGrant: GrantHandler<CheckedRefresh> = {
+  async check(ctx, params) {
+    const client = await checkTokenEndpointClient(ctx.db, params.required('client_id'), ctx.origin);
+    const presented = params.required('refresh_token');
+    // spec: "client_secret — always; no PKCE branch on this grant"
+    checkClientSecret(ctx.hashKey, client, params.optional('client_secret'));
+    const token = await store.findRefreshToken(ctx.db, keyedHash(ctx.hashKey, presented));
+    await refuseUnusableRefreshToken(ctx, client, token);
+    const live = token!;
+    const account = await findAccount(ctx.db, live.sub);
+    if (!account || account.disabled) throw new OAuthError('invalid_grant', `The account of this refresh token is disabled. ${RESTART}`, { detail: 'account missing or disabled' });
+    return { client, token: live, accessScope: accessScopeFor(live, params.optional('scope')) };
+  },
+
+  async issue(ctx, { client, token, accessScope }) {
+    // spec: "only the most recently issued one" is accepted, "the previous one is revoked at once".
+    // One conditional UPDATE decides which of any concurrent refreshes wins; the new pair is inserted
+    // in the same transaction, so a loser that then revokes everything also revokes the winner's pair.
+    const issued = await ctx.db.transaction().execute(async (trx) => {
+      const rotated = await store.rotateRefreshToken(trx, token.token_hash, client.clientId, ctx.now);
+      if (!rotated) return undefined;
+      return issueTokenPair(trx, ctx.hashKey, ctx.now, {
+        clientId: client.clientId,
+        sub: rotated.sub,
+        accessScope,
+        refreshScope: rotated.scope,
+        chainId: rotated.chain_id,
+        // spec: "a replacement inherits the original expiry"
+        refreshChainExpiresAt: rotated.chain_expires_at,
+      });
+    });
+    if (issued) return issued;
+    // Lost the rotation: classify what the token is now (rotated by another request → replay).
+    await refuseUnusableRefreshToken(ctx, client, await store.findRefreshToken(ctx.db, token.token_hash));
+    throw new OAuthError('invalid_grant', `The refresh token can no longer be used. ${RESTART}`, { detail: 'rotation lost without a classifiable cause' });
+  },
+};

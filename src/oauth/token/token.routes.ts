@@ -1,0 +1,37 @@
+// POST /oauth/token — HTTP in and out only; the rules are in grants.ts and the handlers.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { findClient } from '../../clients/clients.ts';
+import type { AppDeps } from '../../web/app.ts';
+import { allowOrigin, originAllowedFor, preflightRoute, requestOrigin, varyOnOrigin } from '../cors.ts';
+import { acceptFormBodiesOnly, OAuthParams } from '../form-params.ts';
+import { handleTokenRequest } from './grants.ts';
+
+/** RFC 6749 §5.1: token responses must not be cached. */
+export function noStore(reply: FastifyReply): void {
+  reply.header('cache-control', 'no-store');
+  reply.header('pragma', 'no-cache');
+}
+
+/** CORS headers for an allowlisted browser origin of the application the body names (so it can read errors too). */
+async function corsForTokenRequest(deps: AppDeps, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  varyOnOrigin(reply);
+  const origin = requestOrigin(request);
+  if (origin === undefined || !(request.body instanceof Map)) return;
+  const clientId = (request.body as Map<string, string[]>).get('client_id')?.[0];
+  if (clientId === undefined || clientId === '') return;
+  const client = await findClient(deps.db, clientId);
+  if (originAllowedFor(client, origin)) allowOrigin(reply, origin);
+}
+
+export async function tokenRoutes(app: FastifyInstance, { deps }: { deps: AppDeps }): Promise<void> {
+  acceptFormBodiesOnly(app);
+  preflightRoute(app, deps.db, '/oauth/token', 'POST');
+
+  app.post('/oauth/token', async (request, reply) => {
+    noStore(reply);
+    await corsForTokenRequest(deps, request, reply);
+    const params = OAuthParams.from(request.body);
+    const response = await handleTokenRequest({ db: deps.db, hashKey: deps.keys.tokenHash, now: deps.clock(), origin: requestOrigin(request) }, params);
+    return reply.code(200).type('application/json; charset=utf-8').send(response);
+  });
+}

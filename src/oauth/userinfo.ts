@@ -1,0 +1,74 @@
+// GET /oauth/userinfo: the claims of the person an access token was issued for, by the token's scope.
+// spec: "/oauth/userinfo is currently the only endpoint that an OAuth access token can call."
+import { findAccount, type Profile } from '../accounts/accounts.ts';
+import { findClient, type Client } from '../clients/clients.ts';
+import type { Db } from '../db/database.ts';
+import { OAuthError } from './errors.ts';
+import { scopeList } from './scopes.ts';
+import { keyedHash } from './secrets.ts';
+import * as store from './tokens.store.ts';
+
+/** spec "User profile (userinfo response)". */
+export type UserinfoClaims = {
+  sub: string;
+  name?: string;
+  picture?: string;
+  email?: string;
+  email_verified?: boolean;
+  phone_number?: string;
+  phone_number_verified?: boolean;
+};
+
+/**
+ * spec: "The claim `sub` is always returned"; "Every claim other than `sub` also depends on the user
+ * having set the value" — except `picture`, which is an "Empty string if unset"; `email` and
+ * `phone_number` are "Omitted entirely if the account has no e-mail / phone", and so are their
+ * `_verified` companions, which describe a value that is not there.
+ */
+export function claimsFor(profile: Profile, scope: string): UserinfoClaims {
+  const scopes = new Set(scopeList(scope));
+  const claims: UserinfoClaims = { sub: profile.sub };
+  if (scopes.has('profile')) {
+    if (profile.name !== null && profile.name !== '') claims.name = profile.name;
+    claims.picture = profile.picture ?? '';
+  }
+  if (scopes.has('email') && profile.email !== null) {
+    claims.email = profile.email;
+    claims.email_verified = profile.email_verified;
+  }
+  if (scopes.has('phone') && profile.phone_number !== null) {
+    claims.phone_number = profile.phone_number;
+    claims.phone_number_verified = profile.phone_number_verified;
+  }
+  return claims;
+}
+
+export const DESCRIPTION_INVALID_ACCESS_TOKEN = 'The access token is unknown, expired or revoked. Refresh it, or sign the person in again.';
+
+/**
+ * RFC 6750 §2.1: `Authorization: Bearer <token>`. spec: "the prefix is case-sensitive", so `bearer x`
+ * presents no token at all. Returns undefined when no bearer token was presented.
+ */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  if (authorization === undefined || !authorization.startsWith('Bearer ')) return undefined;
+  const token = authorization.slice('Bearer '.length).trim();
+  return token === '' ? undefined : token;
+}
+
+/**
+ * The claims an access token may read. Valid iff the token is known, not revoked, not expired, its
+ * application is enabled and its person exists and is not disabled; else `invalid_token` (401).
+ */
+export async function readUserinfo(db: Db, hashKey: Buffer, now: number, accessToken: string): Promise<{ claims: UserinfoClaims; client: Client }> {
+  const token = await store.findAccessToken(db, keyedHash(hashKey, accessToken));
+  const refuse = (detail: string) => new OAuthError('invalid_token', DESCRIPTION_INVALID_ACCESS_TOKEN, { detail });
+  if (!token) throw refuse('unknown access token');
+  if (token.revoked_at !== null) throw refuse('access token revoked');
+  // spec "Access token — Lifetime: 2 hours"
+  if (token.expires_at <= now) throw refuse('access token expired');
+  const client = await findClient(db, token.client_id);
+  if (!client || !client.enabled) throw refuse('application missing or disabled');
+  const profile = await findAccount(db, token.sub);
+  if (!profile || profile.disabled) throw refuse('account missing or disabled');
+  return { claims: claimsFor(profile, token.scope), client };
+}
