@@ -18,6 +18,9 @@ import { healthRoutes } from './health.routes.ts';
 import { requestMetrics, type Metrics } from './metrics.ts';
 import { hosts } from './plugins/hosts.ts';
 import { securityHeaders } from './plugins/security-headers.ts';
+import { sessions } from './plugins/session.ts';
+import { pageRoutes } from './pages/pages.routes.ts';
+import { authorizeRoutes } from '../oauth/authorize.routes.ts';
 
 /** Everything a route needs, passed down explicitly. */
 export type AppDeps = {
@@ -46,6 +49,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (deps.metrics) await app.register(requestMetrics, { metrics: deps.metrics });
   await app.register(cookie, { secret: deps.keys.cookie.toString('base64url') });
   await app.register(formbody, { bodyLimit: BODY_LIMIT });
+  await app.register(sessions, { db: deps.db, tokenHashKey: deps.keys.tokenHash, clock: deps.clock });
 
   app.setErrorHandler((error: FastifyError | OAuthError | Error, request, reply) => {
     const isOAuthPath = request.url.startsWith('/oauth/');
@@ -77,6 +81,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   await app.register(healthRoutes, { db: deps.db });
+  const flow = { db: deps.db, hashKey: deps.keys.tokenHash, clock: deps.clock, compat: deps.settings.compat };
+  await app.register(authorizeRoutes, { ctx: flow });
+  await app.register(pageRoutes, { ctx: flow });
   // OAuth endpoints (token and revoke read form bodies only, in their own encapsulated contexts).
   await app.register(tokenRoutes, { deps });
   await app.register(revokeRoutes, { deps });

@@ -1,0 +1,39 @@
+// The only place with queries on sign-in throttling counters. Shared by every server process.
+import { sql } from 'kysely';
+import type { Db } from '../db/database.ts';
+
+/** The latest lock end among these keys, or undefined when none is set. */
+export async function latestLock(db: Db, keys: readonly string[]): Promise<number | undefined> {
+  if (keys.length === 0) return undefined;
+  const rows = await db.selectFrom('signin_throttle').select('locked_until').where('key', 'in', keys).execute();
+  const locks = rows.map((r) => r.locked_until).filter((t): t is number => t !== null);
+  return locks.length === 0 ? undefined : Math.max(...locks);
+}
+
+/**
+ * Counts one failure for a key, in one statement: a failure after the window has passed starts a new
+ * window at 1. Returns the failures counted in the current window.
+ */
+export async function countFailure(db: Db, key: string, now: number, windowMs: number): Promise<number> {
+  const cutoff = now - windowMs;
+  const row = await db
+    .insertInto('signin_throttle')
+    .values({ key, failures: 1, window_started_at: now, locked_until: null })
+    .onConflict((oc) =>
+      oc.column('key').doUpdateSet({
+        failures: sql<number>`case when signin_throttle.window_started_at <= ${cutoff} then 1 else signin_throttle.failures + 1 end`,
+        window_started_at: sql<number>`case when signin_throttle.window_started_at <= ${cutoff} then ${now} else signin_throttle.window_started_at end`,
+      }),
+    )
+    .returning('failures')
+    .executeTakeFirstOrThrow();
+  return Number(row.failures);
+}
+
+export async function setLock(db: Db, key: string, until: number): Promise<void> {
+  await db.updateTable('signin_throttle').set({ locked_until: until }).where('key', '=', key).execute();
+}
+
+export async function clearKey(db: Db, key: string): Promise<void> {
+  await db.deleteFrom('signin_throttle').where('key', '=', key).execute();
+}

@@ -1,0 +1,151 @@
+// The pending authorization request: the one record through which the sign-in and consent pages talk
+// to the protocol. /oauth/authorize saves it and redirects to our page; the pages read it and finish it
+// (approve or decline) through these functions, which alone mint codes and build callback URLs.
+import { randomBytes } from 'node:crypto';
+import { MINUTE, type Clock } from '../config/clock.ts';
+import type { Db } from '../db/database.ts';
+import type { AuthorizeRequest } from './authorize.ts';
+import { callbackUrl } from './callback.ts';
+import { issueAuthorizationCode, type CodeChallengeMethod } from './codes.ts';
+import { formatScope, scopeList, type Scope } from './scopes.ts';
+import { keyedHash } from './secrets.ts';
+import * as store from './authorization-requests.store.ts';
+
+/** How long a person has to sign in and decide. */
+export const PENDING_REQUEST_LIFETIME_MS = 30 * MINUTE;
+
+/** What finishing a flow needs. */
+export type FlowContext = {
+  db: Db;
+  /** keys.tokenHash */
+  hashKey: Buffer;
+  clock: Clock;
+  compat: 'legacy' | undefined;
+};
+
+export type PendingRequest = {
+  clientId: string;
+  redirectUri: string;
+  scope: Scope[];
+  state: string | null;
+  codeChallenge: string | null;
+  codeChallengeMethod: CodeChallengeMethod | null;
+  /** the served origin that received /oauth/authorize; the pages of this flow live there */
+  origin: string;
+  expiresAt: number;
+};
+
+function fromRow(row: store.AuthorizationRequestRow): PendingRequest {
+  return {
+    clientId: row.client_id,
+    redirectUri: row.redirect_uri,
+    scope: scopeList(row.scope),
+    state: row.state,
+    codeChallenge: row.code_challenge,
+    codeChallengeMethod: row.code_challenge === null ? null : row.code_challenge_method === 'S256' ? 'S256' : 'plain',
+    origin: row.origin,
+    expiresAt: row.expires_at,
+  };
+}
+
+/**
+ * Saves a validated request. Returns its id: unguessable (32 random bytes), handed out in the page URL
+ * and stored only as a keyed hash. No code exists yet.
+ */
+export async function createPendingRequest(ctx: FlowContext, request: AuthorizeRequest, origin: string): Promise<string> {
+  const id = randomBytes(32).toString('base64url'); // unpadded: nothing in it needs escaping in a URL
+  const now = ctx.clock();
+  await store.insertRequest(ctx.db, {
+    id_hash: keyedHash(ctx.hashKey, id),
+    client_id: request.client.clientId,
+    redirect_uri: request.redirectUri,
+    scope: formatScope(request.scope),
+    state: request.state,
+    code_challenge: request.codeChallenge,
+    code_challenge_method: request.codeChallengeMethod,
+    origin,
+    created_at: now,
+    expires_at: now + PENDING_REQUEST_LIFETIME_MS,
+    completed_at: null,
+  });
+  return id;
+}
+
+/** The open request with this id, served on this origin; undefined when unknown, finished, expired or from the other host. */
+export async function findPendingRequest(ctx: FlowContext, id: string, origin: string): Promise<PendingRequest | undefined> {
+  if (id.length === 0 || id.length > 100) return undefined;
+  const row = await store.findOpenRequest(ctx.db, keyedHash(ctx.hashKey, id), ctx.clock());
+  if (!row || row.origin !== origin) return undefined;
+  return fromRow(row);
+}
+
+/**
+ * Finishes the request once (a second submission gets undefined). Approval issues the code, bound to
+ * client, redirect URI, granted scope and PKCE challenge; the result is the callback URL with `code`
+ * and `state`. `grantedScope` may be narrower than the requested one.
+ */
+export async function approvePendingRequest(ctx: FlowContext, id: string, origin: string, sub: string, grantedScope: readonly Scope[]): Promise<string | undefined> {
+  const row = await finish(ctx, id, origin);
+  if (!row) return undefined;
+  const request = fromRow(row);
+  const code = await issueAuthorizationCode(ctx.db, ctx.hashKey, ctx.clock, {
+    clientId: request.clientId,
+    sub,
+    redirectUri: request.redirectUri,
+    scope: formatScope(grantedScope),
+    codeChallenge: request.codeChallenge,
+    codeChallengeMethod: request.codeChallengeMethod,
+  });
+  return callbackUrl(request.redirectUri, { code }, request.state, ctx.compat);
+}
+
+/** spec: "When the user declines, the callback receives `error=access_denied` and the `state`." */
+export async function declinePendingRequest(ctx: FlowContext, id: string, origin: string): Promise<string | undefined> {
+  const row = await finish(ctx, id, origin);
+  if (!row) return undefined;
+  return callbackUrl(row.redirect_uri, { error: 'access_denied' }, row.state, ctx.compat);
+}
+
+async function finish(ctx: FlowContext, id: string, origin: string): Promise<store.AuthorizationRequestRow | undefined> {
+  const idHash = keyedHash(ctx.hashKey, id);
+  const open = await store.findOpenRequest(ctx.db, idHash, ctx.clock());
+  if (!open || open.origin !== origin) return undefined;
+  return store.completeRequest(ctx.db, idHash, ctx.clock());
+}
+
+/** The person behind a prompt=none attempt, as far as the session tells. */
+export type SilentContext = {
+  /** undefined when not signed in */
+  sub: string | undefined;
+  /** the grant check; it may fail */
+  grantCovers: () => Promise<boolean>;
+};
+
+/**
+ * prompt=none, the spec's four rows; `state` is re-appended in every case.
+ * - not signed in → `error=login_required`
+ * - signed in, no matching grant → `error=consent_required`
+ * - the grant check failed → `error=interaction_required`
+ * - signed in with a matching grant → `code`, with no consent screen
+ * Returns the callback URL, and the failure of the grant check when there was one (for the log).
+ */
+export async function answerWithoutInterface(ctx: FlowContext, request: AuthorizeRequest, who: SilentContext): Promise<{ url: string; failure?: unknown }> {
+  const back = (outcome: Parameters<typeof callbackUrl>[1]) => callbackUrl(request.redirectUri, outcome, request.state, ctx.compat);
+  if (who.sub === undefined) return { url: back({ error: 'login_required' }) };
+  let covered: boolean;
+  try {
+    covered = await who.grantCovers();
+  } catch (failure) {
+    return { url: back({ error: 'interaction_required' }), failure };
+  }
+  if (!covered) return { url: back({ error: 'consent_required' }) };
+  const code = await issueAuthorizationCode(ctx.db, ctx.hashKey, ctx.clock, {
+    clientId: request.client.clientId,
+    sub: who.sub,
+    redirectUri: request.redirectUri,
+    scope: formatScope(request.scope),
+    codeChallenge: request.codeChallenge,
+    codeChallengeMethod: request.codeChallengeMethod,
+  });
+  return { url: back({ code }) };
+}

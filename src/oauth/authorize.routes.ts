@@ -1,0 +1,31 @@
+// GET /oauth/authorize: validate in the spec's order (failures are JSON here, via the app's error
+// handler), then either answer prompt=none at once or save the pending request and send the browser
+// to our sign-in and consent page with `302`.
+import type { FastifyPluginAsync } from 'fastify';
+import { grantCoversRequest } from '../consent/grants.ts';
+import { validateAuthorizeRequest, type AuthorizeQuery } from './authorize.ts';
+import { answerWithoutInterface, createPendingRequest, type FlowContext } from './authorization-requests.ts';
+
+export const authorizeRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app, { ctx }) => {
+  app.get('/oauth/authorize', async (request, reply) => {
+    const query: AuthorizeQuery = typeof request.query === 'object' && request.query !== null ? (request.query as AuthorizeQuery) : {};
+    const authorization = await validateAuthorizeRequest(ctx.db, query);
+    reply.header('cache-control', 'no-store');
+
+    if (authorization.prompt === 'none') {
+      const session = await request.currentSession();
+      const sub = session?.sub;
+      const { url, failure } = await answerWithoutInterface(ctx, authorization, {
+        sub,
+        grantCovers: () => grantCoversRequest(ctx.db, sub ?? '', authorization.client.clientId, authorization.scope),
+      });
+      if (failure !== undefined) request.log.warn({ err: failure }, 'prompt=none: the grant check failed');
+      return reply.redirect(url, 302);
+    }
+
+    const origin = request.servedOrigin.origin;
+    const id = await createPendingRequest(ctx, authorization, origin);
+    // spec: "Success: `302` to the sign-in and consent page. No code exists yet at that point."
+    return reply.redirect(`${origin}/signin?request=${id}`, 302);
+  });
+};

@@ -1,0 +1,145 @@
+// GET /oauth/authorize: the spec's five validation steps as five named checks in one array, in spec
+// order. The first failure is an OAuthError answered as JSON at the endpoint, never redirected
+// (spec "Errors" 1).
+import { findClient, type Client } from '../clients/clients.ts';
+import type { Db } from '../db/database.ts';
+import type { CodeChallengeMethod } from './codes.ts';
+import { OAuthError } from './errors.ts';
+import { normalizeChallengeMethod } from './pkce.ts';
+import { DEFAULT_SCOPE, formatScope, isKnownScope, KNOWN_SCOPES, parseScopeParameter, type Scope } from './scopes.ts';
+
+/** The query as Fastify parses it: a parameter sent twice arrives as an array. */
+export type AuthorizeQuery = Record<string, unknown>;
+
+/** A request that passed every check, with the spec's defaults applied. */
+export type AuthorizeRequest = {
+  client: Client;
+  redirectUri: string;
+  /** canonical order, never empty */
+  scope: Scope[];
+  /** spec: "state … default empty"; kept byte for byte */
+  state: string | null;
+  codeChallenge: string | null;
+  /** null when no challenge was sent */
+  codeChallengeMethod: CodeChallengeMethod | null;
+  /** spec: "`none` requests an attempt with no interface"; other values ask for the normal pages */
+  prompt: 'none' | null;
+};
+
+/** What the checks learn, step by step. */
+type Validation = {
+  readonly query: AuthorizeQuery;
+  readonly db: Db;
+  clientId?: string;
+  redirectUri?: string;
+  client?: Client;
+  scope?: Scope[];
+};
+
+type Check = (v: Validation) => Promise<void> | void;
+
+/**
+ * One parameter's value. A parameter sent twice is `invalid_request`; an empty value counts as absent.
+ */
+function single(query: AuthorizeQuery, name: string): string | undefined {
+  const value = query[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') {
+    throw new OAuthError('invalid_request', `The parameter ${name} was sent more than once. Send each parameter once.`);
+  }
+  return value === '' ? undefined : value;
+}
+
+function learned<T>(value: T | undefined, step: string): T {
+  if (value === undefined) throw new Error(`authorize check "${step}" ran before the check that provides its input`);
+  return value;
+}
+
+/** Step 1: spec "`client_id` and `redirect_uri` present". */
+const clientIdAndRedirectUriPresent: Check = (v) => {
+  const clientId = single(v.query, 'client_id');
+  const redirectUri = single(v.query, 'redirect_uri');
+  if (clientId === undefined) throw new OAuthError('invalid_request', 'client_id is missing. Send the client_id of your registered application.');
+  if (redirectUri === undefined) throw new OAuthError('invalid_request', 'redirect_uri is missing. Send one of the redirect URIs registered for your application.');
+  v.clientId = clientId;
+  v.redirectUri = redirectUri;
+};
+
+/** Step 2: spec "`response_type` acceptable" — `code` is the only accepted value, and the default. */
+const responseTypeAcceptable: Check = (v) => {
+  const responseType = single(v.query, 'response_type') ?? 'code';
+  if (responseType !== 'code') {
+    throw new OAuthError('unsupported_response_type', 'response_type must be code (the only flow this service supports).');
+  }
+};
+
+/** Step 3: spec "The application exists and is enabled." */
+const applicationExistsAndIsEnabled: Check = async (v) => {
+  const client = await findClient(v.db, learned(v.clientId, 'applicationExistsAndIsEnabled'));
+  if (!client || !client.enabled) {
+    // The same answer for both, so the endpoint does not tell which applications exist.
+    throw new OAuthError('invalid_client', 'No enabled application has this client_id. Check the client_id, or ask the operator to enable the application.', {
+      status: 400,
+      detail: client ? 'application disabled' : 'unknown client_id',
+    });
+  }
+  v.client = client;
+};
+
+/** Step 4: spec "The redirect URI is registered" — "byte-identical to a registered URI". */
+const redirectUriIsRegistered: Check = (v) => {
+  const client = learned(v.client, 'redirectUriIsRegistered');
+  const redirectUri = learned(v.redirectUri, 'redirectUriIsRegistered');
+  if (!client.redirectUris.includes(redirectUri)) {
+    throw new OAuthError('invalid_request', 'redirect_uri is not registered for this application. Send a registered redirect URI exactly as registered, byte for byte.');
+  }
+};
+
+/** Step 5: spec "Every requested scope is permitted" — known, and registered for the application. */
+const everyRequestedScopeIsPermitted: Check = (v) => {
+  const client = learned(v.client, 'everyRequestedScopeIsPermitted');
+  const raw = single(v.query, 'scope');
+  // spec: "The default scope when none is sent is `openid profile`."
+  const sent = raw === undefined ? [] : parseScopeParameter(raw);
+  const requested: string[] = sent.length === 0 ? [...DEFAULT_SCOPE] : sent;
+  const unknown = requested.filter((s) => !isKnownScope(s));
+  if (unknown.length > 0) {
+    throw new OAuthError('invalid_scope', `Unknown scope ${unknown.map((s) => `"${s}"`).join(', ')}. Known scopes are ${KNOWN_SCOPES.join(', ')}.`);
+  }
+  const notPermitted = requested.filter((s) => isKnownScope(s) && !client.scopes.includes(s));
+  if (notPermitted.length > 0) {
+    throw new OAuthError('invalid_scope', `The scope ${notPermitted.join(', ')} is not registered for this application. Request only ${client.scopes.join(', ')}, or ask the operator to register it.`);
+  }
+  v.scope = formatScope(requested).split(' ').filter(isKnownScope);
+};
+
+/** The spec's validation order, visible in one place. */
+export const AUTHORIZE_CHECKS: readonly Check[] = [
+  clientIdAndRedirectUriPresent,
+  responseTypeAcceptable,
+  applicationExistsAndIsEnabled,
+  redirectUriIsRegistered,
+  everyRequestedScopeIsPermitted,
+];
+
+/** Runs the five checks in order, then reads the optional parameters. Throws the first failure. */
+export async function validateAuthorizeRequest(db: Db, query: AuthorizeQuery): Promise<AuthorizeRequest> {
+  const v: Validation = { query, db };
+  for (const check of AUTHORIZE_CHECKS) await check(v);
+
+  const state = single(query, 'state') ?? null;
+  const codeChallenge = single(query, 'code_challenge') ?? null;
+  const method = single(query, 'code_challenge_method');
+  const prompt = single(query, 'prompt');
+  const scope = learned(v.scope, 'validateAuthorizeRequest');
+  return {
+    client: learned(v.client, 'validateAuthorizeRequest'),
+    redirectUri: learned(v.redirectUri, 'validateAuthorizeRequest'),
+    scope,
+    state,
+    codeChallenge,
+    // spec: "only the exact string `S256` selects SHA-256; any other value, including `s256`, is treated as `plain`"
+    codeChallengeMethod: codeChallenge === null ? null : normalizeChallengeMethod(method),
+    prompt: prompt === 'none' ? 'none' : null,
+  };
+}

@@ -1,0 +1,65 @@
+// English page text: the default, and the operator contract's landmark names ("Email or phone",
+// "Password", "Sign in", "Allow", "Deny", "Withdraw") must stay exactly as written here.
+import type { Scope } from '../../oauth/scopes.ts';
+
+export const en = {
+  htmlLang: 'en',
+  productName: 'Signet',
+  languageName: 'English',
+  languageSwitch: 'Language',
+  skipToContent: 'Skip to content',
+  account: 'Your account',
+  signOut: 'Sign out',
+  signedInAs: (who: string) => `Signed in as ${who}`,
+
+  signInTitle: 'Sign in',
+  signInHeading: 'Sign in to Signet',
+  signInFor: (app: string) => `to continue to ${app}`,
+  identifierLabel: 'Email or phone',
+  identifierHint: 'Write a phone number with its country code, e.g. +44 20 7946 0958.',
+  passwordLabel: 'Password',
+  signInButton: 'Sign in',
+  wrongCredentials: 'That e-mail or phone and password do not match an account. Check both and try again.',
+  throttled: (wait: string) => `Too many failed sign-in attempts. Wait ${wait} and try again.`,
+  waitSeconds: (n: number) => (n === 1 ? '1 second' : `${n} seconds`),
+  waitMinutes: (n: number) => (n === 1 ? '1 minute' : `${n} minutes`),
+  missingFields: 'Enter your e-mail or phone and your password.',
+
+  consentTitle: 'Allow access',
+  consentHeading: (app: string) => `${app} wants to access your account`,
+  consentIntro: 'Choose what it may see. You can withdraw access at any time from your account page.',
+  scopesLegend: 'Permissions',
+  scopeRequired: 'always included',
+  scopeLabel: {
+    openid: 'Sign you in with your Signet account',
+    profile: 'Your name and picture',
+    email: 'Your e-mail address',
+    phone: 'Your phone number',
+  } satisfies Record<Scope, string>,
+  claimsReleased: (claims: string) => `Shares: ${claims}`,
+  claimsNone: 'Shares: your account identifier only',
+  allowButton: 'Allow',
+  denyButton: 'Deny',
+  nothingGranted: 'Tick at least one permission, or choose Deny.',
+
+  accountTitle: 'Your account',
+  accountHeading: 'Your account',
+  applicationsHeading: 'Authorized applications',
+  noApplications: 'You have not authorized any application yet.',
+  grantedScopes: 'Permissions',
+  firstAuthorized: 'First authorized',
+  withdrawButton: 'Withdraw',
+  withdrawHint: (app: string) => `Withdraw ${app}: it loses access at once and must ask you again.`,
+  withdrawn: (app: string) => `${app} no longer has access to your account.`,
+  signedOut: 'You are signed out.',
+
+  errorTitle: 'Something went wrong',
+  requestExpired: 'This sign-in link has expired or was already used. Go back to the application and start signing in again.',
+  csrfFailed: 'This form has expired or was not sent from this site. Go back, reload the page and try again.',
+  serverError: 'The service could not complete your request. Try again in a moment.',
+  unavailable: 'The service is temporarily unavailable. Try again in a moment.',
+  notSignedIn: 'Sign in to see this page.',
+  backToAccount: 'Go to your account',
+};
+
+export type Messages = typeof en;

@@ -1,0 +1,52 @@
+// Choosing the page language: the `signet_lang` cookie (set by the switch) wins, then Accept-Language,
+// then English — so automation without Accept-Language sees the operator contract's landmark names.
+import { en, type Messages } from './en.ts';
+import { zhCN } from './zh-CN.ts';
+
+export const LOCALES = ['en', 'zh-CN'] as const;
+export type Locale = (typeof LOCALES)[number];
+export const DEFAULT_LOCALE: Locale = 'en';
+export const LANGUAGE_COOKIE = 'signet_lang';
+
+const CATALOGS: Record<Locale, Messages> = { en, 'zh-CN': zhCN };
+
+export function messages(locale: Locale): Messages {
+  return CATALOGS[locale];
+}
+
+export function isLocale(value: unknown): value is Locale {
+  return typeof value === 'string' && (LOCALES as readonly string[]).includes(value);
+}
+
+/** Maps one language tag to a locale we have: zh, zh-CN, zh-Hans(-*), zh-SG → zh-CN; en-* → en. */
+function localeOfTag(tag: string): Locale | undefined {
+  const lower = tag.toLowerCase();
+  if (lower === 'zh' || lower === 'zh-cn' || lower === 'zh-sg' || lower.startsWith('zh-hans')) return 'zh-CN';
+  if (lower === 'en' || lower.startsWith('en-')) return 'en';
+  return undefined;
+}
+
+/** The best locale for an Accept-Language header, by q-value; undefined when nothing matches. */
+export function localeFromAcceptLanguage(header: string | undefined): Locale | undefined {
+  if (!header) return undefined;
+  const ranked = header
+    .split(',')
+    .map((part, index) => {
+      const [tag = '', ...params] = part.trim().split(';');
+      const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+      const quality = q === undefined ? 1 : Number(q.slice(2));
+      return { tag: tag.trim(), quality: Number.isFinite(quality) ? quality : 0, index };
+    })
+    .filter((entry) => entry.tag.length > 0 && entry.quality > 0)
+    .sort((a, b) => b.quality - a.quality || a.index - b.index);
+  for (const entry of ranked) {
+    const locale = localeOfTag(entry.tag);
+    if (locale) return locale;
+  }
+  return undefined;
+}
+
+export function chooseLocale(cookieValue: string | undefined, acceptLanguage: string | undefined): Locale {
+  if (isLocale(cookieValue)) return cookieValue;
+  return localeFromAcceptLanguage(acceptLanguage) ?? DEFAULT_LOCALE;
+}

@@ -1,0 +1,52 @@
+// The consent page: the application's name and each requested scope with the claims it releases;
+// `openid` fixed, the others can be unticked. Allow or Deny.
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { Client } from '../../clients/clients.ts';
+import { continueAuthorization, decide } from '../../consent/decision.ts';
+import type { FlowContext, PendingRequest } from '../../oauth/authorization-requests.ts';
+import { CLAIMS_BY_SCOPE } from '../../oauth/scopes.ts';
+import type { Messages } from '../i18n/en.ts';
+import { messages } from '../i18n/i18n.ts';
+import { allowFormRedirectTo } from '../plugins/security-headers.ts';
+import { field, fields } from './forms.ts';
+import { localeOf, renderError, renderPage } from './view.ts';
+
+export const consentRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app, { ctx }) => {
+  const { db } = ctx;
+
+  function showConsent(request: FastifyRequest, reply: FastifyReply, requestId: string, pending: PendingRequest, client: Client, error?: (t: Messages) => string) {
+    const t = messages(localeOf(request));
+    // Allow and Deny both end in a redirect to the application's callback.
+    allowFormRedirectTo(reply, pending.redirectUri);
+    const scopes = pending.scope.map((name) => ({
+      name,
+      label: t.scopeLabel[name],
+      claims: CLAIMS_BY_SCOPE[name].length > 0 ? t.claimsReleased(CLAIMS_BY_SCOPE[name].join(', ')) : t.claimsNone,
+      fixed: name === 'openid',
+      checked: true,
+    }));
+    return renderPage(db, request, reply, 'consent', (m) => m.consentTitle, { requestId, appName: client.name, scopes, error: error?.(t) }, { status: error ? 400 : 200 });
+  }
+
+  app.get('/consent', async (request, reply) => {
+    const requestId = field(request.query, 'request');
+    const session = await request.currentSession();
+    if (!session) return reply.redirect(`/signin?request=${encodeURIComponent(requestId)}`, 302);
+    const next = await continueAuthorization(ctx, requestId, request.servedOrigin.origin, session.sub);
+    if (next.kind === 'expired') return renderError(db, request, reply, 400, (t) => t.requestExpired, { header: true });
+    if (next.kind === 'redirect') return reply.redirect(next.url, 302);
+    return showConsent(request, reply, requestId, next.pending, next.client);
+  });
+
+  app.post('/consent', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const requestId = field(request.body, 'request');
+    const session = await request.currentSession();
+    if (!session) return reply.redirect(`/signin?request=${encodeURIComponent(requestId)}`, 303);
+    const choice = field(request.body, 'decision') === 'allow' ? { decision: 'allow' as const, ticked: fields(request.body, 'scope') } : { decision: 'deny' as const };
+    const result = await decide(ctx, requestId, request.servedOrigin.origin, session.sub, choice);
+    if (result.kind === 'expired') return renderError(db, request, reply, 400, (t) => t.requestExpired, { header: true });
+    if (result.kind === 'nothing_granted' || result.kind === 'ask') return showConsent(request, reply, requestId, result.pending, result.client, (t) => t.nothingGranted);
+    request.log.info({ event: choice.decision === 'allow' ? 'consent_given' : 'consent_declined' }, 'consent decided');
+    return reply.redirect(result.url, 303);
+  });
+};

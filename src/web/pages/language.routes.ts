@@ -1,0 +1,22 @@
+// The language switch: a choice that sticks (a signed cookie), then back to the page it was made on.
+import type { FastifyPluginAsync } from 'fastify';
+import { isLocale, LANGUAGE_COOKIE } from '../i18n/i18n.ts';
+import { field } from './forms.ts';
+import { localPath, YEAR_MS } from './view.ts';
+
+export const languageRoutes: FastifyPluginAsync = async (app) => {
+  app.post('/language', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const lang = field(request.body, 'lang');
+    if (isLocale(lang)) {
+      reply.setCookie(LANGUAGE_COOKIE, lang, {
+        path: '/',
+        httpOnly: true,
+        sameSite: 'lax',
+        secure: request.servedOrigin.protocol === 'https:',
+        signed: true,
+        maxAge: YEAR_MS / 1000,
+      });
+    }
+    return reply.redirect(localPath(field(request.body, 'return')) ?? '/account', 303);
+  });
+};

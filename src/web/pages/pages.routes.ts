@@ -1,0 +1,46 @@
+// The server-rendered pages: sign-in, consent, account, language switch, and their stylesheet.
+// Errors on these routes are pages that say what to do next; the CSRF check failing is a 403 page.
+import { fileURLToPath } from 'node:url';
+import fastifyStatic from '@fastify/static';
+import type { FastifyError, FastifyPluginAsync } from 'fastify';
+import { isDatabaseUnavailable } from '../../db/errors.ts';
+import type { FlowContext } from '../../oauth/authorization-requests.ts';
+import { accountRoutes } from './account.routes.ts';
+import { consentRoutes } from './consent.routes.ts';
+import { languageRoutes } from './language.routes.ts';
+import { signinRoutes } from './signin.routes.ts';
+import { renderError } from './view.ts';
+
+const CSRF_ERRORS = new Set(['FST_CSRF_INVALID_TOKEN', 'FST_CSRF_MISSING_SECRET']);
+
+export const pageRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app, { ctx }) => {
+  const { db } = ctx;
+
+  await app.register(fastifyStatic, {
+    root: fileURLToPath(new URL('../static', import.meta.url)),
+    prefix: '/static/',
+    decorateReply: false,
+    index: false,
+    maxAge: '1h',
+  });
+
+  app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    if (CSRF_ERRORS.has(error.code)) {
+      request.log.warn({ event: 'csrf_rejected' }, 'form without a valid CSRF token');
+      return renderError(db, request, reply, 403, (t) => t.csrfFailed);
+    }
+    if (isDatabaseUnavailable(error)) {
+      request.log.error({ err: error }, 'database unavailable');
+      reply.header('retry-after', '5');
+      return renderError(db, request, reply, 503, (t) => t.unavailable);
+    }
+    const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+    if (status === 500) request.log.error({ err: error }, 'unexpected error on a page');
+    return renderError(db, request, reply, status, (t) => (status === 500 ? t.serverError : t.csrfFailed));
+  });
+
+  await app.register(signinRoutes, { ctx });
+  await app.register(consentRoutes, { ctx });
+  await app.register(accountRoutes, { db, clock: ctx.clock });
+  await app.register(languageRoutes);
+};

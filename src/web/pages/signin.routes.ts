@@ -1,0 +1,93 @@
+// The sign-in page (e-mail or phone plus password) and signing out.
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { signIn } from '../../accounts/signin.ts';
+import { findClient } from '../../clients/clients.ts';
+import { SECOND, MINUTE } from '../../config/clock.ts';
+import { findPendingRequest, type FlowContext, type PendingRequest } from '../../oauth/authorization-requests.ts';
+import { allowFormRedirectTo } from '../plugins/security-headers.ts';
+import type { Messages } from '../i18n/en.ts';
+import { field, fields } from './forms.ts';
+import { localeOf, localPath, renderError, renderPage } from './view.ts';
+import { messages } from '../i18n/i18n.ts';
+
+/** How long to wait, in words: seconds under two minutes, else minutes (rounded up). */
+export function waitText(t: Messages, ms: number): string {
+  return ms < 2 * MINUTE ? t.waitSeconds(Math.max(1, Math.ceil(ms / SECOND))) : t.waitMinutes(Math.ceil(ms / MINUTE));
+}
+
+export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app, { ctx }) => {
+  const { db } = ctx;
+
+  type Form = { requestId: string; pending: PendingRequest | undefined; returnTo: string | undefined; identifier: string };
+
+  async function show(request: FastifyRequest, reply: FastifyReply, form: Form, extra: { status?: number; error?: (t: Messages) => string; notice?: (t: Messages) => string } = {}) {
+    const appName = form.pending ? (await findClient(db, form.pending.clientId))?.name : undefined;
+    // The form may end in a redirect to the application's callback (when a grant already covers the request).
+    if (form.pending) allowFormRedirectTo(reply, form.pending.redirectUri);
+    return renderPage(
+      db,
+      request,
+      reply,
+      'signin',
+      (t) => t.signInTitle,
+      {
+        requestId: form.pending ? form.requestId : '',
+        returnTo: form.returnTo ?? '',
+        identifier: form.identifier,
+        appName,
+        error: extra.error ? extra.error(messagesOf(reply)) : undefined,
+        notice: extra.notice ? extra.notice(messagesOf(reply)) : undefined,
+      },
+      { status: extra.status ?? 200, header: false },
+    );
+  }
+
+  // The error texts are in the page's language.
+  const messagesOf = (reply: FastifyReply): Messages => messages(localeOf(reply.request));
+
+  function nextAfterSignIn(form: Form): string {
+    return form.pending ? `/consent?request=${encodeURIComponent(form.requestId)}` : (form.returnTo ?? '/account');
+  }
+
+  app.get('/signin', async (request, reply) => {
+    const requestId = field(request.query, 'request');
+    const pending = requestId ? await findPendingRequest(ctx, requestId, request.servedOrigin.origin) : undefined;
+    if (requestId && !pending) return renderError(db, request, reply, 400, (t) => t.requestExpired);
+    const form: Form = { requestId, pending, returnTo: localPath(field(request.query, 'return')), identifier: '' };
+    if (await request.currentSession()) return reply.redirect(nextAfterSignIn(form), 302);
+    return show(request, reply, form, { notice: fields(request.query, 'signed_out').length > 0 ? (t) => t.signedOut : undefined });
+  });
+
+  app.post('/signin', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const requestId = field(request.body, 'request');
+    const pending = requestId ? await findPendingRequest(ctx, requestId, request.servedOrigin.origin) : undefined;
+    if (requestId && !pending) return renderError(db, request, reply, 400, (t) => t.requestExpired);
+    const identifier = field(request.body, 'identifier').trim().slice(0, 320);
+    const password = field(request.body, 'password');
+    const form: Form = { requestId, pending, returnTo: localPath(field(request.body, 'return')), identifier };
+    if (!identifier || !password) return show(request, reply, form, { status: 400, error: (t) => t.missingFields });
+
+    const result = await signIn(db, ctx.hashKey, ctx.clock, { identifier, password, address: request.ip });
+    if (result.outcome === 'throttled') {
+      const wait = result.retryAt - ctx.clock();
+      reply.header('retry-after', String(Math.ceil(wait / SECOND)));
+      return show(request, reply, form, { status: 429, error: (t) => t.throttled(waitText(t, wait)) });
+    }
+    if (result.outcome === 'wrong_credentials') {
+      const retryAt = result.retryAt;
+      if (retryAt !== undefined) reply.header('retry-after', String(Math.ceil((retryAt - ctx.clock()) / SECOND)));
+      return show(request, reply, form, {
+        status: 401,
+        error: (t) => (retryAt === undefined ? t.wrongCredentials : `${t.wrongCredentials} ${t.throttled(waitText(t, retryAt - ctx.clock()))}`),
+      });
+    }
+    await reply.signIn(result.sub);
+    request.log.info({ event: 'signed_in' }, 'person signed in');
+    return reply.redirect(nextAfterSignIn(form), 303);
+  });
+
+  app.post('/signout', { preHandler: app.csrfProtection }, async (_request, reply) => {
+    await reply.signOut();
+    return reply.redirect('/signin?signed_out=1', 303);
+  });
+};

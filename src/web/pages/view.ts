@@ -1,0 +1,95 @@
+// Rendering server pages: Eta templates (escaping by default), the chosen language, the signed-in
+// person for the shared header, and a CSRF token for the forms.
+import { fileURLToPath } from 'node:url';
+import { Eta } from 'eta';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { findAccount } from '../../accounts/accounts.ts';
+import type { Db } from '../../db/database.ts';
+import { chooseLocale, LANGUAGE_COOKIE, LOCALES, messages, type Locale } from '../i18n/i18n.ts';
+import type { Messages } from '../i18n/en.ts';
+
+/** How long the language choice is kept. */
+export const YEAR_MS = 365 * 24 * 60 * 60 * 1000;
+
+const eta = new Eta({
+  views: fileURLToPath(new URL('../templates', import.meta.url)),
+  autoEscape: true,
+  cache: true,
+});
+
+/** The language of this request: the switch's cookie, then Accept-Language, then English. */
+export function localeOf(request: FastifyRequest): Locale {
+  const raw = request.cookies[LANGUAGE_COOKIE];
+  const chosen = raw ? request.unsignCookie(raw) : undefined;
+  return chooseLocale(chosen?.valid ? (chosen.value ?? undefined) : undefined, request.headers['accept-language']);
+}
+
+/** A local path to come back to (never another site: no scheme, no `//`, no backslash). */
+export function localPath(value: unknown): string | undefined {
+  if (typeof value !== 'string' || value.length > 2000) return undefined;
+  return /^\/(?![/\\])[^\s\\]*$/.test(value) ? value : undefined;
+}
+
+/** What every page template receives. */
+export type PageData = {
+  t: Messages;
+  locale: Locale;
+  locales: Array<{ code: Locale; name: string }>;
+  title: string;
+  csrf: string;
+  /** where the language switch comes back to */
+  here: string;
+  /** shown in the shared header when someone is signed in */
+  signedInAs: string | undefined;
+};
+
+export type RenderOptions = {
+  status?: number;
+  /** look up the session for the header (pages that already know nobody is signed in skip it) */
+  header?: boolean;
+};
+
+export async function renderPage(
+  db: Db,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  template: string,
+  title: (t: Messages) => string,
+  data: Record<string, unknown> = {},
+  options: RenderOptions = {},
+): Promise<FastifyReply> {
+  const locale = localeOf(request);
+  const t = messages(locale);
+  let signedInAs: string | undefined;
+  if (options.header !== false) {
+    const session = await request.currentSession();
+    const account = session && (await findAccount(db, session.sub));
+    signedInAs = account ? (account.email ?? account.phone_number ?? account.name ?? account.sub) : undefined;
+  }
+  const page: PageData = {
+    t,
+    locale,
+    locales: LOCALES.map((code) => ({ code, name: messages(code).languageName })),
+    title: title(t),
+    csrf: reply.csrfToken(),
+    here: localPath(request.url) ?? '/account',
+    signedInAs,
+  };
+  const html = eta.render(template, { ...data, ...page });
+  return reply
+    .code(options.status ?? 200)
+    .header('cache-control', 'no-store')
+    .header('content-language', locale)
+    .type('text/html; charset=utf-8')
+    .send(html);
+}
+
+/** An error page that says what to do next. */
+export function renderError(db: Db, request: FastifyRequest, reply: FastifyReply, status: number, message: (t: Messages) => string, options: { header?: boolean } = {}): Promise<FastifyReply> {
+  const t = messages(localeOf(request));
+  return renderPage(db, request, reply, 'error', (m) => m.errorTitle, { message: message(t) }, { status, header: options.header ?? false });
+}
+
+export function formatDate(locale: Locale, epochMs: number): string {
+  return `${new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(new Date(epochMs))} UTC`;
+}

@@ -1,0 +1,72 @@
+// Sessions and CSRF for the server-rendered pages. The session cookie is HttpOnly, SameSite=Lax,
+// Path=/, Secure on https, and has no Domain attribute, so each served host keeps its own.
+// CSRF: @fastify/csrf-protection with its secret in a signed cookie (stateless across processes);
+// every form carries the token in a hidden `_csrf` field.
+import csrfProtection from '@fastify/csrf-protection';
+import fp from 'fastify-plugin';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { endSession, findSession, startSession, type Session } from '../../accounts/sessions.ts';
+import type { Clock } from '../../config/clock.ts';
+import type { Db } from '../../db/database.ts';
+
+export const SESSION_COOKIE = 'signet_session';
+export const CSRF_COOKIE = 'signet_csrf';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The signed-in session on this host, looked up once per request (only when asked for). */
+    currentSession(): Promise<Session | undefined>;
+  }
+  interface FastifyReply {
+    /** Starts a new session (a new id, the old one ended) and sets its cookie. */
+    signIn(sub: string): Promise<void>;
+    /** Ends the session and clears its cookie. */
+    signOut(): Promise<void>;
+    /** A CSRF token for a form on this page (sets the secret cookie when needed). */
+    csrfToken(): string;
+  }
+}
+
+function isHttps(request: FastifyRequest): boolean {
+  return request.servedOrigin.protocol === 'https:';
+}
+
+export const sessions = fp<{ db: Db; tokenHashKey: Buffer; clock: Clock }>(
+  async (app, { db, tokenHashKey, clock }) => {
+    await app.register(csrfProtection, {
+      cookieKey: CSRF_COOKIE,
+      cookieOpts: { path: '/', sameSite: 'lax', httpOnly: true, signed: true },
+    });
+
+    const lookups = new WeakMap<FastifyRequest, Promise<Session | undefined>>();
+    app.decorateRequest('currentSession', function (this: FastifyRequest) {
+      let lookup = lookups.get(this);
+      if (!lookup) {
+        const id = this.cookies[SESSION_COOKIE];
+        lookup = id ? findSession(db, tokenHashKey, clock, id, this.servedOrigin.origin) : Promise.resolve(undefined);
+        lookups.set(this, lookup);
+      }
+      return lookup;
+    });
+
+    app.decorateReply('signIn', async function (this: FastifyReply, sub: string) {
+      const request = this.request;
+      const { id, expiresAt } = await startSession(db, tokenHashKey, clock, { sub, origin: request.servedOrigin.origin, previousId: request.cookies[SESSION_COOKIE] });
+      this.setCookie(SESSION_COOKIE, id, { path: '/', httpOnly: true, sameSite: 'lax', secure: isHttps(request), expires: new Date(expiresAt) });
+      lookups.set(request, Promise.resolve({ sub, expiresAt }));
+    });
+
+    app.decorateReply('signOut', async function (this: FastifyReply) {
+      const request = this.request;
+      const id = request.cookies[SESSION_COOKIE];
+      if (id) await endSession(db, tokenHashKey, id, request.servedOrigin.origin);
+      this.clearCookie(SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'lax', secure: isHttps(request) });
+      lookups.set(request, Promise.resolve(undefined));
+    });
+
+    app.decorateReply('csrfToken', function (this: FastifyReply) {
+      return this.generateCsrf({ path: '/', sameSite: 'lax', httpOnly: true, signed: true, secure: isHttps(this.request) });
+    });
+  },
+  { name: 'signet-sessions', dependencies: ['@fastify/cookie', 'signet-hosts'] },
+);
