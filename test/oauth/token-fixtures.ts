@@ -23,11 +23,11 @@ export type OAuthFixture = TestApp & {
   publicClient: Client;
   /** another confidential application, to show tokens do not cross applications */
   other: { client: Client; secret: string };
-  mintCode(options?: { clientId?: string; scope?: string; challenge?: string; method?: CodeChallengeMethod; redirectUri?: string }): Promise<string>;
+  mintCode(options?: { sub?: string; clientId?: string; scope?: string; challenge?: string; method?: CodeChallengeMethod; redirectUri?: string }): Promise<string>;
   post(url: string, form: Record<string, string> | string, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
   token(form: Record<string, string> | string, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
   /** a code issued without PKCE, redeemed with the confidential client's secret */
-  exchange(scope?: string): Promise<TokenJson>;
+  exchange(scope?: string, sub?: string): Promise<TokenJson>;
   refresh(refreshToken: string, extra?: Record<string, string>): Promise<LightMyRequestResponse>;
   userinfo(authorization?: string, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
   revoke(form: Record<string, string>): Promise<LightMyRequestResponse>;
@@ -62,7 +62,7 @@ export async function oauthFixture(database: TestDatabase, env: Record<string, s
     mintCode: (options = {}) =>
       issueAuthorizationCode(db, keys.tokenHash, clock, {
         clientId: options.clientId ?? conf.client.clientId,
-        sub,
+        sub: options.sub ?? sub,
         redirectUri: options.redirectUri ?? REDIRECT_URI,
         scope: options.scope ?? 'openid profile email',
         codeChallenge: options.challenge ?? null,
@@ -70,8 +70,8 @@ export async function oauthFixture(database: TestDatabase, env: Record<string, s
       }),
     post,
     token,
-    async exchange(scope) {
-      const code = await fixture.mintCode(scope === undefined ? {} : { scope });
+    async exchange(scope, forSub) {
+      const code = await fixture.mintCode({ ...(scope === undefined ? {} : { scope }), ...(forSub === undefined ? {} : { sub: forSub }) });
       const res = await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, client_id: conf.client.clientId, client_secret: conf.clientSecret! });
       assert.equal(res.statusCode, 200, res.body);
       return res.json<TokenJson>();
