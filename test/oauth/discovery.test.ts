@@ -6,6 +6,7 @@ import { TEST_ALT_BASE_URL, TEST_BASE_URL, testApp } from '../helpers/app.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 
 const host = (base: string) => new URL(base).host;
+const MODES: Array<Record<string, string>> = [{}, { SIGNET_COMPAT: 'legacy' }];
 
 /** spec Versioning 3: "Accurate discovery fields" */
 const ACCURATE_FIELDS = {
@@ -19,7 +20,7 @@ const ACCURATE_FIELDS = {
 forEachDatabase('discovery', (open) => {
   test('Versioning 3: the accurate fields — scopes_supported, response_types_supported, grant_types_supported, token_endpoint_auth_methods_supported, code_challenge_methods_supported — in both modes', async () => {
     const database = await open();
-    for (const env of [{}, { SIGNET_COMPAT: 'legacy' }]) {
+    for (const env of MODES) {
       const { app } = await testApp(database, env);
       const res = await app.inject({ url: '/.well-known/openid-configuration', headers: { host: host(TEST_BASE_URL) } });
       assert.equal(res.statusCode, 200);
@@ -75,7 +76,7 @@ forEachDatabase('discovery', (open) => {
 
   test('Errors | metadata-advertised endpoints with the `/api/v1` prefix → `404`, in every mode', async () => {
     const database = await open();
-    for (const env of [{}, { SIGNET_COMPAT: 'legacy' }]) {
+    for (const env of MODES) {
       const { app } = await testApp(database, env);
       const doc = (await app.inject({ url: '/.well-known/openid-configuration', headers: { host: host(TEST_BASE_URL) } })).json<Record<string, string>>();
       const paths = ['/api/v1/oauth/token', '/api/v1/oauth/userinfo', '/api/v1/oauth/revoke'];
