@@ -1,0 +1,141 @@
+// spec "Limits — refresh concurrency" across several server processes sharing one PostgreSQL: two real
+// `signet serve` processes, 20 concurrent refreshes of one token split between them → exactly one 200,
+// and afterwards every token of that person for that application is revoked.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { createAccount } from '../../src/accounts/accounts.ts';
+import { registerClient } from '../../src/clients/clients.ts';
+import { systemClock } from '../../src/config/clock.ts';
+import { deriveKeys } from '../../src/config/keys.ts';
+import { migrate, openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
+import { issueAuthorizationCode } from '../../src/oauth/codes.ts';
+import { SIGNET_BIN } from '../helpers/cli.ts';
+import { freePort } from '../helpers/live-server.ts';
+import { createPostgresDatabase, postgresUnavailableReason, skipUnlessAvailable } from '../helpers/services.ts';
+
+const SECRET = 'multi-process-shared-secret-0123456789abcdef';
+const REDIRECT_URI = 'https://app.example/callback';
+const CONCURRENT = 20;
+
+type Server = { baseUrl: string; child: ChildProcess; output: string[] };
+
+async function startServer(databaseUrl: string, dataDir: string): Promise<Server> {
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const output: string[] = [];
+  const child = spawn(process.execPath, [SIGNET_BIN, 'serve'], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      SIGNET_DATABASE_URL: databaseUrl,
+      SIGNET_BASE_URL: baseUrl,
+      SIGNET_PORT: String(port),
+      SIGNET_SECRET: SECRET,
+      SIGNET_METRICS_ADDR: 'off',
+      SIGNET_LOG_LEVEL: 'warn',
+      SIGNET_DATA_DIR: dataDir,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.on('data', (d: Buffer) => output.push(d.toString()));
+  child.stderr?.on('data', (d: Buffer) => output.push(d.toString()));
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`signet serve exited with ${child.exitCode}: ${output.join('')}`);
+    try {
+      if ((await fetch(`${baseUrl}/healthz`)).ok) return { baseUrl, child, output };
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`signet serve did not answer /healthz within 30 s: ${output.join('')}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function stopServer(server: Server | undefined): Promise<void> {
+  if (!server || server.child.exitCode !== null) return;
+  const exited = new Promise((resolve) => server.child.once('exit', resolve));
+  server.child.kill('SIGTERM');
+  await exited;
+}
+
+function postForm(url: string, form: Record<string, string>): Promise<Response> {
+  return fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form).toString() });
+}
+
+const pgSkip = skipUnlessAvailable('PostgreSQL', await postgresUnavailableReason());
+
+describe('refresh race across two server processes on one PostgreSQL', { skip: pgSkip }, () => {
+  let created: { url: string; drop(): Promise<void> };
+  let database: DatabaseHandle;
+  let dataDir: string;
+  const servers: Server[] = [];
+  let sub: string;
+  let client: { clientId: string; secret: string };
+
+  before(async () => {
+    created = await createPostgresDatabase();
+    dataDir = mkdtempSync(path.join(tmpdir(), 'signet-multi-'));
+    database = openDatabase({ kind: 'postgres', url: created.url, poolSize: 4 });
+    await migrate(database.db);
+    const keys = deriveKeys(SECRET);
+    sub = (await createAccount(database.db, systemClock, { email: 'ada@example.com', name: 'Ada', password: 'analytical-engine' })).sub;
+    const registered = await registerClient(database.db, systemClock, keys.tokenHash, { name: 'Race App', redirectUris: [REDIRECT_URI], scopes: ['openid', 'profile'] });
+    client = { clientId: registered.client.clientId, secret: registered.clientSecret! };
+    servers.push(await startServer(created.url, path.join(dataDir, 'a')), await startServer(created.url, path.join(dataDir, 'b')));
+  });
+
+  after(async () => {
+    await Promise.all(servers.map(stopServer));
+    await database?.close();
+    await created?.drop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test(`Limits | refresh concurrency: ${CONCURRENT} concurrent refreshes of one token split across two processes → exactly one 200; every token of that person for that application is revoked`, async () => {
+    const keys = deriveKeys(SECRET);
+    const code = await issueAuthorizationCode(database.db, keys.tokenHash, systemClock, {
+      clientId: client.clientId,
+      sub,
+      redirectUri: REDIRECT_URI,
+      scope: 'openid profile',
+      codeChallenge: null,
+      codeChallengeMethod: null,
+    });
+    const exchanged = await postForm(`${servers[0]!.baseUrl}/oauth/token`, {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: REDIRECT_URI,
+      client_id: client.clientId,
+      client_secret: client.secret,
+    });
+    assert.equal(exchanged.status, 200, await exchanged.clone().text());
+    const tokens = (await exchanged.json()) as { refresh_token: string; access_token: string };
+
+    const answers = await Promise.all(
+      Array.from({ length: CONCURRENT }, (_, i) =>
+        postForm(`${servers[i % 2]!.baseUrl}/oauth/token`, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: client.clientId, client_secret: client.secret }),
+      ),
+    );
+    const statuses = answers.map((r) => r.status);
+    const bodies = (await Promise.all(answers.map((r) => r.json()))) as Array<{ error?: string; access_token?: string }>;
+    assert.equal(statuses.filter((s) => s === 200).length, 1, statuses.join(' '));
+    assert.ok(bodies.every((b, i) => statuses[i] === 200 || b.error === 'invalid_grant'), JSON.stringify(bodies));
+
+    const access = await database.db.selectFrom('access_tokens').select('revoked_at').where('sub', '=', sub).where('client_id', '=', client.clientId).execute();
+    const refresh = await database.db.selectFrom('refresh_tokens').select('revoked_at').where('sub', '=', sub).where('client_id', '=', client.clientId).execute();
+    assert.equal(access.length, 2);
+    assert.equal(refresh.length, 2);
+    assert.ok([...access, ...refresh].every((r) => r.revoked_at !== null), 'every token is revoked, the winner\'s new pair included');
+
+    const winner = bodies[statuses.indexOf(200)]!;
+    for (const server of servers) {
+      const res = await fetch(`${server.baseUrl}/oauth/userinfo`, { headers: { authorization: `Bearer ${winner.access_token}` } });
+      assert.equal(res.status, 401);
+    }
+  });
+});
