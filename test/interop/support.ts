@@ -25,6 +25,8 @@ export async function callbackServer(): Promise<CallbackServer> {
   const received: URL[] = [];
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', `http://${req.headers.host}`);
+    // The browser also asks for /favicon.ico; only the callback path is a callback.
+    if (url.pathname !== '/callback') return void res.writeHead(404).end();
     res.writeHead(200, { 'content-type': 'text/plain' }).end('callback received');
     const waiter = waiting.shift();
     if (waiter) waiter(url);
