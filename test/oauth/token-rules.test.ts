@@ -69,6 +69,19 @@ forEachDatabase('token endpoint rules', (open) => {
     await f.app.close();
   });
 
+  test('refresh with a narrower `scope` (RFC 6749 §6): the new access token gets it, the refresh token keeps the granted scope', async () => {
+    const f = await oauthFixture(await open());
+    const tokens = await f.exchange('openid profile email');
+    const narrowed = await f.refresh(tokens.refresh_token, { scope: 'openid' });
+    assert.equal(narrowed.statusCode, 200, narrowed.body);
+    const body = narrowed.json<TokenJson>();
+    assert.equal(body.scope, 'openid');
+    assert.deepEqual((await f.userinfo(`Bearer ${body.access_token}`)).json(), { sub: f.sub });
+    const again = (await f.refresh(body.refresh_token)).json<TokenJson>();
+    assert.equal(again.scope, 'openid profile email');
+    await f.app.close();
+  });
+
   test('browser-only applications: a token request from an allowlisted Origin succeeds with Access-Control-Allow-Origin for that origin and Vary: Origin', async () => {
     const f = await oauthFixture(await open());
     const code = await f.mintCode({ clientId: f.publicClient.clientId, challenge: s256Challenge(VERIFIER) });

@@ -32,6 +32,8 @@ export async function tokenRoutes(app: FastifyInstance, { deps }: { deps: AppDep
     await corsForTokenRequest(deps, request, reply);
     const params = OAuthParams.from(request.body);
     const response = await handleTokenRequest({ db: deps.db, hashKey: deps.keys.tokenHash, now: deps.clock(), origin: requestOrigin(request) }, params);
+    // Never the tokens themselves: which grant, for which application.
+    request.log.info({ grantType: params.optional('grant_type'), clientId: params.optional('client_id') }, 'tokens issued');
     return reply.code(200).type('application/json; charset=utf-8').send(response);
   });
 }
