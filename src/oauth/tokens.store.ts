@@ -7,6 +7,14 @@ export type CodeRow = AuthorizationCodesTable;
 export type AccessTokenRow = AccessTokensTable;
 export type RefreshTokenRow = RefreshTokensTable;
 
+/**
+ * Runs `work` in one database transaction (both dialects): consuming a code or a refresh token and
+ * inserting the tokens that replace it commit together or not at all.
+ */
+export function inTransaction<T>(db: Db, work: (trx: Db) => Promise<T>): Promise<T> {
+  return db.transaction().execute(work);
+}
+
 export async function insertCode(db: Db, row: CodeRow): Promise<void> {
   await db.insertInto('authorization_codes').values(row).execute();
 }

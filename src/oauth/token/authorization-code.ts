@@ -74,7 +74,7 @@ export const authorizationCodeGrant: GrantHandler<CheckedCode> = {
   async issue(ctx, { client, code }) {
     // Single use is one conditional UPDATE; the tokens are inserted in the same transaction, so a
     // concurrent second redemption that loses and revokes the chain also revokes these tokens.
-    const issued = await ctx.db.transaction().execute(async (trx) => {
+    const issued = await store.inTransaction(ctx.db, async (trx) => {
       if (!(await store.redeemCode(trx, code.code_hash, ctx.now))) return undefined;
       return issueTokenPair(trx, ctx.hashKey, ctx.now, {
         clientId: client.clientId,

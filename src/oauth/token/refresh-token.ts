@@ -66,7 +66,7 @@ export const refreshTokenGrant: GrantHandler<CheckedRefresh> = {
     // spec: "only the most recently issued one" is accepted, "the previous one is revoked at once".
     // One conditional UPDATE decides which of any concurrent refreshes wins; the new pair is inserted
     // in the same transaction, so a loser that then revokes everything also revokes the winner's pair.
-    const issued = await ctx.db.transaction().execute(async (trx) => {
+    const issued = await store.inTransaction(ctx.db, async (trx) => {
       const rotated = await store.rotateRefreshToken(trx, token.token_hash, client.clientId, ctx.now);
       if (!rotated) return undefined;
       return issueTokenPair(trx, ctx.hashKey, ctx.now, {
