@@ -15,10 +15,10 @@ export type CheckedRefresh = { client: Client; token: store.RefreshTokenRow; acc
 const RESTART = 'Restart at the authorize step to sign the person in again.';
 
 /**
- * Why a refresh token cannot be used, as the spec orders it. Returns normally only for a token that
- * is still the live latest one of its chain.
+ * Refuses a refresh token that cannot be used, for the reason the spec gives; returns the token only
+ * when it is still the live latest one of its chain.
  */
-async function refuseUnusableRefreshToken(ctx: TokenContext, client: Client, token: store.RefreshTokenRow | undefined): Promise<void> {
+async function usableRefreshToken(ctx: TokenContext, client: Client, token: store.RefreshTokenRow | undefined): Promise<store.RefreshTokenRow> {
   if (!token || token.client_id !== client.clientId) {
     throw new OAuthError('invalid_grant', `The refresh token is not valid for this application. ${RESTART}`, { detail: token ? 'token of another client' : 'unknown refresh token' });
   }
@@ -26,7 +26,7 @@ async function refuseUnusableRefreshToken(ctx: TokenContext, client: Client, tok
     // spec: "Refresh token | revoked by rotation | presented again → stays rejected; every access and
     // refresh token of that user for that application is revoked (treated as replay)"
     await store.revokeAllForUserAndClient(ctx.db, token.sub, token.client_id, ctx.now);
-    throw new OAuthError('invalid_grant', `This refresh token was already used, so every token of this sign-in has been revoked. Refresh one token at a time. ${RESTART}`, {
+    throw new OAuthError('invalid_grant', `This refresh token was already used, so every token this application holds for this person has been revoked. Send one refresh at a time and always use the newest refresh token. ${RESTART}`, {
       detail: 'rotated refresh token replayed; revoked all tokens of the user for the client',
     });
   }
@@ -34,6 +34,7 @@ async function refuseUnusableRefreshToken(ctx: TokenContext, client: Client, tok
   if (token.revoked_at !== null) throw new OAuthError('invalid_grant', `The refresh token has been revoked. ${RESTART}`, { detail: 'refresh token revoked' });
   // spec: "30 days after first authorization → expired; later refresh fails with invalid_grant", description 刷新令牌已过期
   if (token.chain_expires_at <= ctx.now) throw new OAuthError('invalid_grant', DESCRIPTION_REFRESH_TOKEN_EXPIRED, { detail: 'refresh chain expired' });
+  return token;
 }
 
 /** An optional narrower `scope` (RFC 6749 §6): applies to the new access token only; the refresh token keeps the granted scope. */
@@ -54,9 +55,7 @@ export const refreshTokenGrant: GrantHandler<CheckedRefresh> = {
     const presented = params.required('refresh_token');
     // spec: "client_secret — always; no PKCE branch on this grant"
     checkClientSecret(ctx.hashKey, client, params.optional('client_secret'));
-    const token = await store.findRefreshToken(ctx.db, keyedHash(ctx.hashKey, presented));
-    await refuseUnusableRefreshToken(ctx, client, token);
-    const live = token!;
+    const live = await usableRefreshToken(ctx, client, await store.findRefreshToken(ctx.db, keyedHash(ctx.hashKey, presented)));
     const account = await findAccount(ctx.db, live.sub);
     if (!account || account.disabled) throw new OAuthError('invalid_grant', `The account of this refresh token is disabled. ${RESTART}`, { detail: 'account missing or disabled' });
     return { client, token: live, accessScope: accessScopeFor(live, params.optional('scope')) };
@@ -81,7 +80,7 @@ export const refreshTokenGrant: GrantHandler<CheckedRefresh> = {
     });
     if (issued) return issued;
     // Lost the rotation: classify what the token is now (rotated by another request → replay).
-    await refuseUnusableRefreshToken(ctx, client, await store.findRefreshToken(ctx.db, token.token_hash));
+    await usableRefreshToken(ctx, client, await store.findRefreshToken(ctx.db, token.token_hash));
     throw new OAuthError('invalid_grant', `The refresh token can no longer be used. ${RESTART}`, { detail: 'rotation lost without a classifiable cause' });
   },
 };
