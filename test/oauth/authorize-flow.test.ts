@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { MINUTE } from '../../src/config/clock.ts';
 import { keyedHash } from '../../src/oauth/secrets.ts';
 import { forEachDatabase, type TestDatabase } from '../helpers/databases.ts';
-import { assertFrameHeaders, flowSetup, REDIRECT_URI, TinyBrowser, type Flow } from './authorize-support.ts';
+import { assertFrameHeaders, flowSetup, PASSWORD as PASSWORD_TEXT, REDIRECT_URI, TinyBrowser, type Flow } from './authorize-support.ts';
 
 async function redeem(flow: Flow, code: string) {
   return flow.app.inject({
@@ -248,5 +248,21 @@ forEachDatabase('authorization flow', (open) => {
 
     const silent = await browser.get(flow.authorizePath({ prompt: 'none', state: 'w1' }));
     assert.equal(new URL(String(silent.headers.location)).searchParams.get('error'), 'consent_required');
+  });
+
+  test('logs at debug level carry no password, code, state, pending-request id or session id', async () => {
+    const flow = await flowSetup(await open());
+    const browser = new TinyBrowser(flow);
+    const state = 'secret-state-7f3a9c';
+    const id = await browser.authorize({ state });
+    await browser.signIn(id);
+    assert.equal((await new TinyBrowser(flow).submit('/signin', '/signin', { identifier: 'person@example.com', password: 'a wrong password' })).statusCode, 401);
+    const done = await browser.consent(id, 'allow');
+    const code = new URL(String(done.headers.location)).searchParams.get('code')!;
+    const logs = flow.logs.join('');
+    assert.ok(logs.length > 0);
+    for (const secret of [code, state, id, PASSWORD_TEXT, 'a wrong password', browser.cookies.get('signet_session')!]) {
+      assert.ok(!logs.includes(secret), `the log does not contain ${secret.slice(0, 6)}…`);
+    }
   });
 });

@@ -1,7 +1,6 @@
 // The server-rendered pages: sign-in, consent, account, language switch, and their stylesheet.
 // Errors on these routes are pages that say what to do next; the CSRF check failing is a 403 page.
 import { fileURLToPath } from 'node:url';
-import fastifyStatic from '@fastify/static';
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
 import { isDatabaseUnavailable } from '../../db/errors.ts';
 import type { FlowContext } from '../../oauth/authorization-requests.ts';
@@ -16,6 +15,8 @@ const CSRF_ERRORS = new Set(['FST_CSRF_INVALID_TOKEN', 'FST_CSRF_MISSING_SECRET'
 export const pageRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app, { ctx }) => {
   const { db } = ctx;
 
+  // Loaded here, not at module load: CLI commands import the app's modules but never serve pages.
+  const { default: fastifyStatic } = await import('@fastify/static');
   await app.register(fastifyStatic, {
     root: fileURLToPath(new URL('../static', import.meta.url)),
     prefix: '/static/',

@@ -1,7 +1,7 @@
 // Rendering server pages: Eta templates (escaping by default), the chosen language, the signed-in
 // person for the shared header, and a CSRF token for the forms.
 import { fileURLToPath } from 'node:url';
-import { Eta } from 'eta';
+import type { Eta } from 'eta';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { findAccount } from '../../accounts/accounts.ts';
 import type { Db } from '../../db/database.ts';
@@ -11,11 +11,16 @@ import type { Messages } from '../i18n/en.ts';
 /** How long the language choice is kept. */
 export const YEAR_MS = 365 * 24 * 60 * 60 * 1000;
 
-const eta = new Eta({
-  views: fileURLToPath(new URL('../templates', import.meta.url)),
-  autoEscape: true,
-  cache: true,
-});
+let eta: Eta | undefined;
+
+/** The template engine, created on first use (CLI commands import this module but render nothing). */
+async function templates(): Promise<Eta> {
+  if (!eta) {
+    const { Eta } = await import('eta');
+    eta = new Eta({ views: fileURLToPath(new URL('../templates', import.meta.url)), autoEscape: true, cache: true });
+  }
+  return eta;
+}
 
 /** The language of this request: the switch's cookie, then Accept-Language, then English. */
 export function localeOf(request: FastifyRequest): Locale {
@@ -75,7 +80,7 @@ export async function renderPage(
     here: localPath(request.url) ?? '/account',
     signedInAs,
   };
-  const html = eta.render(template, { ...data, ...page });
+  const html = (await templates()).render(template, { ...data, ...page });
   return reply
     .code(options.status ?? 200)
     .header('cache-control', 'no-store')

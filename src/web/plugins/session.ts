@@ -2,7 +2,6 @@
 // Path=/, Secure on https, and has no Domain attribute, so each served host keeps its own.
 // CSRF: @fastify/csrf-protection with its secret in a signed cookie (stateless across processes);
 // every form carries the token in a hidden `_csrf` field.
-import csrfProtection from '@fastify/csrf-protection';
 import fp from 'fastify-plugin';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { endSession, findSession, startSession, type Session } from '../../accounts/sessions.ts';
@@ -33,6 +32,8 @@ function isHttps(request: FastifyRequest): boolean {
 
 export const sessions = fp<{ db: Db; tokenHashKey: Buffer; clock: Clock }>(
   async (app, { db, tokenHashKey, clock }) => {
+    // Loaded here, not at module load: CLI commands import the app's modules but never serve pages.
+    const { default: csrfProtection } = await import('@fastify/csrf-protection');
     await app.register(csrfProtection, {
       cookieKey: CSRF_COOKIE,
       cookieOpts: { path: '/', sameSite: 'lax', httpOnly: true, signed: true },
