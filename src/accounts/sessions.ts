@@ -43,3 +43,8 @@ export async function findSession(db: Db, key: Buffer, clock: Clock, id: string,
 export async function endSession(db: Db, key: Buffer, id: string, origin: string): Promise<void> {
   await store.deleteSession(db, idHash(key, origin, id));
 }
+
+/** Removes expired sessions (for a periodic sweep; an expired session is never honoured anyway). */
+export async function forgetExpiredSessions(db: Db, clock: Clock): Promise<number> {
+  return store.deleteExpiredSessions(db, clock());
+}

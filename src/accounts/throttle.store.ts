@@ -37,3 +37,13 @@ export async function setLock(db: Db, key: string, until: number): Promise<void>
 export async function clearKey(db: Db, key: string): Promise<void> {
   await db.deleteFrom('signin_throttle').where('key', '=', key).execute();
 }
+
+/** Removes counters whose window has passed and which hold no lock. */
+export async function deleteStaleCounters(db: Db, windowStartedBefore: number, now: number): Promise<number> {
+  const result = await db
+    .deleteFrom('signin_throttle')
+    .where('window_started_at', '<', windowStartedBefore)
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

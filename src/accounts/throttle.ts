@@ -52,3 +52,9 @@ export async function recordFailure(db: Db, clock: Clock, keys: readonly string[
 export async function recordSuccess(db: Db, key: string): Promise<void> {
   await store.clearKey(db, key);
 }
+
+/** Removes counters that no longer slow anyone down (for a periodic sweep). */
+export async function forgetStaleCounters(db: Db, clock: Clock): Promise<number> {
+  const now = clock();
+  return store.deleteStaleCounters(db, now - FAILURE_WINDOW_MS, now);
+}

@@ -149,3 +149,8 @@ export async function answerWithoutInterface(ctx: FlowContext, request: Authoriz
   });
   return { url: back({ code }) };
 }
+
+/** Removes pending requests that have expired (for a periodic sweep; an expired request is never served anyway). */
+export async function forgetExpiredPendingRequests(ctx: Pick<FlowContext, 'db' | 'clock'>): Promise<number> {
+  return store.deleteExpiredRequests(ctx.db, ctx.clock());
+}

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DAY, manualClock } from '../../src/config/clock.ts';
 import * as accounts from '../../src/accounts/accounts.ts';
-import { endSession, findSession, SESSION_LIFETIME_MS, startSession } from '../../src/accounts/sessions.ts';
+import { endSession, findSession, forgetExpiredSessions, SESSION_LIFETIME_MS, startSession } from '../../src/accounts/sessions.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 
 const KEY = Buffer.alloc(32, 3);
@@ -46,6 +46,8 @@ forEachDatabase('sessions', (open) => {
     assert.ok(await findSession(db, KEY, clock, id, A));
     clock.advance(1);
     assert.equal(await findSession(db, KEY, clock, id, A), undefined);
+    clock.advance(1);
+    assert.equal(await forgetExpiredSessions(db, clock), 1, 'expired sessions are swept');
     const again = await startSession(db, KEY, clock, { sub, origin: A });
     await accounts.disableAccount(db, clock, sub);
     assert.equal(await findSession(db, KEY, clock, again.id, A), undefined);

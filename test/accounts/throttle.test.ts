@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { manualClock, MINUTE, SECOND } from '../../src/config/clock.ts';
 import * as accounts from '../../src/accounts/accounts.ts';
 import { signIn } from '../../src/accounts/signin.ts';
-import { LOCK_AFTER, LOCK_MS, SLOW_DOWN_AFTER, waitAfterFailure } from '../../src/accounts/throttle.ts';
+import { forgetStaleCounters, LOCK_AFTER, LOCK_MS, SLOW_DOWN_AFTER, waitAfterFailure } from '../../src/accounts/throttle.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { EMAIL, flowSetup, TinyBrowser } from '../oauth/authorize-support.ts';
 
@@ -76,6 +76,9 @@ forEachDatabase('sign-in throttling', (open) => {
     assert.equal((await attempt('right-password')).outcome, 'signed_in');
     const rows = await db.selectFrom('signin_throttle').select('key').execute();
     assert.deepEqual(rows.map((r) => r.key), ['address:203.0.113.1']);
+    assert.equal(await forgetStaleCounters(db, clock), 0, 'a counter inside its window is kept');
+    clock.advance(15 * MINUTE + 1);
+    assert.equal(await forgetStaleCounters(db, clock), 1, 'a stale counter is swept');
   });
 
   test('HTTP: the sign-in page answers 429 with Retry-After and a message saying when to retry; then locks with a clear message', async () => {

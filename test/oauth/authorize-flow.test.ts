@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { MINUTE } from '../../src/config/clock.ts';
+import { forgetExpiredPendingRequests } from '../../src/oauth/authorization-requests.ts';
 import { keyedHash } from '../../src/oauth/secrets.ts';
 import { forEachDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { assertFrameHeaders, flowSetup, PASSWORD as PASSWORD_TEXT, REDIRECT_URI, TinyBrowser, type Flow } from './authorize-support.ts';
@@ -98,6 +99,7 @@ forEachDatabase('authorization flow', (open) => {
     flow.clock.advance(31 * MINUTE);
     const expired = await browser.get(`/consent?request=${late}`);
     assert.equal(expired.statusCode, 400);
+    assert.equal(await forgetExpiredPendingRequests(flow.deps), 2, 'expired pending requests are swept');
   });
 
   test('"state … echoed into the callback URL without escaping" with SIGNET_COMPAT=legacy; form-encoded otherwise; URL-safe values round-trip identically', async () => {

@@ -34,6 +34,13 @@ forEachDatabase('pages', (open) => {
     assert.ok(!JSON.stringify(sessions).includes(rotated.value), 'the id is stored only as a keyed hash');
   });
 
+  test('"Sign-in by e-mail or phone plus password": the phone number may be written with spaces', async () => {
+    const flow = await flowSetup(await open());
+    const res = await new TinyBrowser(flow).signIn(undefined, '+49 151 12345678');
+    assert.equal(res.statusCode, 303);
+    assert.equal(res.headers.location, '/account');
+  });
+
   test('the session cookie is Secure when the served origin is https', async () => {
     const flow = await flowSetup(await open(), { SIGNET_BASE_URL: 'https://secure.signet.test' });
     const browser = new TinyBrowser(flow);

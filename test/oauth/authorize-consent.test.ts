@@ -1,0 +1,60 @@
+// The consent decision and remembered grants as plain rules, and the callback URL builder.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { manualClock, DAY } from '../../src/config/clock.ts';
+import * as accounts from '../../src/accounts/accounts.ts';
+import * as clients from '../../src/clients/clients.ts';
+import { grantedScope } from '../../src/consent/decision.ts';
+import { covers, findGrant, listAuthorizedApplications, recordConsent, withdrawApplication } from '../../src/consent/grants.ts';
+import { callbackUrl } from '../../src/oauth/callback.ts';
+import { forEachDatabase } from '../helpers/databases.ts';
+
+test('"Grant covers request iff every requested scope is in the granted scope"', () => {
+  assert.equal(covers(['openid', 'profile', 'email'], ['openid', 'email']), true);
+  assert.equal(covers(['openid', 'profile'], ['openid', 'profile']), true);
+  assert.equal(covers(['openid'], ['openid', 'profile']), false);
+  assert.equal(covers([], ['openid']), false);
+});
+
+test('consent: "`openid` is fixed, the others can be unticked" — the granted scope is what was ticked, plus openid, never more than requested', () => {
+  assert.deepEqual(grantedScope(['openid', 'profile', 'email'], ['profile', 'email']), ['openid', 'profile', 'email']);
+  assert.deepEqual(grantedScope(['openid', 'profile', 'email'], []), ['openid']);
+  assert.deepEqual(grantedScope(['openid', 'profile'], ['profile', 'phone', 'admin']), ['openid', 'profile']);
+  assert.deepEqual(grantedScope(['profile'], []), []);
+});
+
+test('callback: `code` then `state`; `state` raw with SIGNET_COMPAT=legacy, form-encoded otherwise; omitted when not sent; `&` when the URI has a query', () => {
+  const code = 'abc-_DEF=';
+  assert.equal(callbackUrl('https://a.example/cb', { code }, 'xyz', undefined), 'https://a.example/cb?code=abc-_DEF%3D&state=xyz');
+  assert.equal(callbackUrl('https://a.example/cb', { code }, 'xyz', 'legacy'), 'https://a.example/cb?code=abc-_DEF%3D&state=xyz');
+  assert.equal(callbackUrl('https://a.example/cb', { code }, 'a b&c#d', 'legacy'), 'https://a.example/cb?code=abc-_DEF%3D&state=a b&c#d');
+  assert.equal(callbackUrl('https://a.example/cb', { code }, 'a b&c#d', undefined), 'https://a.example/cb?code=abc-_DEF%3D&state=a+b%26c%23d');
+  assert.equal(callbackUrl('https://a.example/cb', { error: 'access_denied' }, null, undefined), 'https://a.example/cb?error=access_denied');
+  assert.equal(callbackUrl('https://a.example/cb', { error: 'login_required' }, '', undefined), 'https://a.example/cb?error=login_required');
+  assert.equal(callbackUrl('https://a.example/cb?x=1', { error: 'consent_required' }, 's', undefined), 'https://a.example/cb?x=1&error=consent_required&state=s');
+  assert.equal(callbackUrl('myapp://cb', { error: 'interaction_required' }, 's', undefined), 'myapp://cb?error=interaction_required&state=s');
+});
+
+forEachDatabase('grants', (open) => {
+  test('grants are remembered per person and application; first_authorized_at keeps the first time; the latest decision on an asked scope wins', async () => {
+    const { db } = await open();
+    const clock = manualClock();
+    const { sub } = await accounts.createAccount(db, clock, { email: 'g@example.com', password: 'password-1' });
+    const { client } = await clients.registerClient(db, clock, Buffer.alloc(32), { name: 'Grant App', redirectUris: ['https://g.example/cb'], scopes: ['openid', 'profile', 'email', 'phone'] });
+    const first = clock();
+    assert.deepEqual(await recordConsent(db, clock, sub, client.clientId, ['openid', 'profile', 'email'], ['openid', 'profile', 'email']), ['openid', 'profile', 'email']);
+    clock.advance(DAY);
+    // Asked for openid and phone only: profile and email stay granted, phone is added.
+    assert.deepEqual(await recordConsent(db, clock, sub, client.clientId, ['openid', 'phone'], ['openid', 'phone']), ['openid', 'profile', 'email', 'phone']);
+    // Asked for email again and unticked it: email is removed.
+    assert.deepEqual(await recordConsent(db, clock, sub, client.clientId, ['openid', 'email'], ['openid']), ['openid', 'profile', 'phone']);
+    const grant = (await findGrant(db, sub, client.clientId))!;
+    assert.equal(grant.firstAuthorizedAt, first);
+    assert.equal(grant.updatedAt, first + DAY);
+    const apps = await listAuthorizedApplications(db, sub);
+    assert.deepEqual(apps.map((a) => [a.name, a.scope.join(' ')]), [['Grant App', 'openid profile phone']]);
+    assert.equal(await withdrawApplication(db, clock, sub, client.clientId), true);
+    assert.equal(await findGrant(db, sub, client.clientId), undefined);
+    assert.equal(await withdrawApplication(db, clock, sub, client.clientId), false);
+  });
+});
