@@ -4,7 +4,6 @@ import { findClient } from '../../clients/clients.ts';
 import type { Clock } from '../../config/clock.ts';
 import { listAuthorizedApplications, withdrawApplication } from '../../consent/grants.ts';
 import type { Db } from '../../db/database.ts';
-import { messages } from '../i18n/i18n.ts';
 import { field } from './forms.ts';
 import { formatDate, localeOf, renderPage } from './view.ts';
 
@@ -22,7 +21,7 @@ export const accountRoutes: FastifyPluginAsync<{ db: Db; clock: Clock }> = async
     }));
     const withdrawnId = field(request.query, 'withdrawn');
     const withdrawn = withdrawnId ? await findClient(db, withdrawnId) : undefined;
-    return renderPage(db, request, reply, 'account', (t) => t.accountTitle, { apps, notice: withdrawn ? messages(locale).withdrawn(withdrawn.name) : undefined });
+    return renderPage(db, request, reply, 'account', (t) => t.accountTitle, (t) => ({ apps, notice: withdrawn ? t.withdrawn(withdrawn.name) : undefined }));
   });
 
   // spec: "the user withdraws the application in account settings" → grant deleted, every token revoked.

@@ -6,26 +6,25 @@ import { continueAuthorization, decide } from '../../consent/decision.ts';
 import type { FlowContext, PendingRequest } from '../../oauth/authorization-requests.ts';
 import { CLAIMS_BY_SCOPE } from '../../oauth/scopes.ts';
 import type { Messages } from '../i18n/en.ts';
-import { messages } from '../i18n/i18n.ts';
 import { allowFormRedirectTo } from '../plugins/security-headers.ts';
 import { field, fields } from './forms.ts';
-import { localeOf, renderError, renderPage } from './view.ts';
+import { renderError, renderPage } from './view.ts';
 
 export const consentRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app, { ctx }) => {
   const { db } = ctx;
 
   function showConsent(request: FastifyRequest, reply: FastifyReply, requestId: string, pending: PendingRequest, client: Client, error?: (t: Messages) => string) {
-    const t = messages(localeOf(request));
     // Allow and Deny both end in a redirect to the application's callback.
     allowFormRedirectTo(reply, pending.redirectUri);
-    const scopes = pending.scope.map((name) => ({
-      name,
-      label: t.scopeLabel[name],
-      claims: CLAIMS_BY_SCOPE[name].length > 0 ? t.claimsReleased(CLAIMS_BY_SCOPE[name].join(', ')) : t.claimsNone,
-      fixed: name === 'openid',
-      checked: true,
-    }));
-    return renderPage(db, request, reply, 'consent', (m) => m.consentTitle, { requestId, appName: client.name, scopes, error: error?.(t) }, { status: error ? 400 : 200 });
+    const scopes = (t: Messages) =>
+      pending.scope.map((name) => ({
+        name,
+        label: t.scopeLabel[name],
+        claims: CLAIMS_BY_SCOPE[name].length > 0 ? t.claimsReleased(CLAIMS_BY_SCOPE[name].join(', ')) : t.claimsNone,
+        fixed: name === 'openid',
+        checked: true,
+      }));
+    return renderPage(db, request, reply, 'consent', (t) => t.consentTitle, (t) => ({ requestId, appName: client.name, scopes: scopes(t), error: error?.(t) }), { status: error ? 400 : 200 });
   }
 
   app.get('/consent', async (request, reply) => {

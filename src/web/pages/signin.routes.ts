@@ -7,8 +7,7 @@ import { findPendingRequest, type FlowContext, type PendingRequest } from '../..
 import { allowFormRedirectTo } from '../plugins/security-headers.ts';
 import type { Messages } from '../i18n/en.ts';
 import { field, fields } from './forms.ts';
-import { localeOf, localPath, renderError, renderPage } from './view.ts';
-import { messages } from '../i18n/i18n.ts';
+import { localPath, renderError, renderPage } from './view.ts';
 
 /** How long to wait, in words: seconds under two minutes, else minutes (rounded up). */
 export function waitText(t: Messages, ms: number): string {
@@ -30,20 +29,17 @@ export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app
       reply,
       'signin',
       (t) => t.signInTitle,
-      {
+      (t) => ({
         requestId: form.pending ? form.requestId : '',
         returnTo: form.returnTo ?? '',
         identifier: form.identifier,
         appName,
-        error: extra.error ? extra.error(messagesOf(reply)) : undefined,
-        notice: extra.notice ? extra.notice(messagesOf(reply)) : undefined,
-      },
+        error: extra.error?.(t),
+        notice: extra.notice?.(t),
+      }),
       { status: extra.status ?? 200, header: false },
     );
   }
-
-  // The error texts are in the page's language.
-  const messagesOf = (reply: FastifyReply): Messages => messages(localeOf(reply.request));
 
   function nextAfterSignIn(form: Form): string {
     return form.pending ? `/consent?request=${encodeURIComponent(form.requestId)}` : (form.returnTo ?? '/account');

@@ -60,7 +60,8 @@ export async function renderPage(
   reply: FastifyReply,
   template: string,
   title: (t: Messages) => string,
-  data: Record<string, unknown> = {},
+  /** the template's own data; a function when it holds text in the page's language */
+  data: Record<string, unknown> | ((t: Messages) => Record<string, unknown>) = {},
   options: RenderOptions = {},
 ): Promise<FastifyReply> {
   const locale = localeOf(request);
@@ -80,7 +81,8 @@ export async function renderPage(
     here: localPath(request.url) ?? '/account',
     signedInAs,
   };
-  const html = (await templates()).render(template, { ...data, ...page });
+  const own = typeof data === 'function' ? data(t) : data;
+  const html = (await templates()).render(template, { ...own, ...page });
   return reply
     .code(options.status ?? 200)
     .header('cache-control', 'no-store')
@@ -91,8 +93,7 @@ export async function renderPage(
 
 /** An error page that says what to do next. */
 export function renderError(db: Db, request: FastifyRequest, reply: FastifyReply, status: number, message: (t: Messages) => string, options: { header?: boolean } = {}): Promise<FastifyReply> {
-  const t = messages(localeOf(request));
-  return renderPage(db, request, reply, 'error', (m) => m.errorTitle, { message: message(t) }, { status, header: options.header ?? false });
+  return renderPage(db, request, reply, 'error', (t) => t.errorTitle, (t) => ({ message: message(t) }), { status, header: options.header ?? false });
 }
 
 export function formatDate(locale: Locale, epochMs: number): string {
