@@ -131,6 +131,10 @@ forEachDatabase('pages', (open) => {
     assert.equal(switched.statusCode, 303);
     assert.equal(switched.headers.location, '/signin');
     assert.ok(landmarks((await browser.get('/signin')).body), 'the choice sticks over Accept-Language');
+    // After a failed attempt (a POST), the switch still returns to the same flow.
+    const id = await browser.authorize();
+    const failed = await browser.submit(`/signin?request=${id}`, '/signin', { identifier: EMAIL, password: 'wrong password', request: id });
+    assert.match(failed.body, new RegExp(`name="return" value="/signin\\?request=${id}"`));
     const offsite = await browser.submit('/signin', '/language', { lang: 'zh-CN', return: '//evil.example/' });
     assert.equal(offsite.headers.location, '/account', 'the way back is local only');
     assert.match((await browser.get('/signin')).body, /<html lang="zh-CN">/);

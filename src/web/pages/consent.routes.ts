@@ -24,7 +24,7 @@ export const consentRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (ap
         fixed: name === 'openid',
         checked: true,
       }));
-    return renderPage(db, request, reply, 'consent', (t) => t.consentTitle, (t) => ({ requestId, appName: client.name, scopes: scopes(t), error: error?.(t) }), { status: error ? 400 : 200 });
+    return renderPage(db, request, reply, 'consent', (t) => t.consentTitle, (t) => ({ requestId, appName: client.name, scopes: scopes(t), error: error?.(t) }), { status: error ? 400 : 200, here: `/consent?request=${encodeURIComponent(requestId)}` });
   }
 
   app.get('/consent', async (request, reply) => {

@@ -37,8 +37,14 @@ export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app
         error: extra.error?.(t),
         notice: extra.notice?.(t),
       }),
-      { status: extra.status ?? 200, header: false },
+      { status: extra.status ?? 200, header: false, here: signInPath(form) },
     );
+  }
+
+  /** This page's address, so the language switch returns to the same flow after a failed attempt. */
+  function signInPath(form: Form): string {
+    if (form.pending) return `/signin?request=${encodeURIComponent(form.requestId)}`;
+    return form.returnTo ? `/signin?return=${encodeURIComponent(form.returnTo)}` : '/signin';
   }
 
   function nextAfterSignIn(form: Form): string {

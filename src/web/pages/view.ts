@@ -52,6 +52,8 @@ export type RenderOptions = {
   status?: number;
   /** look up the session for the header (pages that already know nobody is signed in skip it) */
   header?: boolean;
+  /** the page's own address, for the language switch to come back to (default: the request's URL) */
+  here?: string;
 };
 
 export async function renderPage(
@@ -78,7 +80,7 @@ export async function renderPage(
     locales: LOCALES.map((code) => ({ code, name: messages(code).languageName })),
     title: title(t),
     csrf: reply.csrfToken(),
-    here: localPath(request.url) ?? '/account',
+    here: options.here ?? localPath(request.url) ?? '/account',
     signedInAs,
   };
   const own = typeof data === 'function' ? data(t) : data;
