@@ -5,7 +5,6 @@ import { ClientError } from '../clients/clients.ts';
 import { SettingsError } from '../config/settings.ts';
 import { migrate } from '../db/database.ts';
 import { isUniqueViolation } from '../db/errors.ts';
-import { startServer } from '../web/server.ts';
 import { registerClientCommands } from './client.ts';
 import { loadSettingsFromProcess, openContext, type CommandContext } from './context.ts';
 import { print, UsageError } from './output.ts';
@@ -52,6 +51,8 @@ program
   .description('run the HTTP service')
   .action(async () => {
     try {
+      // Loaded here, so the management commands do not load the web app.
+      const { startServer } = await import('../web/server.ts');
       const server = await startServer(loadSettingsFromProcess());
       for (const signal of ['SIGTERM', 'SIGINT'] as const) {
         process.once(signal, () => {

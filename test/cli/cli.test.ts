@@ -68,8 +68,9 @@ for (const kind of ['sqlite', 'postgres'] as const) {
         [['user', 'create', '--phone', '12345', '--password-stdin'], 'long enough password', /country code/],
         [['nonsense'], undefined, /unknown command/],
       ];
-      for (const [args, stdin, message] of cases) {
-        const result = await runSignet(args, { env, stdin });
+      const results = await Promise.all(cases.map(([args, stdin]) => runSignet(args, { env, stdin })));
+      for (const [i, [args, , message]] of cases.entries()) {
+        const result = results[i]!;
         assert.notEqual(result.code, 0, `${args.join(' ')} must fail`);
         assert.equal(result.stdout, '', `${args.join(' ')} prints nothing on stdout`);
         const lines = result.stderr.trim().split('\n');
