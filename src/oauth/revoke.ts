@@ -20,6 +20,6 @@ export async function revokeToken(db: Db, hashKey: Buffer, now: number, params: 
   const token = params.required('token');
   const tokenHash = keyedHash(hashKey, token);
   // spec: "Access and refresh tokens are revoked in separate calls."
-  if (params.optional('token_type_hint') === 'refresh_token') return store.revokeRefreshToken(db, tokenHash, client.clientId, now);
-  return store.revokeAccessToken(db, tokenHash, client.clientId, now);
+  const kind = params.optional('token_type_hint') === 'refresh_token' ? 'refresh' : 'access';
+  return store.revokeToken(db, kind, tokenHash, client.clientId, now);
 }

@@ -70,34 +70,27 @@ export async function rotateRefreshToken(db: Db, tokenHash: string, clientId: st
     .executeTakeFirst();
 }
 
+const TOKEN_TABLES = ['access_tokens', 'refresh_tokens'] as const;
+export type TokenKind = 'access' | 'refresh';
+
 /** Revokes every access and refresh token of one person for one application. */
 export async function revokeAllForUserAndClient(db: Db, sub: string, clientId: string, now: number): Promise<void> {
-  await db.updateTable('access_tokens').set({ revoked_at: now }).where('sub', '=', sub).where('client_id', '=', clientId).where('revoked_at', 'is', null).execute();
-  await db.updateTable('refresh_tokens').set({ revoked_at: now }).where('sub', '=', sub).where('client_id', '=', clientId).where('revoked_at', 'is', null).execute();
+  for (const table of TOKEN_TABLES) {
+    await db.updateTable(table).set({ revoked_at: now }).where('sub', '=', sub).where('client_id', '=', clientId).where('revoked_at', 'is', null).execute();
+  }
 }
 
 /** Revokes every token issued from one code (the chain that code started). */
 export async function revokeChain(db: Db, chainId: string, now: number): Promise<void> {
-  await db.updateTable('access_tokens').set({ revoked_at: now }).where('chain_id', '=', chainId).where('revoked_at', 'is', null).execute();
-  await db.updateTable('refresh_tokens').set({ revoked_at: now }).where('chain_id', '=', chainId).where('revoked_at', 'is', null).execute();
+  for (const table of TOKEN_TABLES) {
+    await db.updateTable(table).set({ revoked_at: now }).where('chain_id', '=', chainId).where('revoked_at', 'is', null).execute();
+  }
 }
 
-/** Revokes one access token if it belongs to the client. Returns whether something was revoked. */
-export async function revokeAccessToken(db: Db, tokenHash: string, clientId: string, now: number): Promise<boolean> {
+/** Revokes one access or refresh token if it belongs to the client. Returns whether something was revoked. */
+export async function revokeToken(db: Db, kind: TokenKind, tokenHash: string, clientId: string, now: number): Promise<boolean> {
   const result = await db
-    .updateTable('access_tokens')
-    .set({ revoked_at: now })
-    .where('token_hash', '=', tokenHash)
-    .where('client_id', '=', clientId)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
-}
-
-/** Revokes one refresh token if it belongs to the client. Returns whether something was revoked. */
-export async function revokeRefreshToken(db: Db, tokenHash: string, clientId: string, now: number): Promise<boolean> {
-  const result = await db
-    .updateTable('refresh_tokens')
+    .updateTable(kind === 'access' ? 'access_tokens' : 'refresh_tokens')
     .set({ revoked_at: now })
     .where('token_hash', '=', tokenHash)
     .where('client_id', '=', clientId)

@@ -5,7 +5,8 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import * as accounts from '../../src/accounts/accounts.ts';
 import * as clients from '../../src/clients/clients.ts';
-import { accessibilityViolations, chromiumSkip, launchChromium, startSignet, type RunningSignet } from '../helpers/browser.ts';
+import { accessibilityViolations, chromiumSkip, launchChromium } from '../helpers/browser.ts';
+import { startSignet, type RunningSignet } from '../helpers/live-server.ts';
 import { startCallbackServer, type CallbackServer } from '../helpers/callback-server.ts';
 import { sqliteDatabase } from '../helpers/databases.ts';
 

@@ -1,10 +1,10 @@
-// A real listening Signet on 127.0.0.1 (random port) over a test database, for clients that speak HTTP.
-import type { AddressInfo } from 'node:net';
+// A real listening Signet on 127.0.0.1 (random port) over a test database, for browsers and clients that speak HTTP.
 import net from 'node:net';
-import type { TestDatabase } from './databases.ts';
+import type { AddressInfo } from 'node:net';
 import { testApp, type TestApp } from './app.ts';
+import type { TestDatabase } from './databases.ts';
 
-export async function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once('error', reject);
@@ -15,12 +15,14 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export type LiveServer = TestApp & { baseUrl: string; close(): Promise<void> };
+export type RunningSignet = TestApp & { baseUrl: string; altBaseUrl: string; close(): Promise<void> };
 
-export async function liveServer(database: TestDatabase, env: Record<string, string> = {}): Promise<LiveServer> {
+/** The real app listening on 127.0.0.1 at a free port; the second host is `localhost` on the same port. */
+export async function startSignet(database: TestDatabase, env: Record<string, string> = {}): Promise<RunningSignet> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const test = await testApp(database, { SIGNET_BASE_URL: baseUrl, SIGNET_ALT_BASE_URL: `http://localhost:${port}`, SIGNET_LOG_LEVEL: 'warn', ...env });
-  await test.app.listen({ host: '127.0.0.1', port });
-  return { ...test, baseUrl, close: () => test.app.close() };
+  const altBaseUrl = `http://localhost:${port}`;
+  const running = await testApp(database, { SIGNET_BASE_URL: baseUrl, SIGNET_ALT_BASE_URL: altBaseUrl, SIGNET_LOG_LEVEL: 'warn', ...env });
+  await running.app.listen({ host: '127.0.0.1', port });
+  return { ...running, baseUrl, altBaseUrl, close: () => running.app.close() };
 }

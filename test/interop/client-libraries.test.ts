@@ -8,14 +8,16 @@ import type { Browser } from 'playwright-core';
 import { createAccount } from '../../src/accounts/accounts.ts';
 import { registerClient } from '../../src/clients/clients.ts';
 import { sqliteDatabase } from '../helpers/databases.ts';
-import { liveServer, type LiveServer } from '../helpers/live-server.ts';
-import { authorizeInBrowser, callbackServer, chromiumSkip, launchChromium, type CallbackServer } from './support.ts';
+import { chromiumSkip, launchChromium } from '../helpers/browser.ts';
+import { startCallbackServer, type CallbackServer } from '../helpers/callback-server.ts';
+import { startSignet, type RunningSignet } from '../helpers/live-server.ts';
+import { authorizeInBrowser } from './support.ts';
 
 const PERSON = { login: 'ada@example.com', password: 'analytical-engine' };
 
 describe('interoperability with openid-client and oauth4webapi', { skip: chromiumSkip() }, () => {
   let database: Awaited<ReturnType<typeof sqliteDatabase>>;
-  let server: LiveServer;
+  let server: RunningSignet;
   let browser: Browser;
   let callback: CallbackServer;
   let sub: string;
@@ -24,8 +26,8 @@ describe('interoperability with openid-client and oauth4webapi', { skip: chromiu
 
   before(async () => {
     database = await sqliteDatabase();
-    server = await liveServer(database);
-    callback = await callbackServer();
+    server = await startSignet(database);
+    callback = await startCallbackServer();
     browser = await launchChromium();
     const { db, clock, keys } = server.deps;
     sub = (await createAccount(db, clock, { email: PERSON.login, name: 'Ada Lovelace', emailVerified: true, password: PERSON.password })).sub;
