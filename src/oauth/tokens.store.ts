@@ -98,3 +98,15 @@ export async function revokeToken(db: Db, kind: TokenKind, tokenHash: string, cl
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
+
+/**
+ * Deletes what can no longer be used: codes past their lifetime (plus a margin), access tokens past
+ * their expiry, refresh tokens whose chain has ended (a rotated one is kept until then, so a replay
+ * is still recognised). Returns how many rows went.
+ */
+export async function deleteExpired(db: Db, codesBefore: number, accessTokensBefore: number, chainsBefore: number): Promise<number> {
+  const codes = await db.deleteFrom('authorization_codes').where('expires_at', '<', codesBefore).executeTakeFirst();
+  const access = await db.deleteFrom('access_tokens').where('expires_at', '<', accessTokensBefore).executeTakeFirst();
+  const refresh = await db.deleteFrom('refresh_tokens').where('chain_expires_at', '<', chainsBefore).executeTakeFirst();
+  return Number(codes.numDeletedRows + access.numDeletedRows + refresh.numDeletedRows);
+}

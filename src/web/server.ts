@@ -6,6 +6,7 @@ import { deriveKeys, loadRootSecret } from '../config/keys.ts';
 import type { Settings } from '../config/settings.ts';
 import { migrate, openDatabase } from '../db/database.ts';
 import { buildApp } from './app.ts';
+import { startHousekeeping } from './housekeeping.ts';
 import { createLogger } from './logging.ts';
 import { createMetrics, startMetricsServer } from './metrics.ts';
 
@@ -20,6 +21,7 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
   const app = await buildApp({ settings, db: database.db, dialect: database.dialect, keys, clock: systemClock, logger, metrics });
   await app.listen({ host: settings.host, port: settings.port });
   const metricsServer = metrics && settings.metrics !== 'off' ? await startMetricsServer(metrics, settings.metrics.host, settings.metrics.port) : undefined;
+  const stopHousekeeping = startHousekeeping(database.db, systemClock, logger);
   logger.info({ baseUrl: settings.baseUrl.origin, altBaseUrl: settings.altBaseUrl?.origin, database: database.dialect }, 'signet is serving');
 
   let closing: Promise<void> | undefined;
@@ -28,6 +30,7 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
     metricsServer,
     close() {
       closing ??= (async () => {
+        stopHousekeeping();
         await app.close();
         await new Promise<void>((resolve) => (metricsServer ? metricsServer.close(() => resolve()) : resolve()));
         await database.close();

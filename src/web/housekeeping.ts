@@ -1,0 +1,33 @@
+// Periodic sweeps of expired rows: pending authorization requests, sessions, sign-in counters, codes
+// and tokens. Every process may run them; they are idempotent deletes.
+import type { Logger } from 'pino';
+import { forgetExpiredSessions } from '../accounts/sessions.ts';
+import { forgetStaleCounters } from '../accounts/throttle.ts';
+import { MINUTE, type Clock } from '../config/clock.ts';
+import type { Db } from '../db/database.ts';
+import { forgetExpiredPendingRequests } from '../oauth/authorization-requests.ts';
+import { forgetExpiredCodesAndTokens } from '../oauth/expiry.ts';
+
+export const SWEEP_INTERVAL_MS = 10 * MINUTE;
+
+/** Runs every sweep once; returns how many rows each removed. */
+export async function sweepExpired(db: Db, clock: Clock): Promise<Record<string, number>> {
+  return {
+    pendingRequests: await forgetExpiredPendingRequests({ db, clock }),
+    sessions: await forgetExpiredSessions(db, clock),
+    signinCounters: await forgetStaleCounters(db, clock),
+    codesAndTokens: await forgetExpiredCodesAndTokens(db, clock),
+  };
+}
+
+/** Starts the periodic sweep; returns a function that stops it. */
+export function startHousekeeping(db: Db, clock: Clock, logger: Logger): () => void {
+  const timer = setInterval(() => {
+    sweepExpired(db, clock).then(
+      (removed) => logger.debug({ removed }, 'expired rows swept'),
+      (error: unknown) => logger.warn({ err: error }, 'sweeping expired rows failed; will retry'),
+    );
+  }, SWEEP_INTERVAL_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
