@@ -1,5 +1,6 @@
 // Settings: one schema, parsed once at start and passed down. Nothing else reads process.env.
 import { readFileSync, existsSync } from 'node:fs';
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { parse as parseDotenv } from 'dotenv';
 import { z } from 'zod';
@@ -84,6 +85,13 @@ const schema = z.object({
   SIGNET_TRANSLATE_API_KEY: optionalText,
   SIGNET_SECRET: z.string().min(32, 'expected at least 32 characters of key material').optional(),
   SIGNET_COMPAT: z.enum(['legacy'], 'expected legacy or unset').optional(),
+  SIGNET_TRUST_PROXY: z
+    .string()
+    .optional()
+    .refine(
+      (v) => v === undefined || v === 'true' || v === 'false' || /^\d{1,2}$/.test(v) || v.split(',').every((part) => isAddressOrRange(part.trim())),
+      'expected true, false, a number of proxy hops, or a comma-separated list of proxy addresses or CIDR ranges',
+    ),
   SIGNET_LOG_LEVEL: z.enum(LOG_LEVELS, `expected one of ${LOG_LEVELS.join(', ')}`).default('info'),
   SIGNET_METRICS_ADDR: z
     .string()
@@ -105,6 +113,8 @@ export type Settings = {
   /** Key material from SIGNET_SECRET; undefined means "generate once into the data dir" (see secret.ts). */
   secret: string | undefined;
   compat: 'legacy' | undefined;
+  /** Fastify's trustProxy: which X-Forwarded-For hops to believe for the client's address (sign-in throttling). */
+  trustProxy: boolean | number | string[];
   logLevel: (typeof LOG_LEVELS)[number];
   metrics: { host: string; port: number } | 'off';
 };
@@ -171,9 +181,25 @@ export function parseSettings(env: Record<string, string | undefined>, cwd = pro
     },
     secret: s.SIGNET_SECRET,
     compat: s.SIGNET_COMPAT,
+    trustProxy: parseTrustProxy(s.SIGNET_TRUST_PROXY),
     logLevel: s.SIGNET_LOG_LEVEL,
     metrics,
   };
+}
+
+function isAddressOrRange(value: string): boolean {
+  const [address, bits, extra] = value.split('/');
+  if (extra !== undefined || address === undefined) return false;
+  const family = isIP(address);
+  if (family === 0) return false;
+  return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+}
+
+function parseTrustProxy(value: string | undefined): Settings['trustProxy'] {
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  if (/^\d+$/.test(value)) return Number(value);
+  return value.split(',').map((part) => part.trim());
 }
 
 /** The origins this service answers for: the base URL first, then the alternate one. */

@@ -40,6 +40,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as unknown as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT,
+    trustProxy: trustProxyOption(deps.settings.trustProxy),
     routerOptions: { maxParamLength: 200 },
     return503OnClosing: true,
   });
@@ -91,6 +92,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(discoveryRoutes, { deps });
 
   return app;
+}
+
+/** A hop count trusts that many proxies nearest to us; Fastify takes it as a function. */
+function trustProxyOption(value: Settings['trustProxy']): boolean | string[] | ((address: string, hop: number) => boolean) {
+  return typeof value === 'number' ? (_address, hop) => hop < value : value;
 }
 
 function errorCodeForStatus(status: number): string {

@@ -48,6 +48,8 @@ const BAD_VALUES: Array<[Record<string, string>, string, RegExp]> = [
   [{ SIGNET_LOG_LEVEL: 'verbose' }, 'SIGNET_LOG_LEVEL', /one of/],
   [{ SIGNET_METRICS_ADDR: 'nowhere' }, 'SIGNET_METRICS_ADDR', /HOST:PORT or off/],
   [{ SIGNET_DATABASE_POOL_SIZE: '0' }, 'SIGNET_DATABASE_POOL_SIZE', /whole number/],
+  [{ SIGNET_TRUST_PROXY: '10.0.0.0/99' }, 'SIGNET_TRUST_PROXY', /proxy addresses or CIDR ranges/],
+  [{ SIGNET_TRUST_PROXY: 'yes' }, 'SIGNET_TRUST_PROXY', /proxy addresses or CIDR ranges/],
 ];
 for (const [env, variable, message] of BAD_VALUES) {
   test(`a wrong value stops the start with one line naming the variable: ${variable}=${Object.values(env).at(-1)}`, () => {
@@ -78,4 +80,11 @@ test('SIGNET_SECRET is "generated once into the data dir" when unset, and reused
   assert.equal(loadRootSecret(settings), first);
   assert.equal(loadRootSecret(parseSettings({ SIGNET_DATA_DIR: dir, SIGNET_SECRET: 'x'.repeat(40) })), 'x'.repeat(40));
   assert.notDeepEqual(deriveKeys(first).tokenHash, deriveKeys(first).cookie, 'each purpose gets its own subkey');
+});
+
+test('SIGNET_TRUST_PROXY: unset trusts no proxy; true, a hop count, or a list of addresses and ranges', () => {
+  assert.equal(parseSettings({}).trustProxy, false);
+  assert.equal(parseSettings({ SIGNET_TRUST_PROXY: 'true' }).trustProxy, true);
+  assert.equal(parseSettings({ SIGNET_TRUST_PROXY: '1' }).trustProxy, 1);
+  assert.deepEqual(parseSettings({ SIGNET_TRUST_PROXY: '127.0.0.1, 10.0.0.0/8,::1' }).trustProxy, ['127.0.0.1', '10.0.0.0/8', '::1']);
 });

@@ -115,3 +115,20 @@ test('logged objects have secret fields redacted wherever they appear', () => {
   for (const value of ['s1', 's2', 's3', 's4', 's5', 's6', 's7']) assert.ok(!out.includes(`"${value}"`), `${value} is redacted`);
   assert.match(out, /\[redacted\]/);
 });
+
+test('SIGNET_TRUST_PROXY: the client address comes from X-Forwarded-For only through a trusted proxy', async () => {
+  const db = await sqliteDatabase();
+  const seen: string[] = [];
+  const route = (app: import('fastify').FastifyInstance) => app.get('/ip', async (request) => (seen.push(request.ip), {}));
+  const host = new URL(TEST_BASE_URL).host;
+  for (const [env, expected] of [
+    [{}, '127.0.0.1'],
+    [{ SIGNET_TRUST_PROXY: '127.0.0.1' }, '203.0.113.9'],
+  ] as const) {
+    const { app } = await testApp(db, env, route);
+    await app.inject({ url: '/ip', headers: { host, 'x-forwarded-for': '203.0.113.9' }, remoteAddress: '127.0.0.1' });
+    assert.equal(seen.pop(), expected);
+    await app.close();
+  }
+  await db.dispose();
+});
