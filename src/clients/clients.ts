@@ -201,15 +201,10 @@ export async function deleteClient(db: Db, clientId: string): Promise<void> {
 }
 
 /**
- * client_secret_post: the client exists, is confidential, and the secret matches in constant time.
- * Returns the client, or undefined for any failure (the caller answers invalid_client without saying which part failed).
+ * Whether the secret is this application's, compared in constant time. A public client has no secret
+ * and never matches; the same HMAC work is spent for it as for a real check.
  */
-export async function authenticateClient(db: Db, hashKey: Buffer, clientId: string, clientSecret: string): Promise<Client | undefined> {
-  const client = await findClient(db, clientId);
-  if (!client || client.secretHash === null) {
-    // Spend the same HMAC work as a real check.
-    matchesKeyedHash(hashKey, clientSecret, keyedHash(hashKey, 'absent'));
-    return undefined;
-  }
-  return matchesKeyedHash(hashKey, clientSecret, client.secretHash) ? client : undefined;
+export function clientSecretMatches(hashKey: Buffer, client: Client, clientSecret: string): boolean {
+  const stored = client.secretHash ?? keyedHash(hashKey, 'public-client-has-no-secret');
+  return matchesKeyedHash(hashKey, clientSecret, stored) && client.secretHash !== null;
 }

@@ -1,10 +1,9 @@
 // Who is calling the token and revoke endpoints. spec (Authentication): credentials go in the body
 // (client_secret_post); "HTTP Basic client authentication (client_secret_basic) is not supported on any
 // endpoint" — an Authorization header is never read here.
-import { findClient, type Client } from '../clients/clients.ts';
+import { clientSecretMatches, findClient, type Client } from '../clients/clients.ts';
 import type { Db } from '../db/database.ts';
 import { OAuthError } from './errors.ts';
-import { keyedHash, matchesKeyedHash } from './secrets.ts';
 
 export const DESCRIPTION_CLIENT_AUTH_FAILED =
   'Client authentication failed. Send client_id and client_secret in the form-encoded body (HTTP Basic authentication is not supported), and check that the secret is the current one.';
@@ -23,9 +22,7 @@ export function checkClientSecret(hashKey: Buffer, client: Client, clientSecret:
       detail: 'no client_secret',
     });
   }
-  // Spend the same HMAC work for a public client (no stored hash) as for a real check.
-  const stored = client.secretHash ?? keyedHash(hashKey, 'public-client-has-no-secret');
-  if (!matchesKeyedHash(hashKey, clientSecret, stored) || client.secretHash === null) {
+  if (!clientSecretMatches(hashKey, client, clientSecret)) {
     throw new OAuthError('invalid_client', DESCRIPTION_CLIENT_AUTH_FAILED, { detail: client.secretHash === null ? 'public client sent a secret' : 'wrong client_secret' });
   }
 }
