@@ -25,6 +25,16 @@ function describe(error: unknown): { message: string; exitCode: number } {
   return { message: error instanceof Error ? error.message : String(error), exitCode: 1 };
 }
 
+/**
+ * Ids issued before client_ids became hex may begin with "-", which the parser reads as an option.
+ * Such an "unknown option" is long and made of base64url characters: say how to pass it.
+ */
+function explainUnknownOption(message: string): string {
+  const id = /^unknown option '(-[A-Za-z0-9_-]{15,})'$/.exec(message)?.[1];
+  if (id === undefined) return message;
+  return `${message}; if ${id} is an id, put -- before it: signet … [options] -- ${id}`;
+}
+
 /** Runs one command against an opened context, prints its result, closes everything. */
 async function run(action: (ctx: CommandContext) => Promise<unknown>, options: { json?: boolean }): Promise<void> {
   let ctx: CommandContext | undefined;
@@ -43,7 +53,7 @@ async function run(action: (ctx: CommandContext) => Promise<unknown>, options: {
 const program = new Command('signet')
   .description('Signet: a self-hostable OAuth 2.0 sign-in provider')
   .exitOverride()
-  .configureOutput({ writeErr: (text) => process.stderr.write('signet: ' + (text.split('\n').filter(Boolean)[0] ?? '').replace(/^error: /, '') + '\n') })
+  .configureOutput({ writeErr: (text) => process.stderr.write('signet: ' + explainUnknownOption((text.split('\n').filter(Boolean)[0] ?? '').replace(/^error: /, '')) + '\n') })
   .showSuggestionAfterError(false);
 
 program

@@ -6,12 +6,13 @@ import { isKnownScope, formatScope, KNOWN_SCOPES, DEFAULT_SCOPE, type Scope } fr
 import { keyedHash, matchesKeyedHash, newOpaqueToken } from '../oauth/secrets.ts';
 import * as store from './clients.store.ts';
 
+export type ClientErrorCode = 'invalid_name' | 'invalid_redirect_uri' | 'invalid_scope' | 'invalid_origin' | 'not_found' | 'public_client';
+
 export class ClientError extends Error {
-  constructor(
-    readonly code: 'invalid_name' | 'invalid_redirect_uri' | 'invalid_scope' | 'invalid_origin' | 'not_found' | 'public_client',
-    message: string,
-  ) {
+  readonly code: ClientErrorCode;
+  constructor(code: ClientErrorCode, message: string) {
     super(message);
+    this.code = code;
     this.name = 'ClientError';
   }
 }
@@ -123,6 +124,15 @@ function checkName(name: string): string {
   return trimmed;
 }
 
+/**
+ * A new client_id: 128 random bits as 32 lower-case hex characters. It never begins with "-" or "_"
+ * (a base64url id did about one time in 21, and the CLI then read it as an option), it is URL-safe,
+ * and it reads the same in logs, config files and on the phone.
+ */
+export function newClientId(): string {
+  return randomBytes(16).toString('hex');
+}
+
 /** Registers an application. The secret (confidential clients only) is returned once and stored only as a keyed hash. */
 export async function registerClient(db: Db, clock: Clock, hashKey: Buffer, input: ClientInput): Promise<{ client: Client; clientSecret?: string }> {
   const name = checkName(input.name);
@@ -134,7 +144,7 @@ export async function registerClient(db: Db, clock: Clock, hashKey: Buffer, inpu
   const clientSecret = isPublic ? undefined : newOpaqueToken();
   const now = clock();
   const row: store.ClientRow = {
-    client_id: randomBytes(16).toString('base64url'),
+    client_id: newClientId(),
     name,
     secret_hash: clientSecret === undefined ? null : keyedHash(hashKey, clientSecret),
     redirect_uris: JSON.stringify(redirectUris),

@@ -3,7 +3,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { openDatabase } from '../../src/db/database.ts';
+import { insertClient } from '../../src/clients/clients.store.ts';
+import { migrate, openDatabase } from '../../src/db/database.ts';
 import { runSignet } from '../helpers/cli.ts';
 import { createPostgresDatabase, postgresUnavailableReason, skipUnlessAvailable } from '../helpers/services.ts';
 
@@ -79,6 +80,53 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       }
       const listed = JSON.parse((await runSignet(['user', 'list'], { env })).stdout) as Array<{ email: string }>;
       assert.deepEqual(listed.map((u) => u.email).sort(), ['a@example.com', 'old@example.com'], 'failed creates wrote nothing');
+    });
+
+    test('"ids already issued keep working": every command that takes a client_id accepts one beginning with "-" after --', async () => {
+      // An application registered before client ids became hex, with an id the parser reads as an option.
+      const legacyId = '-rWDCNS5HhwKM-KyWZ1xUw';
+      const settings = kind === 'postgres' ? { kind, url: env.SIGNET_DATABASE_URL!, poolSize: 1 } : { kind, file: path.join(env.SIGNET_DATA_DIR!, 'signet.sqlite') };
+      const handle = openDatabase(settings);
+      await migrate(handle.db);
+      const now = Date.now();
+      await insertClient(handle.db, {
+        client_id: legacyId,
+        name: 'Old App',
+        secret_hash: 'not-a-real-hash',
+        redirect_uris: JSON.stringify(['https://old.example/cb']),
+        scopes: JSON.stringify(['openid', 'profile']),
+        is_public: 0,
+        enabled: 1,
+        allowed_origins: '[]',
+        created_at: now,
+        updated_at: now,
+      });
+      await handle.close();
+
+      const unguarded = await runSignet(['client', 'show', legacyId], { env });
+      assert.equal(unguarded.code, 2);
+      assert.equal(unguarded.stderr.trim().split('\n').length, 1);
+      assert.match(unguarded.stderr, /put -- before it/, 'the error says how to pass such an id');
+
+      const shown = await runSignet(['client', 'show', '--', legacyId], { env });
+      assert.equal(shown.code, 0, shown.stderr);
+      assert.equal(JSON.parse(shown.stdout).client_id, legacyId);
+      const updated = await runSignet(['client', 'update', '--name', 'Renamed App', '--', legacyId], { env });
+      assert.equal(updated.code, 0, updated.stderr);
+      assert.equal(JSON.parse(updated.stdout).name, 'Renamed App');
+      assert.equal(JSON.parse((await runSignet(['client', 'disable', '--', legacyId], { env })).stdout).enabled, false);
+      assert.equal(JSON.parse((await runSignet(['client', 'enable', '--', legacyId], { env })).stdout).enabled, true);
+      const rotated = await runSignet(['client', 'rotate-secret', '--', legacyId], { env });
+      assert.equal(rotated.code, 0, rotated.stderr);
+      assert.equal(JSON.parse(rotated.stdout).client_secret.length, 44);
+      const deleted = await runSignet(['client', 'delete', '--', legacyId], { env });
+      assert.equal(deleted.code, 0, deleted.stderr);
+      assert.notEqual((await runSignet(['client', 'show', '--', legacyId], { env })).code, 0);
+    });
+
+    test('a new client_id is 32 hex characters, so it can be passed as it is', async () => {
+      const created = JSON.parse((await runSignet(['client', 'create', '--name', 'Hex', '--redirect-uri', 'https://hex.example/cb'], { env })).stdout);
+      assert.match(created.client_id, /^[0-9a-f]{32}$/);
     });
 
     test('client disable / enable / rotate-secret / delete', async () => {

@@ -7,6 +7,16 @@ import { forEachDatabase } from '../helpers/databases.ts';
 
 const key = deriveKeys('clients-test-secret-clients-test-secret').tokenHash;
 
+test('"new client ids never begin with - or _": 10,000 generated ids are 32 lower-case hex characters (128 bits)', () => {
+  const seen = new Set<string>();
+  for (let i = 0; i < 10_000; i++) {
+    const id = clients.newClientId();
+    assert.match(id, /^[0-9a-f]{32}$/);
+    seen.add(id);
+  }
+  assert.equal(seen.size, 10_000);
+});
+
 forEachDatabase('application registry', (open) => {
   test('client_secret is "shown once, stored only as a hash": the stored value is not the plaintext', async () => {
     const { db } = await open();
