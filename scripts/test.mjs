@@ -1,4 +1,4 @@
-// `npm test`: every test file under test/ on Node's test runner, TypeScript through tsx.
+// `npm test`: every test file under test/ on Node's test runner, TypeScript run natively by Node 24.
 // Extra arguments are file filters: `npm test -- oauth/token` runs matching files only.
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -20,7 +20,7 @@ if (files.length === 0) {
   console.error(`no test files match ${filters.join(' ')}`);
   process.exit(1);
 }
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=300000', ...files], {
+const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=300000', ...files], {
   stdio: 'inherit',
   env: { ...process.env, SIGNET_LOG_LEVEL: process.env.SIGNET_LOG_LEVEL ?? 'silent' },
 });

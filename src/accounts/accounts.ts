@@ -7,12 +7,13 @@ import * as store from './accounts.store.ts';
 import { normalizeEmail, normalizePhone, parseLoginIdentifier } from './identifiers.ts';
 import { decoyPasswordHash, hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
 
+export type AccountErrorCode = 'invalid_email' | 'invalid_phone' | 'invalid_password' | 'email_taken' | 'phone_taken' | 'invalid_picture' | 'invalid_name' | 'not_found';
+
 export class AccountError extends Error {
-  constructor(
-    readonly code: 'invalid_email' | 'invalid_phone' | 'invalid_password' | 'email_taken' | 'phone_taken' | 'invalid_picture' | 'invalid_name' | 'not_found',
-    message: string,
-  ) {
+  readonly code: AccountErrorCode;
+  constructor(code: AccountErrorCode, message: string) {
     super(message);
+    this.code = code;
     this.name = 'AccountError';
   }
 }

@@ -6,11 +6,10 @@ import { parse as parseDotenv } from 'dotenv';
 import { z } from 'zod';
 
 export class SettingsError extends Error {
-  constructor(
-    readonly variable: string,
-    message: string,
-  ) {
+  readonly variable: string;
+  constructor(variable: string, message: string) {
     super(`${variable}: ${message}`);
+    this.variable = variable;
     this.name = 'SettingsError';
   }
 }

@@ -40,13 +40,13 @@ const DEFAULT_STATUS: Record<OAuthErrorCode, number> = {
 
 export class OAuthError extends Error {
   readonly status: number;
-  constructor(
-    readonly error: OAuthErrorCode,
-    /** shown to the client: says what went wrong and what to do */
-    readonly description: string,
-    options: { status?: number; detail?: string } = {},
-  ) {
+  readonly error: OAuthErrorCode;
+  /** shown to the client: says what went wrong and what to do */
+  readonly description: string;
+  constructor(error: OAuthErrorCode, description: string, options: { status?: number; detail?: string } = {}) {
     super(`${error}: ${description}${options.detail ? ` (${options.detail})` : ''}`);
+    this.error = error;
+    this.description = description;
     this.name = 'OAuthError';
     this.status = options.status ?? DEFAULT_STATUS[error];
     /** for logs only, never sent */

@@ -36,7 +36,10 @@ export function acceptFormBodiesOnly(app: FastifyInstance): void {
  * "Request and response parameters MUST NOT be included more than once"); an empty value counts as absent.
  */
 export class OAuthParams {
-  private constructor(private readonly values: ReadonlyMap<string, string>) {}
+  private readonly values: ReadonlyMap<string, string>;
+  private constructor(values: ReadonlyMap<string, string>) {
+    this.values = values;
+  }
 
   /** Reads a parsed body (anything else, e.g. no body, is no parameters). Throws invalid_request on a repeated parameter. */
   static from(body: unknown): OAuthParams {

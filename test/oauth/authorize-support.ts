@@ -45,11 +45,14 @@ export function csrfOf(html: string): string {
 /** A minimal browser for one host: keeps cookies, follows nothing by itself. */
 export class TinyBrowser {
   readonly cookies = new Map<string, string>();
-  constructor(
-    readonly flow: Flow,
-    readonly host = flow.host,
-    readonly headers: Record<string, string> = {},
-  ) {}
+  readonly flow: Flow;
+  readonly host: string;
+  readonly headers: Record<string, string>;
+  constructor(flow: Flow, host = flow.host, headers: Record<string, string> = {}) {
+    this.flow = flow;
+    this.host = host;
+    this.headers = headers;
+  }
 
   private remember(res: LightMyRequestResponse): void {
     for (const c of res.cookies) {
