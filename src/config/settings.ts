@@ -14,6 +14,17 @@ export class SettingsError extends Error {
   }
 }
 
+export const TRANSLATE_ENGINES = ['apertium', 'libretranslate', 'openai'] as const;
+
+const megabytes = (variable: string, fallback: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, `expected a whole number of megabytes from 1 to 10240`)
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= 10240, `expected a whole number of megabytes from 1 to 10240`)
+    .default(fallback)
+    .describe(variable);
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** An origin such as `https://id.example.com` or `http://localhost:8080`: scheme, host, optional port, nothing else. */
@@ -70,12 +81,13 @@ const schema = z.object({
     .string()
     .optional()
     .refine((v) => v === undefined || v === '' || /^file:/.test(v) || /^s3:\/\/[^/?]+/.test(v), 'expected file:PATH or s3://BUCKET?endpoint=URL&region=R'),
+  SIGNET_UPLOAD_MAX_MB: megabytes('SIGNET_UPLOAD_MAX_MB', 50),
   SIGNET_SMTP_URL: z
     .string()
     .optional()
     .refine((v) => v === undefined || v === '' || /^smtps?:\/\//.test(v), 'expected smtp://HOST:PORT or smtps://HOST:PORT'),
   SIGNET_MAIL_FROM: optionalText,
-  SIGNET_TRANSLATE_ENGINE: z.enum(['libretranslate', 'openai'], 'expected libretranslate or openai').optional(),
+  SIGNET_TRANSLATE_ENGINE: z.enum(TRANSLATE_ENGINES, `expected one of ${TRANSLATE_ENGINES.join(', ')}`).optional(),
   SIGNET_TRANSLATE_URL: z
     .string()
     .optional()
@@ -108,7 +120,10 @@ export type Settings = {
   storageUrl: string;
   smtpUrl: string | undefined;
   mailFrom: string | undefined;
-  translate: { engine: 'libretranslate' | 'openai' | undefined; url: string | undefined; model: string | undefined; apiKey: string | undefined };
+  /** The largest source PDF a task accepts, in bytes (SIGNET_UPLOAD_MAX_MB). */
+  uploadMaxBytes: number;
+  /** apertium runs the local `apertium` command; the other two are HTTP services at `url`. */
+  translate: { engine: (typeof TRANSLATE_ENGINES)[number] | undefined; url: string | undefined; model: string | undefined; apiKey: string | undefined };
   /** Key material from SIGNET_SECRET; undefined means "generate once into the data dir" (see secret.ts). */
   secret: string | undefined;
   compat: 'legacy' | undefined;
@@ -146,7 +161,7 @@ export function parseSettings(env: Record<string, string | undefined>, cwd = pro
       ? { kind: 'postgres', url: databaseUrl, poolSize: s.SIGNET_DATABASE_POOL_SIZE }
       : { kind: 'sqlite', file: databaseUrl ? path.resolve(cwd, databaseUrl.slice('sqlite:'.length)) : path.join(dataDir, 'signet.sqlite') };
 
-  if (s.SIGNET_TRANSLATE_ENGINE && !s.SIGNET_TRANSLATE_URL) {
+  if (s.SIGNET_TRANSLATE_ENGINE && s.SIGNET_TRANSLATE_ENGINE !== 'apertium' && !s.SIGNET_TRANSLATE_URL) {
     throw new SettingsError('SIGNET_TRANSLATE_URL', `required when SIGNET_TRANSLATE_ENGINE is ${s.SIGNET_TRANSLATE_ENGINE}`);
   }
   if (s.SIGNET_SMTP_URL && !s.SIGNET_MAIL_FROM) {
@@ -170,6 +185,7 @@ export function parseSettings(env: Record<string, string | undefined>, cwd = pro
     dataDir,
     database,
     storageUrl: s.SIGNET_STORAGE_URL || `file:${path.join(dataDir, 'objects')}`,
+    uploadMaxBytes: s.SIGNET_UPLOAD_MAX_MB * 1024 * 1024,
     smtpUrl: s.SIGNET_SMTP_URL || undefined,
     mailFrom: s.SIGNET_MAIL_FROM,
     translate: {
