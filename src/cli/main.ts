@@ -1,4 +1,5 @@
 // The `signet` command.
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { AccountError } from '../accounts/accounts.ts';
 import { ClientError } from '../clients/clients.ts';
@@ -50,8 +51,11 @@ async function run(action: (ctx: CommandContext) => Promise<unknown>, options: {
   await ctx.database.close();
 }
 
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
 const program = new Command('signet')
   .description('Signet: a self-hostable OAuth 2.0 sign-in provider')
+  .version(version, '-V, --version', 'print the version')
   .exitOverride()
   .configureOutput({ writeErr: (text) => process.stderr.write('signet: ' + explainUnknownOption((text.split('\n').filter(Boolean)[0] ?? '').replace(/^error: /, '')) + '\n') })
   .showSuggestionAfterError(false);
@@ -85,19 +89,27 @@ program
   .action(async (o: { only?: string }) => {
     if (o.only !== undefined && o.only !== 'tasks' && o.only !== 'email') fail('--only takes tasks or email', 2);
     try {
-      loadSettingsFromProcess();
+      const ctx = await openContext();
+      const { startWorker } = await import('../worker/worker.ts');
+      const { createLogger } = await import('../web/logging.ts');
+      const kinds = o.only ? [o.only as 'tasks' | 'email'] : (['tasks', 'email'] as const).slice();
+      const worker = startWorker({ settings: ctx.settings, database: ctx.database, clock: ctx.clock, logger: createLogger(ctx.settings.logLevel), kinds });
+      for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+        // spec'd by the tasks issue: "SIGTERM: finish or give back the current task, then exit"
+        process.once(signal, () => {
+          worker
+            .stop()
+            .then(() => ctx.database.close())
+            .then(
+              () => process.exit(0),
+              () => process.exit(1),
+            );
+        });
+      }
     } catch (error) {
       const { message, exitCode } = describe(error);
       fail(message, exitCode);
     }
-    const kinds = o.only ? [o.only] : ['tasks', 'email'];
-    process.stdout.write(
-      JSON.stringify({
-        worker: kinds,
-        status: 'idle',
-        message: `signet worker will run ${kinds.join(' and ')} here; this release has no background work yet, so it exits.`,
-      }) + '\n',
-    );
   });
 
 program

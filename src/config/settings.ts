@@ -82,6 +82,12 @@ const schema = z.object({
     .optional()
     .refine((v) => v === undefined || v === '' || /^file:/.test(v) || /^s3:\/\/[^/?]+/.test(v), 'expected file:PATH or s3://BUCKET?endpoint=URL&region=R'),
   SIGNET_UPLOAD_MAX_MB: megabytes('SIGNET_UPLOAD_MAX_MB', 50),
+  SIGNET_WORKER_LEASE_SECONDS: z
+    .string()
+    .regex(/^\d+$/, 'expected a whole number of seconds from 2 to 3600')
+    .transform(Number)
+    .refine((n) => n >= 2 && n <= 3600, 'expected a whole number of seconds from 2 to 3600')
+    .default(30),
   SIGNET_SMTP_URL: z
     .string()
     .optional()
@@ -122,6 +128,8 @@ export type Settings = {
   mailFrom: string | undefined;
   /** The largest source PDF a task accepts, in bytes (SIGNET_UPLOAD_MAX_MB). */
   uploadMaxBytes: number;
+  /** a worker's claim on a task lasts this long without a heartbeat (a dead worker's task is retried after it) */
+  worker: { leaseSeconds: number };
   /** apertium runs the local `apertium` command; the other two are HTTP services at `url`. */
   translate: { engine: (typeof TRANSLATE_ENGINES)[number] | undefined; url: string | undefined; model: string | undefined; apiKey: string | undefined };
   /** Key material from SIGNET_SECRET; undefined means "generate once into the data dir" (see secret.ts). */
@@ -164,6 +172,9 @@ export function parseSettings(env: Record<string, string | undefined>, cwd = pro
   if (s.SIGNET_TRANSLATE_ENGINE && s.SIGNET_TRANSLATE_ENGINE !== 'apertium' && !s.SIGNET_TRANSLATE_URL) {
     throw new SettingsError('SIGNET_TRANSLATE_URL', `required when SIGNET_TRANSLATE_ENGINE is ${s.SIGNET_TRANSLATE_ENGINE}`);
   }
+  if (s.SIGNET_TRANSLATE_ENGINE === 'openai' && !s.SIGNET_TRANSLATE_MODEL) {
+    throw new SettingsError('SIGNET_TRANSLATE_MODEL', 'required when SIGNET_TRANSLATE_ENGINE is openai (the model name the server offers, e.g. qwen2.5:7b)');
+  }
   if (s.SIGNET_SMTP_URL && !s.SIGNET_MAIL_FROM) {
     throw new SettingsError('SIGNET_MAIL_FROM', 'required when SIGNET_SMTP_URL is set (the From address of outgoing mail)');
   }
@@ -186,6 +197,7 @@ export function parseSettings(env: Record<string, string | undefined>, cwd = pro
     database,
     storageUrl: s.SIGNET_STORAGE_URL || `file:${path.join(dataDir, 'objects')}`,
     uploadMaxBytes: s.SIGNET_UPLOAD_MAX_MB * 1024 * 1024,
+    worker: { leaseSeconds: s.SIGNET_WORKER_LEASE_SECONDS },
     smtpUrl: s.SIGNET_SMTP_URL || undefined,
     mailFrom: s.SIGNET_MAIL_FROM,
     translate: {

@@ -7,6 +7,7 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, 
 import type { Settings } from '../config/settings.ts';
 import type { Database } from './schema.ts';
 import * as m0001 from './migrations/0001_initial.ts';
+import * as m0002 from './migrations/0002_tasks_notifications.ts';
 
 export type Db = Kysely<Database>;
 export type Dialect = 'sqlite' | 'postgres';
@@ -20,6 +21,7 @@ export type DatabaseHandle = {
 /** Migrations, in order. A new one is one line here. */
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
+  '0002_tasks_notifications': m0002,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

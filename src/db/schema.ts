@@ -111,6 +111,68 @@ export interface SigninThrottleTable {
   locked_until: number | null;
 }
 
+export type TaskKind = 'translate' | 'docparse';
+export type TaskStatus = 'queued' | 'running' | 'finished' | 'failed' | 'cancelled';
+
+export interface TasksTable {
+  /** a UUID: safe on a command line, unguessable */
+  id: string;
+  sub: string;
+  kind: TaskKind;
+  status: TaskStatus;
+  /** the owner's page language when the task was created: its notification is written in it */
+  locale: string;
+  source_name: string;
+  source_size: number;
+  source_pages: number;
+  source_lang: string | null;
+  target_lang: string | null;
+  progress_done: number;
+  progress_total: number;
+  /** when failed: what happened and what to do, in words a person can act on */
+  error: string | null;
+  /** JSON array of {name, size, content_type}: the result files, stored under tasks/<id>/<name> */
+  files: string;
+  /** how many times a worker has claimed it (a lease that expired counts) */
+  attempts: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  created_at: number;
+  updated_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+}
+
+export interface NotificationsTable {
+  id: string;
+  seq: number;
+  sub: string;
+  category: string;
+  title: string;
+  body: string;
+  link: string | null;
+  /** the application the notification is about, if any (muting it suppresses every delivery) */
+  client_id: string | null;
+  locale: string;
+  created_at: number;
+  read_at: number | null;
+}
+
+export type DeliveryStatus = 'pending' | 'sent' | 'failed' | 'suppressed';
+
+export interface NotificationDeliveriesTable {
+  notification_id: string;
+  channel: string;
+  status: DeliveryStatus;
+  /** why it failed or was suppressed */
+  reason: string | null;
+  attempts: number;
+  next_attempt_at: number | null;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  updated_at: number;
+}
+
 export interface Database {
   users: UsersTable;
   clients: ClientsTable;
@@ -121,4 +183,7 @@ export interface Database {
   access_tokens: AccessTokensTable;
   refresh_tokens: RefreshTokensTable;
   signin_throttle: SigninThrottleTable;
+  tasks: TasksTable;
+  notifications: NotificationsTable;
+  notification_deliveries: NotificationDeliveriesTable;
 }

@@ -21,6 +21,10 @@ import { securityHeaders } from './plugins/security-headers.ts';
 import { sessions } from './plugins/session.ts';
 import { pageRoutes } from './pages/pages.routes.ts';
 import { authorizeRoutes } from '../oauth/authorize.routes.ts';
+import type { ObjectStore } from '../storage/object-store.ts';
+import type { Translator } from '../tasks/engines/translate/translator.ts';
+import { taskRoutes } from '../tasks/tasks.routes.ts';
+import { localeOf } from './pages/view.ts';
 
 /** Everything a route needs, passed down explicitly. */
 export type AppDeps = {
@@ -31,6 +35,10 @@ export type AppDeps = {
   clock: Clock;
   logger: Logger;
   metrics?: Metrics | undefined;
+  /** where task files live */
+  objects: ObjectStore;
+  /** the configured translation engine, if any */
+  translator: Translator | undefined;
 };
 
 /** Requests bodies above this are refused with 413 (uploads set their own limits). */
@@ -81,7 +89,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.code(404).send({ error: 'not_found', message: `Nothing is served at ${request.method} ${request.url.split('?', 1)[0]}.` });
   });
 
-  await app.register(healthRoutes, { db: deps.db });
+  await app.register(healthRoutes, { db: deps.db, checks: [{ name: 'storage', check: () => deps.objects.ping() }] });
   const flow = { db: deps.db, hashKey: deps.keys.tokenHash, clock: deps.clock, compat: deps.settings.compat };
   await app.register(authorizeRoutes, { ctx: flow });
   await app.register(pageRoutes, { ctx: flow });
@@ -90,6 +98,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(revokeRoutes, { deps });
   await app.register(userinfoRoutes, { deps });
   await app.register(discoveryRoutes, { deps });
+  // First-party APIs (session cookie).
+  const tasks = { db: deps.db, dialect: deps.dialect, clock: deps.clock, objects: deps.objects, translator: deps.translator, uploadMaxBytes: deps.settings.uploadMaxBytes };
+  await app.register(taskRoutes, { ctx: tasks, localeOf });
 
   return app;
 }

@@ -5,6 +5,8 @@ import { systemClock } from '../config/clock.ts';
 import { deriveKeys, loadRootSecret } from '../config/keys.ts';
 import type { Settings } from '../config/settings.ts';
 import { migrate, openDatabase } from '../db/database.ts';
+import { openObjectStore, parseStorageUrl } from '../storage/open.ts';
+import { createTranslator } from '../tasks/engines/translate/create.ts';
 import { buildApp } from './app.ts';
 import { startHousekeeping } from './housekeeping.ts';
 import { createLogger } from './logging.ts';
@@ -18,7 +20,9 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
   const database = openDatabase(settings.database);
   await migrate(database.db);
   const metrics = settings.metrics === 'off' ? undefined : createMetrics();
-  const app = await buildApp({ settings, db: database.db, dialect: database.dialect, keys, clock: systemClock, logger, metrics });
+  const objects = openObjectStore(parseStorageUrl(settings.storageUrl));
+  const translator = settings.translate.engine ? createTranslator(settings.translate) : undefined;
+  const app = await buildApp({ settings, db: database.db, dialect: database.dialect, keys, clock: systemClock, logger, metrics, objects, translator });
   await app.listen({ host: settings.host, port: settings.port });
   const metricsServer = metrics && settings.metrics !== 'off' ? await startMetricsServer(metrics, settings.metrics.host, settings.metrics.port) : undefined;
   const stopHousekeeping = startHousekeeping(database.db, systemClock, logger);
@@ -33,6 +37,7 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
         stopHousekeeping();
         await app.close();
         await new Promise<void>((resolve) => (metricsServer ? metricsServer.close(() => resolve()) : resolve()));
+        await objects.close();
         await database.close();
       })();
       return closing;

@@ -1,9 +1,15 @@
 // Builds the real app (no listening) on a test database with a movable clock and captured logs.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { manualClock } from '../../src/config/clock.ts';
 import { deriveKeys } from '../../src/config/keys.ts';
 import { parseSettings, type Settings } from '../../src/config/settings.ts';
+import type { ObjectStore } from '../../src/storage/object-store.ts';
+import { openObjectStore, parseStorageUrl } from '../../src/storage/open.ts';
+import type { Translator } from '../../src/tasks/engines/translate/translator.ts';
 import { buildApp, type AppDeps } from '../../src/web/app.ts';
 import { createLogger } from '../../src/web/logging.ts';
 import type { TestDatabase } from './databases.ts';
@@ -19,7 +25,12 @@ export type TestApp = {
 export const TEST_BASE_URL = 'http://signet.test';
 export const TEST_ALT_BASE_URL = 'http://alt.signet.test';
 
-export async function testApp(database: TestDatabase, env: Record<string, string> = {}, extend?: (app: FastifyInstance) => void): Promise<TestApp> {
+export async function testApp(
+  database: TestDatabase,
+  env: Record<string, string> = {},
+  extend?: (app: FastifyInstance) => void,
+  parts: { objects?: ObjectStore; translator?: Translator } = {},
+): Promise<TestApp> {
   const settings: Settings = {
     ...parseSettings({
       SIGNET_BASE_URL: TEST_BASE_URL,
@@ -46,6 +57,9 @@ export async function testApp(database: TestDatabase, env: Record<string, string
     keys: deriveKeys('test-root-secret-test-root-secret-0123456789'),
     clock,
     logger: createLogger(settings.logLevel, sink),
+    // Task files in a fresh folder unless the test brings its own store (e.g. S3 on loopback).
+    objects: parts.objects ?? openObjectStore(parseStorageUrl(`file:${mkdtempSync(path.join(tmpdir(), 'signet-objects-'))}`)),
+    translator: parts.translator,
   };
   const app = await buildApp(deps);
   extend?.(app);

@@ -15,6 +15,12 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The signed-in session on this host, looked up once per request (only when asked for). */
     currentSession(): Promise<Session | undefined>;
+    /**
+     * The signed-in person calling a first-party API (`/api/v1/…`). Throws 401 without a session — an
+     * OAuth access token is refused, since userinfo is the only endpoint one can call — and, for a
+     * state-changing call, 403 unless `Origin` is exactly the serving host's origin.
+     */
+    apiAccount(options?: { stateChanging?: boolean }): Promise<Session>;
   }
   interface FastifyReply {
     /** Starts a new session (a new id, the old one ended) and sets its cookie. */
@@ -50,6 +56,24 @@ export const sessions = fp<{ db: Db; tokenHashKey: Buffer; clock: Clock }>(
       return lookup;
     });
 
+    app.decorateRequest('apiAccount', async function (this: FastifyRequest, options: { stateChanging?: boolean } = {}) {
+      const session = await this.currentSession();
+      if (!session) {
+        const bearer = /^Bearer /.test(this.headers.authorization ?? '');
+        throw httpError(
+          401,
+          bearer
+            ? 'OAuth access tokens are accepted only at /oauth/userinfo. Sign in to Signet in the browser to use this API.'
+            : 'Sign in first: this API uses the Signet session cookie.',
+        );
+      }
+      // Cross-site request forgery: a state change must come from a page of this very host.
+      if (options.stateChanging && this.headers.origin !== this.servedOrigin.origin) {
+        throw httpError(403, `This request must come from a page of ${this.servedOrigin.origin} (its Origin header did not match).`);
+      }
+      return session;
+    });
+
     app.decorateReply('signIn', async function (this: FastifyReply, sub: string) {
       const request = this.request;
       const { id, expiresAt } = await startSession(db, tokenHashKey, clock, { sub, origin: request.servedOrigin.origin, previousId: request.cookies[SESSION_COOKIE] });
@@ -71,3 +95,7 @@ export const sessions = fp<{ db: Db; tokenHashKey: Buffer; clock: Clock }>(
   },
   { name: 'signet-sessions', dependencies: ['@fastify/cookie', 'signet-hosts'] },
 );
+
+function httpError(statusCode: number, message: string): Error & { statusCode: number } {
+  return Object.assign(new Error(message), { statusCode });
+}

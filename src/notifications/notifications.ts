@@ -1,0 +1,41 @@
+// Recording a notification: one row, one delivery per channel, written in the same transaction as the
+// change that causes it, so none is lost or doubled.
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../db/database.ts';
+import type { DeliveryStatus } from '../db/schema.ts';
+import { CHANNELS, DEFAULT_PREFERENCES, type Channel } from './categories.ts';
+import { categoryOf, textsFor, type NotificationEvent } from './messages.ts';
+import * as store from './notifications.store.ts';
+
+export type RecordInput = {
+  sub: string;
+  locale: string;
+  event: NotificationEvent;
+  link?: string;
+  clientId?: string;
+};
+
+/** What each channel's delivery starts as, from the person's choices (defaults until they set any). */
+function initialDelivery(channel: Channel, enabled: boolean): { status: DeliveryStatus; reason: string | null } {
+  if (channel === 'browser_push' || channel === 'mobile_push') return { status: 'suppressed', reason: 'not available' };
+  if (!enabled) return { status: 'suppressed', reason: 'turned off in preferences' };
+  // In-app delivery is the inbox row itself; e-mail waits for `signet worker` (spec: it stays pending without it).
+  return channel === 'in_app' ? { status: 'sent', reason: null } : { status: 'pending', reason: null };
+}
+
+/** Records a notification inside the caller's transaction `trx`. Returns its id. */
+export async function recordNotification(trx: Db, dialect: 'sqlite' | 'postgres', now: number, input: RecordInput): Promise<string> {
+  const id = randomUUID();
+  const { title, body } = textsFor(input.locale, input.event);
+  const deliveries = CHANNELS.map((channel) => {
+    const { status, reason } = initialDelivery(channel, DEFAULT_PREFERENCES[channel]);
+    return { notification_id: id, channel, status, reason, attempts: 0, next_attempt_at: status === 'pending' ? now : null, lease_owner: null, lease_expires_at: null, updated_at: now };
+  });
+  await store.insertNotification(
+    trx,
+    dialect,
+    { id, sub: input.sub, category: categoryOf(input.event), title, body, link: input.link ?? null, client_id: input.clientId ?? null, locale: input.locale, created_at: now, read_at: null },
+    deliveries,
+  );
+  return id;
+}

@@ -1,0 +1,35 @@
+// `signet worker`: background work beside the servers — task execution and (with the notifications
+// feature) e-mail delivery. Several may run at once, on one host or many; they share work through the
+// database only.
+import type { Logger } from 'pino';
+import type { Clock } from '../config/clock.ts';
+import type { Settings } from '../config/settings.ts';
+import type { DatabaseHandle } from '../db/database.ts';
+import { openObjectStore, parseStorageUrl } from '../storage/open.ts';
+import { createTranslator } from '../tasks/engines/translate/create.ts';
+import { startTaskRunner, type TaskRunnerOptions } from './task-runner.ts';
+
+export type WorkKind = 'tasks' | 'email';
+
+export type RunningWorker = { stop(): Promise<void> };
+
+export function startWorker(input: { settings: Settings; database: DatabaseHandle; clock: Clock; logger: Logger; kinds: WorkKind[]; taskOptions?: TaskRunnerOptions }): RunningWorker {
+  const { settings, database, clock, logger } = input;
+  const objects = openObjectStore(parseStorageUrl(settings.storageUrl));
+  const translator = settings.translate.engine ? createTranslator(settings.translate) : undefined;
+  const runners: Array<{ stop(): Promise<void> }> = [];
+  if (input.kinds.includes('tasks')) {
+    runners.push(startTaskRunner({ db: database.db, dialect: database.dialect, clock, objects, translator, logger }, { ...taskOptionsFrom(settings), ...input.taskOptions }));
+  }
+  logger.info({ work: input.kinds, translate: settings.translate.engine ?? 'none' }, 'signet worker is running');
+  return {
+    async stop() {
+      await Promise.all(runners.map((r) => r.stop()));
+      await objects.close();
+    },
+  };
+}
+
+function taskOptionsFrom(settings: Settings): TaskRunnerOptions {
+  return { leaseMs: settings.worker.leaseSeconds * 1000 };
+}
