@@ -2,6 +2,7 @@
 // goes queued → running → finished with its results; cancel reaches running work; a lease that
 // expires is claimed again, and after the last attempt the task fails — never stuck in `running`.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -19,8 +20,17 @@ import * as store from '../../src/tasks/tasks.store.ts';
 import { createLogger } from '../../src/web/logging.ts';
 import { startTaskRunner } from '../../src/worker/task-runner.ts';
 import { forEachDatabase, type TestDatabase } from '../helpers/databases.ts';
+import { skipUnlessAvailable } from '../helpers/services.ts';
 import { plainPdf, samplePdf, SAMPLE } from '../helpers/pdfs.ts';
 import { startLibreTranslateServer, startOpenAiServer } from '../helpers/translation-servers.ts';
+
+const apertiumSkip = skipUnlessAvailable('Apertium (eng-spa)', apertiumMissing());
+
+function apertiumMissing(): string | undefined {
+  const listed = spawnSync('apertium', ['-l'], { encoding: 'utf8' });
+  if (listed.error || listed.status !== 0) return 'the apertium command is not installed (apt-get install apertium apertium-eng-spa)';
+  return /\beng-spa\b/.test(listed.stdout) ? undefined : 'the eng-spa pair is not installed (apt-get install apertium-eng-spa)';
+}
 
 const silent = createLogger('silent', new Writable({ write: (_c, _e, done) => done() }));
 
@@ -122,6 +132,20 @@ forEachDatabase('worker: tasks', (open) => {
       }
     } finally {
       await server.close();
+    }
+  });
+
+  test('translate end to end with the real Apertium engine (eng-spa); translated.pdf opens and its text extracts', { skip: apertiumSkip }, async () => {
+    const ctx = await setup(await open(), createTranslator({ engine: 'apertium', url: undefined, model: undefined, apiKey: undefined }));
+    const task = await queue(ctx, 'translate', await plainPdf(2), 'plain.pdf');
+    const runner = startTaskRunner({ ...ctx, logger: silent }, { pollMs: 20, heartbeatMs: 50 });
+    try {
+      const row = await untilStatus(ctx, task.id, ['finished', 'failed']);
+      assert.equal(row.status, 'finished', row.error ?? '');
+      assert.match(await readText(ctx.objects, `tasks/${task.id}/translated.md`), /Página sencilla 1\./);
+      assert.match(await pdfText(ctx.objects, `tasks/${task.id}/translated.pdf`), /Página sencilla 2\./);
+    } finally {
+      await runner.stop();
     }
   });
 

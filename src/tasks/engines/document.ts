@@ -20,6 +20,8 @@ export type Block = {
   level?: number;
   /** For tables: rows of cell texts. */
   cells?: string[][];
+  /** For list items: the marker the text started with ("•", "-", "1.", "a)"), kept for numbered lists. */
+  marker?: string;
 };
 
 export type Page = { pageNo: number; width: number; height: number; blocks: Block[] };
