@@ -8,6 +8,7 @@ import type { Settings } from '../config/settings.ts';
 import type { Database } from './schema.ts';
 import * as m0001 from './migrations/0001_initial.ts';
 import * as m0002 from './migrations/0002_tasks_notifications.ts';
+import * as m0003 from './migrations/0003_notification_preferences.ts';
 
 export type Db = Kysely<Database>;
 export type Dialect = 'sqlite' | 'postgres';
@@ -22,6 +23,7 @@ export type DatabaseHandle = {
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
   '0002_tasks_notifications': m0002,
+  '0003_notification_preferences': m0003,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

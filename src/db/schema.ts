@@ -173,6 +173,14 @@ export interface NotificationDeliveriesTable {
   updated_at: number;
 }
 
+export interface NotificationPreferencesTable {
+  sub: string;
+  category: string;
+  channel: string;
+  enabled: Flag;
+  updated_at: number;
+}
+
 export interface Database {
   users: UsersTable;
   clients: ClientsTable;
@@ -186,4 +194,5 @@ export interface Database {
   tasks: TasksTable;
   notifications: NotificationsTable;
   notification_deliveries: NotificationDeliveriesTable;
+  notification_preferences: NotificationPreferencesTable;
 }

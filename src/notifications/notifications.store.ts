@@ -4,6 +4,9 @@ import type { Db } from '../db/database.ts';
 import type { NotificationDeliveriesTable, NotificationsTable } from '../db/schema.ts';
 
 export type NotificationRow = NotificationsTable;
+
+/** The PostgreSQL LISTEN/NOTIFY channel that announces committed notifications to every process. */
+export const NOTIFY_CHANNEL = 'signet_notifications';
 export type DeliveryRow = NotificationDeliveriesTable;
 
 /**
@@ -18,6 +21,9 @@ export async function insertNotification(trx: Db, dialect: 'sqlite' | 'postgres'
   const seq = Number(next.max) + 1;
   await trx.insertInto('notifications').values({ ...row, seq }).execute();
   if (deliveries.length > 0) await trx.insertInto('notification_deliveries').values(deliveries).execute();
+  // Every server process LISTENs on this channel; PostgreSQL delivers it at commit, never for a
+  // rollback. The payload names the row (well under NOTIFY's 8,000 bytes); listeners read the row.
+  if (dialect === 'postgres') await sql`select pg_notify(${NOTIFY_CHANNEL}, ${JSON.stringify({ id: row.id, sub: row.sub, seq })})`.execute(trx);
   return seq;
 }
 

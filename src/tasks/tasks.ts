@@ -136,6 +136,9 @@ export async function createTask(
   const inspecting = inspectingStream();
   input.upload.file.on('limit', () => inspecting.destroy(limitError(ctx)));
   input.upload.file.on('error', (error) => inspecting.destroy(error));
+  // The store's put reads `inspecting` and rejects with its error; this listener only keeps a second
+  // 'error' (emitted after the put has already given up) from becoming an uncaught exception.
+  inspecting.on('error', () => {});
   let stored = false;
   try {
     const { size } = await ctx.objects.put(key, input.upload.file.pipe(inspecting), { contentType: 'application/pdf' });
