@@ -47,6 +47,14 @@ function checkCodeCredential(ctx: TokenContext, client: Client, code: store.Code
   }
   // spec: "client_secret — required unless the code was issued with a code_challenge"
   checkClientSecret(ctx.hashKey, client, clientSecret);
+  // RFC 9700 §4.8.2 (PKCE downgrade): "if there was no code_challenge in the authorization request, a
+  // request to the token endpoint containing a code_verifier is rejected". The code was issued without
+  // PKCE, so a verifier has nothing to prove; one that rides along means the request was tampered with.
+  if (params.optional('code_verifier') !== undefined) {
+    throw new OAuthError('invalid_grant', 'code_verifier was sent, but the authorization code was issued without a code_challenge. Send code_verifier only when the authorize request carried code_challenge.', {
+      detail: 'PKCE downgrade: code_verifier sent for a code issued without code_challenge',
+    });
+  }
 }
 
 export const authorizationCodeGrant: GrantHandler<CheckedCode> = {
