@@ -91,15 +91,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(healthRoutes, { db: deps.db, checks: [{ name: 'storage', check: () => deps.objects.ping() }] });
   const flow = { db: deps.db, hashKey: deps.keys.tokenHash, clock: deps.clock, compat: deps.settings.compat };
+  const tasks = { db: deps.db, dialect: deps.dialect, clock: deps.clock, objects: deps.objects, translator: deps.translator, uploadMaxBytes: deps.settings.uploadMaxBytes };
   await app.register(authorizeRoutes, { ctx: flow });
-  await app.register(pageRoutes, { ctx: flow });
+  await app.register(pageRoutes, { ctx: flow, tasks });
   // OAuth endpoints (token and revoke read form bodies only, in their own encapsulated contexts).
   await app.register(tokenRoutes, { deps });
   await app.register(revokeRoutes, { deps });
   await app.register(userinfoRoutes, { deps });
   await app.register(discoveryRoutes, { deps });
   // First-party APIs (session cookie).
-  const tasks = { db: deps.db, dialect: deps.dialect, clock: deps.clock, objects: deps.objects, translator: deps.translator, uploadMaxBytes: deps.settings.uploadMaxBytes };
   await app.register(taskRoutes, { ctx: tasks, localeOf });
 
   return app;

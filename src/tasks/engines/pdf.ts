@@ -7,16 +7,10 @@ import { getDocument, GlobalWorkerOptions, OPS, PasswordException } from 'pdfjs-
 import type { PDFDocumentProxy, PDFPageProxy, TextItem, TextStyle } from 'pdfjs-dist/types/src/display/api.js';
 import type { OnProgress, ParsedDocument } from './document.ts';
 import { labelDocument, layoutPage, type Ruling, type TextRun } from './layout.ts';
+import { NotAPdfError, UnreadablePdfError } from './pdf-errors.ts';
 
-/** The upload is not a PDF at all (HTTP 415). */
-export class NotAPdfError extends Error {
-  override name = 'NotAPdfError';
-}
+export { NotAPdfError, UnreadablePdfError };
 
-/** The upload starts like a PDF but pdf.js cannot open it: damaged, or locked by a password (HTTP 422). */
-export class UnreadablePdfError extends Error {
-  override name = 'UnreadablePdfError';
-}
 
 const require = createRequire(import.meta.url);
 const PDFJS_ROOT = path.dirname(require.resolve('pdfjs-dist/package.json'));

@@ -1,5 +1,6 @@
 // English page text: the default, and the operator contract's landmark names ("Email or phone",
 // "Password", "Sign in", "Allow", "Deny", "Withdraw") must stay exactly as written here.
+import type { TaskStatus } from '../../db/schema.ts';
 import type { Scope } from '../../oauth/scopes.ts';
 
 export const en = {
@@ -60,6 +61,57 @@ export const en = {
   unavailable: 'The service is temporarily unavailable. Try again in a moment.',
   notSignedIn: 'Sign in to see this page.',
   backToAccount: 'Go to your account',
+
+  // The /tasks page. Plain strings with {placeholders} (filled by `fill` in pages/tasks.routes.ts):
+  // the page hands this whole object to static/tasks.js, which fills the same templates in the browser.
+  tasks: {
+    nav: 'Tasks',
+    title: 'Tasks',
+    heading: 'Your tasks',
+    intro: 'Upload a PDF to get its text as Markdown, or to translate it. Results stay here until you delete them.',
+    uploadLimit: 'PDF files up to {mb} MB.',
+    noScript: 'Uploading, cancelling and deleting need JavaScript. The lists and downloads work without it; reload the page to see progress.',
+    parseHeading: 'Parse a PDF',
+    parseIntro: 'Extracts the text of every page as Markdown (document.md) and JSON (document.json).',
+    translateHeading: 'Translate a PDF',
+    translateIntro: 'Translates the text and lays it out again as a PDF (translated.pdf) and as Markdown (translated.md).',
+    fileLabel: 'PDF file',
+    sourceLanguage: 'From',
+    targetLanguage: 'Into',
+    parseButton: 'Upload and parse',
+    translateButton: 'Upload and translate',
+    notConfigured: 'Translation is not set up on this server: no translation engine is configured (the operator sets SIGNET_TRANSLATE_ENGINE). An upload is recorded as failed.',
+    languagesUnknown: 'The translation engine does not list its languages, so some of these pairs may not work.',
+    noLanguages: 'The translation engine offers no language pairs yet. Ask the operator to install one.',
+    uploading: 'Uploading {name}…',
+    uploaded: 'Uploaded {name}. Its progress shows in the list below.',
+    parseListHeading: 'Parsing tasks',
+    translateListHeading: 'Translation tasks',
+    noTasks: 'No tasks yet. Upload a PDF above.',
+    showOlder: 'Show older tasks',
+    status: { queued: 'Queued', running: 'Running', finished: 'Finished', failed: 'Failed', cancelled: 'Cancelled' } satisfies Record<TaskStatus, string>,
+    progressOne: '{done} of {total} page',
+    progressOther: '{done} of {total} pages',
+    languages: '{source} → {target}',
+    created: 'Uploaded',
+    started: 'Started',
+    ended: 'Ended',
+    results: 'Results',
+    cancelButton: 'Cancel',
+    deleteButton: 'Delete record',
+    confirmDelete: 'Delete {name} and all its files for good? This cannot be undone.',
+    confirmYes: 'Delete',
+    confirmNo: 'Keep',
+    previewButton: 'Preview',
+    previewCaption: 'Preview of {file}',
+    previewLoading: 'Loading the preview…',
+    previewTruncated: 'The preview stops after {size}; download the file for the rest.',
+    cancelledNotice: '{name} is cancelled.',
+    deletedNotice: 'The record of {name} and its files are deleted.',
+    endedNotice: '{name}: {status}.',
+    networkError: 'The server could not be reached. Check your connection and try again.',
+    serverError: 'The server could not do that (status {status}). Try again in a moment.',
+  },
 };
 
 export type Messages = typeof en;

@@ -4,15 +4,17 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
 import { isDatabaseUnavailable } from '../../db/errors.ts';
 import type { FlowContext } from '../../oauth/authorization-requests.ts';
+import type { TaskContext } from '../../tasks/tasks.ts';
 import { accountRoutes } from './account.routes.ts';
 import { consentRoutes } from './consent.routes.ts';
 import { languageRoutes } from './language.routes.ts';
 import { signinRoutes } from './signin.routes.ts';
+import { tasksRoutes } from './tasks.routes.ts';
 import { renderError } from './view.ts';
 
 const CSRF_ERRORS = new Set(['FST_CSRF_INVALID_TOKEN', 'FST_CSRF_MISSING_SECRET']);
 
-export const pageRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app, { ctx }) => {
+export const pageRoutes: FastifyPluginAsync<{ ctx: FlowContext; tasks: TaskContext }> = async (app, { ctx, tasks }) => {
   const { db } = ctx;
 
   // Loaded here, not at module load: CLI commands import the app's modules but never serve pages.
@@ -43,5 +45,6 @@ export const pageRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app, 
   await app.register(signinRoutes, { ctx });
   await app.register(consentRoutes, { ctx });
   await app.register(accountRoutes, { db, clock: ctx.clock });
+  await app.register(tasksRoutes, { ctx: tasks });
   await app.register(languageRoutes);
 };
