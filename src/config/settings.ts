@@ -187,9 +187,13 @@ export function parseSettings(env: Record<string, string | undefined>, cwd = pro
     metrics = { host: s.SIGNET_METRICS_ADDR.slice(0, at).replace(/^\[|\]$/g, ''), port: metricsPort };
   }
 
-  const basePort = s.SIGNET_BASE_URL.port ? Number(s.SIGNET_BASE_URL.port) : 8080;
+  // SIGNET_PORT alone moves the default base URL with it: otherwise every request would be refused
+  // (421) for naming a host:port the service does not answer for. With both set, both are taken as
+  // given (a proxy in front may well listen on another port).
+  const baseUrl = relevant.SIGNET_BASE_URL === undefined && s.SIGNET_PORT !== undefined ? new URL(`http://localhost:${s.SIGNET_PORT}`) : s.SIGNET_BASE_URL;
+  const basePort = baseUrl.port ? Number(baseUrl.port) : 8080;
   return {
-    baseUrl: s.SIGNET_BASE_URL,
+    baseUrl,
     altBaseUrl: s.SIGNET_ALT_BASE_URL,
     host: s.SIGNET_HOST,
     port: s.SIGNET_PORT ?? basePort,

@@ -18,6 +18,14 @@ test('defaults: base URL http://localhost:8080, port 8080, SQLite in ./data, loc
   assert.equal(s.logLevel, 'info');
 });
 
+test('"SIGNET_PORT without SIGNET_BASE_URL moves the base URL\'s port too", so the address the service prints answers', () => {
+  const settings = parseSettings({ SIGNET_PORT: '9100' });
+  assert.equal(settings.port, 9100);
+  assert.equal(settings.baseUrl.origin, 'http://localhost:9100');
+  const both = parseSettings({ SIGNET_BASE_URL: 'https://id.example', SIGNET_PORT: '9100' });
+  assert.equal(both.baseUrl.origin, 'https://id.example', 'with both set, behind a proxy, both are taken as given');
+});
+
 test('SIGNET_PORT defaults to "the port of the base URL, else 8080"', () => {
   assert.equal(parseSettings({ SIGNET_BASE_URL: 'http://id.example:9000' }).port, 9000);
   assert.equal(parseSettings({ SIGNET_BASE_URL: 'https://id.example' }).port, 8080);
@@ -41,7 +49,8 @@ const BAD_VALUES: Array<[Record<string, string>, string, RegExp]> = [
   [{ SIGNET_STORAGE_URL: 'ftp://bucket' }, 'SIGNET_STORAGE_URL', /s3:\/\//],
   [{ SIGNET_SMTP_URL: 'mail.example:25' }, 'SIGNET_SMTP_URL', /smtp:\/\//],
   [{ SIGNET_SMTP_URL: 'smtp://127.0.0.1:2525' }, 'SIGNET_MAIL_FROM', /required/],
-  [{ SIGNET_TRANSLATE_ENGINE: 'google' }, 'SIGNET_TRANSLATE_ENGINE', /libretranslate or openai/],
+  [{ SIGNET_TRANSLATE_ENGINE: 'google' }, 'SIGNET_TRANSLATE_ENGINE', /apertium, libretranslate, openai/],
+  [{ SIGNET_TRANSLATE_ENGINE: 'openai', SIGNET_TRANSLATE_URL: 'http://127.0.0.1:11434/v1' }, 'SIGNET_TRANSLATE_MODEL', /required when SIGNET_TRANSLATE_ENGINE is openai/],
   [{ SIGNET_TRANSLATE_ENGINE: 'openai' }, 'SIGNET_TRANSLATE_URL', /required/],
   [{ SIGNET_SECRET: 'short' }, 'SIGNET_SECRET', /at least 32/],
   [{ SIGNET_COMPAT: 'old' }, 'SIGNET_COMPAT', /legacy/],
