@@ -1,10 +1,11 @@
-// Signing in by e-mail or phone plus password, throttled per account and per source address.
+// Signing in by e-mail or phone plus password, throttled per account and address, per address, and
+// with a per-account ceiling that slows (see throttle.ts).
 import type { Clock } from '../config/clock.ts';
 import type { Db } from '../db/database.ts';
 import { keyedHash } from '../oauth/secrets.ts';
 import { checkCredentials, findAccountByIdentifier } from './accounts.ts';
 import { parseLoginIdentifier } from './identifiers.ts';
-import { accountKey, addressKey, blockedUntil, recordFailure, recordSuccess } from './throttle.ts';
+import { blockedUntil, recordFailure, recordSuccess, type AttemptSource } from './throttle.ts';
 
 export type SignInAttempt = { identifier: string; password: string; address: string };
 
@@ -16,27 +17,24 @@ export type SignInResult =
   | { outcome: 'throttled'; retryAt: number };
 
 /**
- * The account key of an identifier. An identifier with no account gets a key too (a keyed hash of
- * it), so lockouts behave the same whether or not the account exists.
+ * Whom the attempt counts against. An identifier with no account gets a stand-in account (a keyed
+ * hash of it), so throttling behaves the same whether or not the account exists.
  */
-async function throttleKeys(db: Db, hashKey: Buffer, attempt: SignInAttempt): Promise<string[]> {
-  const keys = [addressKey(attempt.address)];
+async function attemptSource(db: Db, hashKey: Buffer, attempt: SignInAttempt): Promise<AttemptSource> {
   const account = await findAccountByIdentifier(db, attempt.identifier);
-  if (account) keys.unshift(accountKey(account.sub));
-  else {
-    const parsed = parseLoginIdentifier(attempt.identifier);
-    if (parsed) keys.unshift(accountKey(`unknown:${keyedHash(hashKey, 'email' in parsed ? parsed.email : parsed.phone)}`));
-  }
-  return keys;
+  if (account) return { account: account.sub, address: attempt.address };
+  const parsed = parseLoginIdentifier(attempt.identifier);
+  const normalized = parsed ? ('email' in parsed ? parsed.email : parsed.phone) : attempt.identifier;
+  return { account: `unknown:${keyedHash(hashKey, normalized)}`, address: attempt.address };
 }
 
 export async function signIn(db: Db, hashKey: Buffer, clock: Clock, attempt: SignInAttempt): Promise<SignInResult> {
-  const keys = await throttleKeys(db, hashKey, attempt);
-  const blocked = await blockedUntil(db, clock, keys);
+  const source = await attemptSource(db, hashKey, attempt);
+  const blocked = await blockedUntil(db, clock, source);
   if (blocked !== undefined) return { outcome: 'throttled', retryAt: blocked };
   // The password check costs the same time whether or not the account exists (checkCredentials uses a decoy hash).
   const account = await checkCredentials(db, attempt.identifier, attempt.password);
-  if (!account) return { outcome: 'wrong_credentials', retryAt: await recordFailure(db, clock, keys) };
-  await recordSuccess(db, accountKey(account.sub));
+  if (!account) return { outcome: 'wrong_credentials', retryAt: await recordFailure(db, clock, source) };
+  await recordSuccess(db, source);
   return { outcome: 'signed_in', sub: account.sub };
 }

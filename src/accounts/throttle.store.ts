@@ -38,6 +38,16 @@ export async function clearKey(db: Db, key: string): Promise<void> {
   await db.deleteFrom('signin_throttle').where('key', '=', key).execute();
 }
 
+/** Removes the counter `exact` and every counter whose key starts with `prefix`. Returns how many. */
+export async function clearKeys(db: Db, exact: string, prefix: string): Promise<number> {
+  const result = await db
+    .deleteFrom('signin_throttle')
+    // substr, not LIKE: nothing in the prefix can act as a wildcard.
+    .where((eb) => eb.or([eb('key', '=', exact), eb(sql<string>`substr(key, 1, ${sql.lit(prefix.length)})`, '=', prefix)]))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
 /** Removes counters whose window has passed and which hold no lock. */
 export async function deleteStaleCounters(db: Db, windowStartedBefore: number, now: number): Promise<number> {
   const result = await db

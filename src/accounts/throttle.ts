@@ -1,45 +1,88 @@
-// Sign-in throttling: repeated wrong passwords first slow down, then temporarily lock, both the
-// account and the source address. Counters live in the database, so every process sees them.
+// Sign-in throttling (OWASP Authentication Cheat Sheet, "Protect against automated attacks"). Wrong
+// passwords are counted under three keys, each with its own rule:
+// - one account from one address: slows down, then locks — a guesser at one account is stopped;
+// - one address, over every account: slows down, then locks — one address spraying many accounts;
+// - one account, over every address: a ceiling that only slows (a short, capped wait), never locks.
+// So a stranger who knows an account can lock out only their own address: the person with the right
+// password, from an address that has not been failing, still gets in. Counters live in the database,
+// so every process sees them.
 import { MINUTE, SECOND, type Clock } from '../config/clock.ts';
 import type { Db } from '../db/database.ts';
 import * as store from './throttle.store.ts';
 
 /** Failures are counted within this window. */
 export const FAILURE_WINDOW_MS = 15 * MINUTE;
-/** From this many failures on, each further failure makes the next attempt wait. */
-export const SLOW_DOWN_AFTER = 5;
-/** This many failures lock the key for LOCK_MS. */
-export const LOCK_AFTER = 10;
-export const LOCK_MS = 15 * MINUTE;
 
-/** The wait imposed after the n-th failure in a window: none, then 5 s doubling, then the lock. */
-export function waitAfterFailure(failures: number): number {
-  if (failures >= LOCK_AFTER) return LOCK_MS;
-  if (failures >= SLOW_DOWN_AFTER) return 5 * SECOND * 2 ** (failures - SLOW_DOWN_AFTER);
-  return 0;
+export type ThrottleRule = {
+  /** from this many failures in the window on, each further failure makes the next attempt wait */
+  slowAfter: number;
+  /** the first wait; it doubles with every further failure */
+  firstWaitMs: number;
+  /** the longest wait short of a lock */
+  maxWaitMs: number;
+  /** this many failures lock the key for `lockMs`; absent: the key never locks */
+  lock?: { after: number; ms: number };
+};
+
+/** One account from one address: 5 s from the 5th failure, doubling; the 10th locks for 15 minutes. */
+export const PER_ACCOUNT_AND_ADDRESS: ThrottleRule = { slowAfter: 5, firstWaitMs: 5 * SECOND, maxWaitMs: 15 * MINUTE, lock: { after: 10, ms: 15 * MINUTE } };
+
+/**
+ * One address over every account. It adds up the failures of everyone behind that address (an office,
+ * a mobile carrier's NAT), so it allows more: 5 s from the 15th, doubling up to a minute; the 30th
+ * locks for 15 minutes. (The waits add up to well under the window, so the count can reach the lock.)
+ */
+export const PER_ADDRESS: ThrottleRule = { slowAfter: 15, firstWaitMs: 5 * SECOND, maxWaitMs: MINUTE, lock: { after: 30, ms: 15 * MINUTE } };
+
+/**
+ * One account over every address: the ceiling against guessing from many addresses. It slows, never
+ * locks: at most a 30-second wait, so nobody can keep the owner out for longer than that.
+ */
+export const PER_ACCOUNT: ThrottleRule = { slowAfter: 20, firstWaitMs: 5 * SECOND, maxWaitMs: 30 * SECOND };
+
+/** The wait imposed after the n-th failure in a window under a rule: none, then doubling up to the cap, then the lock. */
+export function waitAfterFailure(rule: ThrottleRule, failures: number): number {
+  if (rule.lock && failures >= rule.lock.after) return rule.lock.ms;
+  if (failures < rule.slowAfter) return 0;
+  return Math.min(rule.firstWaitMs * 2 ** (failures - rule.slowAfter), rule.maxWaitMs);
 }
 
+/**
+ * Who a sign-in attempt is about. `account` is the account's `sub`, or a stand-in for an identifier
+ * with no account (so an unknown account is throttled exactly like a real one and reveals nothing).
+ */
+export type AttemptSource = { account: string; address: string };
+
+/** The key of an account's ceiling; its (account, address) keys extend it with `:address`. */
 export function accountKey(sub: string): string {
   return `account:${sub}`;
 }
 
-export function addressKey(address: string): string {
-  return `address:${address}`;
+/** The counter keys of an attempt, each with its rule. */
+export function throttleKeys(source: AttemptSource): Array<{ key: string; rule: ThrottleRule }> {
+  return [
+    { key: `${accountKey(source.account)}:${source.address}`, rule: PER_ACCOUNT_AND_ADDRESS },
+    { key: `address:${source.address}`, rule: PER_ADDRESS },
+    { key: accountKey(source.account), rule: PER_ACCOUNT },
+  ];
 }
 
-/** When the next attempt for these keys is allowed, or undefined when it is allowed now. */
-export async function blockedUntil(db: Db, clock: Clock, keys: readonly string[]): Promise<number | undefined> {
-  const until = await store.latestLock(db, keys);
+/** When the next attempt from this source is allowed, or undefined when it is allowed now. */
+export async function blockedUntil(db: Db, clock: Clock, source: AttemptSource): Promise<number | undefined> {
+  const until = await store.latestLock(
+    db,
+    throttleKeys(source).map((k) => k.key),
+  );
   return until !== undefined && until > clock() ? until : undefined;
 }
 
-/** Counts a failed attempt on every key. Returns when the next attempt is allowed, if it must wait. */
-export async function recordFailure(db: Db, clock: Clock, keys: readonly string[]): Promise<number | undefined> {
+/** Counts a failed attempt under every key. Returns when the next attempt is allowed, if it must wait. */
+export async function recordFailure(db: Db, clock: Clock, source: AttemptSource): Promise<number | undefined> {
   const now = clock();
   let latest: number | undefined;
-  for (const key of keys) {
+  for (const { key, rule } of throttleKeys(source)) {
     const failures = await store.countFailure(db, key, now, FAILURE_WINDOW_MS);
-    const wait = waitAfterFailure(failures);
+    const wait = waitAfterFailure(rule, failures);
     if (wait > 0) {
       await store.setLock(db, key, now + wait);
       latest = Math.max(latest ?? 0, now + wait);
@@ -48,9 +91,22 @@ export async function recordFailure(db: Db, clock: Clock, keys: readonly string[
   return latest;
 }
 
-/** A successful sign-in clears the account's counter (not the address's: one good account must not reset an attacker's count). */
-export async function recordSuccess(db: Db, key: string): Promise<void> {
-  await store.clearKey(db, key);
+/**
+ * A successful sign-in clears the counter of that account from that address — the person's own typos.
+ * Not the address's (one good account must not reset a sprayer's count) and not the account's ceiling
+ * (the owner signing in must not hand guessers elsewhere a fresh allowance).
+ */
+export async function recordSuccess(db: Db, source: AttemptSource): Promise<void> {
+  await store.clearKey(db, throttleKeys(source)[0]!.key);
+}
+
+/**
+ * For an operator: lifts every lock and wait on an account — from every address, and its ceiling.
+ * Address counters stay (they are about the addresses, not the account). Returns the counters removed.
+ */
+export async function unlockAccount(db: Db, sub: string): Promise<number> {
+  // "account:<sub>" and "account:<sub>:<address>"; not "account:<sub>0…" (another numeric sub).
+  return store.clearKeys(db, accountKey(sub), `${accountKey(sub)}:`);
 }
 
 /** Removes counters that no longer slow anyone down (for a periodic sweep). */
