@@ -63,6 +63,22 @@ forEachDatabase('pages', (open) => {
     assert.equal(res.headers.location, '/signin?return=%2Faccount');
   });
 
+  test('"GET / sends a person to /account or /signin"; a favicon.ico is served', async () => {
+    const flow = await flowSetup(await open());
+    const browser = new TinyBrowser(flow);
+    const anonymous = await browser.get('/');
+    assert.equal(anonymous.statusCode, 302);
+    assert.equal(anonymous.headers.location, '/signin?return=%2Faccount');
+    await browser.signIn();
+    const signedIn = await browser.get('/');
+    assert.equal(signedIn.statusCode, 302);
+    assert.equal(signedIn.headers.location, '/account');
+    const icon = await browser.get('/favicon.ico');
+    assert.equal(icon.statusCode, 200);
+    assert.equal(icon.headers['content-type'], 'image/x-icon');
+    assertFrameHeaders(icon.headers);
+  });
+
   test('sessions expire after 14 days', async () => {
     const flow = await flowSetup(await open());
     const browser = new TinyBrowser(flow);

@@ -7,6 +7,7 @@ import type { FlowContext } from '../../oauth/authorization-requests.ts';
 import type { TaskContext } from '../../tasks/tasks.ts';
 import { accountRoutes } from './account.routes.ts';
 import { consentRoutes } from './consent.routes.ts';
+import { homeRoutes } from './home.routes.ts';
 import { languageRoutes } from './language.routes.ts';
 import { signinRoutes } from './signin.routes.ts';
 import { tasksRoutes } from './tasks.routes.ts';
@@ -47,4 +48,5 @@ export const pageRoutes: FastifyPluginAsync<{ ctx: FlowContext; tasks: TaskConte
   await app.register(accountRoutes, { db, clock: ctx.clock });
   await app.register(tasksRoutes, { ctx: tasks });
   await app.register(languageRoutes);
+  await app.register(homeRoutes);
 };
