@@ -49,3 +49,26 @@ test('`signet serve` with a new data dir: /healthz 200, metrics on their own lis
   assert.equal(await exited, 0, output);
   for (const line of output.trim().split('\n').filter((l) => l.startsWith('{'))) JSON.parse(line);
 });
+
+test('"npm start passes SIGTERM on to the server (no orphan process)"', async () => {
+  const dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'signet-npm-start-')), 'data');
+  const port = await freePort();
+  const repo = path.resolve(path.dirname(SIGNET_BIN), '..');
+  const npm = spawn('npm', ['start', '--silent'], {
+    cwd: repo,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SIGNET_BASE_URL: `http://127.0.0.1:${port}`, SIGNET_DATA_DIR: dataDir, SIGNET_METRICS_ADDR: 'off', SIGNET_LOG_LEVEL: 'warn' },
+    stdio: 'ignore',
+  });
+  const exited = new Promise<void>((resolve) => npm.on('exit', () => resolve()));
+  assert.equal((await waitFor(`http://127.0.0.1:${port}/healthz`, Date.now() + 60_000)).status, 200);
+  npm.kill('SIGTERM');
+  await exited;
+  // The server went with it: its port stops answering (polled, not slept).
+  const deadline = Date.now() + 10_000;
+  let answering = true;
+  while (answering && Date.now() < deadline) {
+    answering = await fetch(`http://127.0.0.1:${port}/healthz`).then(() => true, () => false);
+    if (answering) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(answering, false, 'no server is left running after npm start is stopped');
+});
