@@ -134,17 +134,6 @@ export async function endRun(
   return result.numUpdatedRows > 0n;
 }
 
-/** Fails a queued task at once (e.g. no translation engine is configured). */
-export async function failQueuedTask(db: Db, input: { id: string; now: number; error: string }): Promise<boolean> {
-  const result = await db
-    .updateTable('tasks')
-    .set({ status: 'failed', error: input.error, finished_at: input.now, updated_at: input.now })
-    .where('id', '=', input.id)
-    .where('status', '=', 'queued')
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
-}
-
 /** running (held by owner) → queued, the claim's attempt refunded: the worker is stopping, not the task failing. */
 export async function giveBack(db: Db, input: { id: string; owner: string; now: number }): Promise<boolean> {
   const result = await db
