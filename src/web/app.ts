@@ -44,6 +44,38 @@ export type AppDeps = {
 /** Requests bodies above this are refused with 413 (uploads set their own limits). */
 export const BODY_LIMIT = 64 * 1024;
 
+/**
+ * Slow clients must not hold connections: a stalled request is closed within 30 s. Node checks the
+ * header and request deadlines every `checkIntervalMs`, so a stalled header block goes after at most
+ * headers + check interval; a stalled body after `idleMs` without a byte.
+ * - `requestMs` bounds *receiving* the request (headers and body, uploads included); a long response
+ *   such as a server-sent-events stream is not cut by it.
+ * - `idleMs` closes a socket with no traffic either way — so a long-lived stream must write (a comment
+ *   line as heartbeat) more often than that.
+ * - `keepAliveMs` is above the 60 s idle timeout of common load balancers, so they never reuse a
+ *   connection we are closing.
+ * - `maxConnections` stays below the usual limit of 1024 open files, so the cap refuses connections
+ *   before the process runs out of descriptors (set in server.ts: http.Server has no option for it).
+ */
+export const CONNECTION_LIMITS = {
+  headersMs: 10_000,
+  requestMs: 120_000,
+  idleMs: 20_000,
+  keepAliveMs: 65_000,
+  checkIntervalMs: 5_000,
+  maxConnections: 1000,
+};
+
+/** The Fastify options that apply CONNECTION_LIMITS (a parameter, so tests can check the semantics at a smaller scale). */
+export function connectionOptions(limits: typeof CONNECTION_LIMITS = CONNECTION_LIMITS) {
+  return {
+    requestTimeout: limits.requestMs,
+    connectionTimeout: limits.idleMs,
+    keepAliveTimeout: limits.keepAliveMs,
+    http: { headersTimeout: limits.headersMs, connectionsCheckingInterval: limits.checkIntervalMs },
+  };
+}
+
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as unknown as FastifyBaseLogger,
@@ -51,6 +83,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: trustProxyOption(deps.settings.trustProxy),
     routerOptions: { maxParamLength: 200 },
     return503OnClosing: true,
+    ...connectionOptions(),
   });
 
   await app.register(securityHeaders);

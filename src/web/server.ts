@@ -7,7 +7,7 @@ import type { Settings } from '../config/settings.ts';
 import { migrate, openDatabase } from '../db/database.ts';
 import { openObjectStore, parseStorageUrl } from '../storage/open.ts';
 import { createTranslator } from '../tasks/engines/translate/create.ts';
-import { buildApp } from './app.ts';
+import { buildApp, CONNECTION_LIMITS } from './app.ts';
 import { startHousekeeping } from './housekeeping.ts';
 import { createLogger } from './logging.ts';
 import { createMetrics, startMetricsServer } from './metrics.ts';
@@ -23,6 +23,8 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
   const objects = openObjectStore(parseStorageUrl(settings.storageUrl));
   const translator = settings.translate.engine ? createTranslator(settings.translate) : undefined;
   const app = await buildApp({ settings, db: database.db, dialect: database.dialect, keys, clock: systemClock, logger, metrics, objects, translator });
+  // The timeouts are Fastify options (app.ts); the connection cap is only a property of http.Server.
+  app.server.maxConnections = CONNECTION_LIMITS.maxConnections;
   await app.listen({ host: settings.host, port: settings.port });
   const metricsServer = metrics && settings.metrics !== 'off' ? await startMetricsServer(metrics, settings.metrics.host, settings.metrics.port) : undefined;
   const stopHousekeeping = startHousekeeping(database.db, systemClock, logger);
