@@ -10,6 +10,8 @@ export type Keys = {
   tokenHash: Buffer;
   /** Key for signing cookies (CSRF secret cookie, language choice). */
   cookie: Buffer;
+  /** HMAC key of the one-click unsubscribe tokens in notification e-mail (good for nothing else). */
+  unsubscribe: Buffer;
 };
 
 const SECRET_FILE = 'secret.key';
@@ -32,5 +34,5 @@ export function loadRootSecret(settings: Settings): string {
 
 export function deriveKeys(rootSecret: string): Keys {
   const derive = (purpose: string) => Buffer.from(hkdfSync('sha256', rootSecret, 'signet', purpose, 32));
-  return { tokenHash: derive('token-hash'), cookie: derive('cookie') };
+  return { tokenHash: derive('token-hash'), cookie: derive('cookie'), unsubscribe: derive('unsubscribe-token') };
 }
