@@ -15,6 +15,11 @@ export async function latestLock(db: Db, keys: readonly string[]): Promise<numbe
  * window at 1. Returns the failures counted in the current window.
  */
 export async function countFailure(db: Db, key: string, now: number, windowMs: number): Promise<number> {
+  return (await countEvent(db, key, now, windowMs)).count;
+}
+
+/** Counts one event for a key as countFailure does; also returns when the current window started. */
+export async function countEvent(db: Db, key: string, now: number, windowMs: number): Promise<{ count: number; windowStartedAt: number }> {
   const cutoff = now - windowMs;
   const row = await db
     .insertInto('signin_throttle')
@@ -25,9 +30,9 @@ export async function countFailure(db: Db, key: string, now: number, windowMs: n
         window_started_at: sql<number>`case when signin_throttle.window_started_at <= ${cutoff} then ${now} else signin_throttle.window_started_at end`,
       }),
     )
-    .returning('failures')
+    .returning(['failures', 'window_started_at'])
     .executeTakeFirstOrThrow();
-  return Number(row.failures);
+  return { count: Number(row.failures), windowStartedAt: Number(row.window_started_at) };
 }
 
 export async function setLock(db: Db, key: string, until: number): Promise<void> {

@@ -109,6 +109,17 @@ export async function unlockAccount(db: Db, sub: string): Promise<number> {
   return store.clearKeys(db, accountKey(sub), `${accountKey(sub)}:`);
 }
 
+/**
+ * A plain fixed-window counter in the same shared table, for other per-address limits (the oauth
+ * domain limits how many pending authorization requests one address opens). `key` must carry its own
+ * namespace (e.g. "authorize:<address>"). Returns the count in the current window and when it ends.
+ * The window must not exceed FAILURE_WINDOW_MS, after which the sweep forgets the counter.
+ */
+export async function countInWindow(db: Db, clock: Clock, key: string, windowMs: number): Promise<{ count: number; windowEndsAt: number }> {
+  const { count, windowStartedAt } = await store.countEvent(db, key, clock(), Math.min(windowMs, FAILURE_WINDOW_MS));
+  return { count, windowEndsAt: windowStartedAt + windowMs };
+}
+
 /** Removes counters that no longer slow anyone down (for a periodic sweep). */
 export async function forgetStaleCounters(db: Db, clock: Clock): Promise<number> {
   const now = clock();

@@ -2,17 +2,25 @@
 // to the protocol. /oauth/authorize saves it and redirects to our page; the pages read it and finish it
 // (approve or decline) through these functions, which alone mint codes and build callback URLs.
 import { randomBytes } from 'node:crypto';
-import { MINUTE, type Clock } from '../config/clock.ts';
+import { countInWindow } from '../accounts/throttle.ts';
+import { MINUTE, SECOND, type Clock } from '../config/clock.ts';
 import type { Db } from '../db/database.ts';
 import type { AuthorizeRequest } from './authorize.ts';
 import { callbackUrl } from './callback.ts';
 import { issueAuthorizationCode, type CodeChallengeMethod } from './codes.ts';
+import { OAuthError } from './errors.ts';
 import { formatScope, scopeList, type Scope } from './scopes.ts';
 import { keyedHash } from './secrets.ts';
 import * as store from './authorization-requests.store.ts';
 
-/** How long a person has to sign in and decide. */
-export const PENDING_REQUEST_LIFETIME_MS = 30 * MINUTE;
+/** How long a person has to sign in and decide: short, so abandoned requests do not pile up. */
+export const PENDING_REQUEST_LIFETIME_MS = 10 * MINUTE;
+
+/**
+ * At most this many pending requests per client address per PENDING_REQUEST_LIFETIME_MS: far above
+ * what people behind one address start by hand, and it bounds how many rows one address can keep alive.
+ */
+export const PENDING_REQUESTS_PER_ADDRESS = 300;
 
 /** What finishing a flow needs. */
 export type FlowContext = {
@@ -50,9 +58,18 @@ function fromRow(row: store.AuthorizationRequestRow): PendingRequest {
 
 /**
  * Saves a validated request. Returns its id: unguessable (32 random bytes), handed out in the page URL
- * and stored only as a keyed hash. No code exists yet.
+ * and stored only as a keyed hash. No code exists yet. `address` is the client's address, for the
+ * per-address limit (a 429 `temporarily_unavailable` with Retry-After beyond it).
  */
-export async function createPendingRequest(ctx: FlowContext, request: AuthorizeRequest, origin: string): Promise<string> {
+export async function createPendingRequest(ctx: FlowContext, request: AuthorizeRequest, origin: string, address: string): Promise<string> {
+  const { count, windowEndsAt } = await countInWindow(ctx.db, ctx.clock, `authorize:${address}`, PENDING_REQUEST_LIFETIME_MS);
+  if (count > PENDING_REQUESTS_PER_ADDRESS) {
+    throw new OAuthError('temporarily_unavailable', 'Too many sign-in attempts were started from your network just now. Wait a few minutes, then start again from the application.', {
+      status: 429,
+      detail: 'pending-request limit per address reached',
+      retryAfterSeconds: Math.max(1, Math.ceil((windowEndsAt - ctx.clock()) / SECOND)),
+    });
+  }
   const id = randomBytes(32).toString('base64url'); // unpadded: nothing in it needs escaping in a URL
   const now = ctx.clock();
   await store.insertRequest(ctx.db, {

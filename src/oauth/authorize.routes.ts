@@ -24,7 +24,7 @@ export const authorizeRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (
     }
 
     const origin = request.servedOrigin.origin;
-    const id = await createPendingRequest(ctx, authorization, origin);
+    const id = await createPendingRequest(ctx, authorization, origin, request.ip);
     // spec: "Success: `302` to the sign-in and consent page. No code exists yet at that point."
     return reply.redirect(`${origin}/signin?request=${id}`, 302);
   });

@@ -122,10 +122,40 @@ export const AUTHORIZE_CHECKS: readonly Check[] = [
   everyRequestedScopeIsPermitted,
 ];
 
-/** Runs the five checks in order, then reads the optional parameters. Throws the first failure. */
+/**
+ * The longest `state` accepted. The spec does not limit it, but every pending request stores it and
+ * every callback carries it; 2,000 characters leave ample room for any per-attempt value (the spec asks
+ * for a URL-safe random one) while keeping the row and the callback URL small.
+ */
+export const MAX_STATE_LENGTH = 2000;
+
+/** RFC 7636 §4.2: `code-challenge = 43*128unreserved`, `unreserved = ALPHA / DIGIT / "-" / "." / "_" / "~"`. */
+const CODE_CHALLENGE_SYNTAX = /^[A-Za-z0-9\-._~]{43,128}$/;
+
+/** After the spec's five: `state` within its cap. */
+const stateWithinLimit: Check = (v) => {
+  const state = single(v.query, 'state');
+  if (state !== undefined && state.length > MAX_STATE_LENGTH) {
+    throw new OAuthError('invalid_request', `state is longer than ${MAX_STATE_LENGTH} characters. Send a short random value (e.g. 32 random bytes as hex or unpadded base64url).`);
+  }
+};
+
+/** After the spec's five: a `code_challenge` is what RFC 7636 says it is, so no stored value can grow without bound. */
+const codeChallengeWellFormed: Check = (v) => {
+  const challenge = single(v.query, 'code_challenge');
+  if (challenge !== undefined && !CODE_CHALLENGE_SYNTAX.test(challenge)) {
+    throw new OAuthError('invalid_request', 'code_challenge must be 43 to 128 characters of A-Z, a-z, 0-9, "-", ".", "_" and "~" (RFC 7636): for S256, the unpadded base64url SHA-256 of your code_verifier.');
+  }
+};
+
+/** Checks of the optional parameters, run only after the spec's five (whose order and answers stay as the spec says). */
+export const PARAMETER_CHECKS: readonly Check[] = [stateWithinLimit, codeChallengeWellFormed];
+
+/** Runs the five checks in order, then checks and reads the optional parameters. Throws the first failure. */
 export async function validateAuthorizeRequest(db: Db, query: AuthorizeQuery): Promise<AuthorizeRequest> {
   const v: Validation = { query, db };
   for (const check of AUTHORIZE_CHECKS) await check(v);
+  for (const check of PARAMETER_CHECKS) await check(v);
 
   const state = single(query, 'state') ?? null;
   const codeChallenge = single(query, 'code_challenge') ?? null;

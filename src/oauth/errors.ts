@@ -43,7 +43,7 @@ export class OAuthError extends Error {
   readonly error: OAuthErrorCode;
   /** shown to the client: says what went wrong and what to do */
   readonly description: string;
-  constructor(error: OAuthErrorCode, description: string, options: { status?: number; detail?: string } = {}) {
+  constructor(error: OAuthErrorCode, description: string, options: { status?: number; detail?: string; retryAfterSeconds?: number } = {}) {
     super(`${error}: ${description}${options.detail ? ` (${options.detail})` : ''}`);
     this.error = error;
     this.description = description;
@@ -51,8 +51,11 @@ export class OAuthError extends Error {
     this.status = options.status ?? DEFAULT_STATUS[error];
     /** for logs only, never sent */
     this.detail = options.detail;
+    this.retryAfterSeconds = options.retryAfterSeconds;
   }
   readonly detail: string | undefined;
+  /** sent as `Retry-After` (a 429 or 503) */
+  readonly retryAfterSeconds: number | undefined;
 
   toJSON(): { error: string; error_description: string } {
     return { error: this.error, error_description: this.description };

@@ -23,12 +23,15 @@ async function signedInBrowser(flow: Flow): Promise<TinyBrowser> {
   return browser;
 }
 
+/** An RFC 7636 S256 challenge (of the RFC's example verifier). */
+const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
+
 forEachDatabase('authorization flow', (open) => {
   test('"After the user approves, the browser is redirected to the callback with query parameters `code` and `state`" — a 44-character code ending in `=`, stored hashed, bound to client, redirect URI, scope and challenge', async () => {
     const database: TestDatabase = await open();
     const flow = await flowSetup(database);
     const browser = new TinyBrowser(flow);
-    const callback = await browser.fullFlow({ state: 'af0ifjsldkj', scope: 'openid profile email', code_challenge: 'challenge-1', code_challenge_method: 'S256' });
+    const callback = await browser.fullFlow({ state: 'af0ifjsldkj', scope: 'openid profile email', code_challenge: CHALLENGE, code_challenge_method: 'S256' });
     assert.equal(`${callback.origin}${callback.pathname}`, REDIRECT_URI);
     const code = callback.searchParams.get('code')!;
     assert.equal(code.length, 44);
@@ -40,7 +43,7 @@ forEachDatabase('authorization flow', (open) => {
     assert.equal(row.code_hash, keyedHash(flow.deps.keys.tokenHash, code), 'stored only as a keyed hash');
     assert.deepEqual(
       [row.client_id, row.sub, row.redirect_uri, row.scope, row.code_challenge, row.code_challenge_method, Number(row.expires_at) - Number(row.created_at)],
-      [flow.clientId, flow.sub, REDIRECT_URI, 'openid profile email', 'challenge-1', 'S256', 10 * MINUTE],
+      [flow.clientId, flow.sub, REDIRECT_URI, 'openid profile email', CHALLENGE, 'S256', 10 * MINUTE],
     );
   });
 
@@ -82,7 +85,7 @@ forEachDatabase('authorization flow', (open) => {
     assert.equal((await database.db.selectFrom('grants').selectAll().execute()).length, 0);
   });
 
-  test('a pending request is finished once: a second Allow, or one after 30 minutes, gets a page saying to start again', async () => {
+  test('a pending request is finished once: a second Allow, or one after 10 minutes, gets a page saying to start again', async () => {
     const flow = await flowSetup(await open());
     const browser = new TinyBrowser(flow);
     const id = await browser.authorize();
@@ -96,7 +99,7 @@ forEachDatabase('authorization flow', (open) => {
     assertFrameHeaders(again.headers);
 
     const late = await browser.authorize();
-    flow.clock.advance(31 * MINUTE);
+    flow.clock.advance(10 * MINUTE + 1);
     const expired = await browser.get(`/consent?request=${late}`);
     assert.equal(expired.statusCode, 400);
     assert.equal(await forgetExpiredPendingRequests(flow.deps), 2, 'expired pending requests are swept');

@@ -134,12 +134,14 @@ forEachDatabase('GET /oauth/authorize', (open) => {
     const database = await open();
     const flow = await flowSetup(database);
     const browser = new TinyBrowser(flow);
+    // RFC 7636 challenges (43 to 128 unreserved characters), one per case.
+    const c = (name: string) => name.padEnd(43, '0');
     const cases: Array<[Record<string, string>, string | null, string | null]> = [
-      [{ code_challenge: 'c-S256', code_challenge_method: 'S256' }, 'c-S256', 'S256'],
-      [{ code_challenge: 'c-s256', code_challenge_method: 's256' }, 'c-s256', 'plain'],
-      [{ code_challenge: 'c-none' }, 'c-none', 'plain'],
-      [{ code_challenge: 'c-plain', code_challenge_method: 'plain' }, 'c-plain', 'plain'],
-      [{ code_challenge: 'c-sha', code_challenge_method: 'SHA256' }, 'c-sha', 'plain'],
+      [{ code_challenge: c('c-S256'), code_challenge_method: 'S256' }, c('c-S256'), 'S256'],
+      [{ code_challenge: c('c-s256'), code_challenge_method: 's256' }, c('c-s256'), 'plain'],
+      [{ code_challenge: c('c-none') }, c('c-none'), 'plain'],
+      [{ code_challenge: c('c-plain'), code_challenge_method: 'plain' }, c('c-plain'), 'plain'],
+      [{ code_challenge: c('c-sha'), code_challenge_method: 'SHA256' }, c('c-sha'), 'plain'],
       [{}, null, null],
     ];
     for (const [params, challenge, method] of cases) {
