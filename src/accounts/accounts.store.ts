@@ -29,6 +29,11 @@ export async function updateUser(db: Db, sub: string, changes: Partial<Omit<User
   return result.numUpdatedRows > 0n;
 }
 
+export async function deleteUser(db: Db, sub: string): Promise<boolean> {
+  const result = await db.deleteFrom('users').where('sub', '=', sub).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
 /** Largest numeric legacy sub, so a new legacy id can follow it. */
 export async function legacyNumericSubs(db: Db): Promise<string[]> {
   const rows = await db.selectFrom('users').select('sub').where('sub', 'not like', '%-%').execute();

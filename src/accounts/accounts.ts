@@ -6,8 +6,19 @@ import { isUniqueViolation } from '../db/errors.ts';
 import * as store from './accounts.store.ts';
 import { normalizeEmail, normalizePhone, parseLoginIdentifier } from './identifiers.ts';
 import { decoyPasswordHash, hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
+import * as sessionStore from './sessions.store.ts';
+import { unlockAccount } from './throttle.ts';
 
-export type AccountErrorCode = 'invalid_email' | 'invalid_phone' | 'invalid_password' | 'email_taken' | 'phone_taken' | 'invalid_picture' | 'invalid_name' | 'not_found';
+export type AccountErrorCode =
+  | 'invalid_email'
+  | 'invalid_phone'
+  | 'invalid_password'
+  | 'email_taken'
+  | 'phone_taken'
+  | 'invalid_picture'
+  | 'invalid_name'
+  | 'no_identifier'
+  | 'not_found';
 
 export class AccountError extends Error {
   readonly code: AccountErrorCode;
@@ -58,16 +69,56 @@ export type NewAccount = {
 };
 
 const FIRST_LEGACY_ID = 100000;
+const MAX_NAME_LENGTH = 200;
+
+function notFound(sub: string): AccountError {
+  return new AccountError('not_found', `no account with sub ${sub}`);
+}
+
+function checkedEmail(value: string): string {
+  const email = normalizeEmail(value);
+  if (email === undefined) throw new AccountError('invalid_email', `"${value}" is not an e-mail address`);
+  return email;
+}
+
+function checkedPhone(value: string): string {
+  const phone = normalizePhone(value);
+  if (phone === undefined) throw new AccountError('invalid_phone', `"${value}" is not a valid phone number; write it with its country code, e.g. +4915112345678`);
+  return phone;
+}
+
+/** A picture is an https URL; empty means none. */
+function checkedPicture(value: string): string | null {
+  if (value === '') return null;
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (url?.protocol !== 'https:') throw new AccountError('invalid_picture', 'the picture must be an https URL (or empty for none)');
+  return value;
+}
+
+function checkedName(value: string): string | null {
+  if (value.length > MAX_NAME_LENGTH) throw new AccountError('invalid_name', `the name must have at most ${MAX_NAME_LENGTH} characters`);
+  return value || null;
+}
+
+/** After a unique violation: which identifier another account holds already. */
+async function takenIdentifier(db: Db, sub: string | undefined, email: string | null, phone: string | null): Promise<AccountError | undefined> {
+  const byEmail = email === null ? undefined : await store.findUserByEmail(db, email);
+  if (byEmail && byEmail.sub !== sub) return new AccountError('email_taken', `an account with the e-mail ${email} exists already`);
+  const byPhone = phone === null ? undefined : await store.findUserByPhone(db, phone);
+  if (byPhone && byPhone.sub !== sub) return new AccountError('phone_taken', `an account with the phone number ${phone} exists already`);
+  return undefined;
+}
 
 export async function createAccount(db: Db, clock: Clock, input: NewAccount): Promise<Profile> {
-  const email = input.email === undefined ? null : normalizeEmail(input.email);
-  if (email === undefined) throw new AccountError('invalid_email', `"${input.email}" is not an e-mail address`);
-  const phone = input.phone === undefined ? null : normalizePhone(input.phone);
-  if (phone === undefined) throw new AccountError('invalid_phone', `"${input.phone}" is not a valid phone number; write it with its country code, e.g. +4915112345678`);
-  if (input.picture !== undefined && input.picture !== '' && !/^https?:\/\//.test(input.picture)) {
-    throw new AccountError('invalid_picture', 'the picture must be an http(s) URL');
-  }
-  if (input.name !== undefined && input.name.length > 200) throw new AccountError('invalid_name', 'the name must have at most 200 characters');
+  const email = input.email === undefined ? null : checkedEmail(input.email);
+  const phone = input.phone === undefined ? null : checkedPhone(input.phone);
+  const picture = input.picture === undefined ? null : checkedPicture(input.picture);
+  const name = input.name === undefined ? null : checkedName(input.name);
   const problem = passwordProblem(input.password);
   if (problem) throw new AccountError('invalid_password', problem);
 
@@ -81,8 +132,8 @@ export async function createAccount(db: Db, clock: Clock, input: NewAccount): Pr
       email_verified: email && input.emailVerified ? 1 : 0,
       phone_number: phone,
       phone_number_verified: phone && input.phoneVerified ? 1 : 0,
-      name: input.name || null,
-      picture: input.picture || null,
+      name,
+      picture,
       password_hash: passwordHash,
       disabled: 0,
       created_at: now,
@@ -93,8 +144,8 @@ export async function createAccount(db: Db, clock: Clock, input: NewAccount): Pr
       return toProfile(row);
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
-      if (email && (await store.findUserByEmail(db, email))) throw new AccountError('email_taken', `an account with the e-mail ${email} exists already`);
-      if (phone && (await store.findUserByPhone(db, phone))) throw new AccountError('phone_taken', `an account with the phone number ${phone} exists already`);
+      const taken = await takenIdentifier(db, undefined, email, phone);
+      if (taken) throw taken;
       // Two legacy imports raced for the same number: take the next one.
       if (attempt >= 5) throw error;
     }
@@ -116,17 +167,99 @@ export async function listAccounts(db: Db): Promise<Profile[]> {
   return (await store.listUsers(db)).map(toProfile);
 }
 
+/** The account with this e-mail address (compared as sign-in compares it), if any. */
+export async function findAccountByEmail(db: Db, email: string): Promise<Profile | undefined> {
+  const normalized = normalizeEmail(email);
+  const row = normalized === undefined ? undefined : await store.findUserByEmail(db, normalized);
+  return row && toProfile(row);
+}
+
+/** The account with this phone number (compared in E.164), if any. */
+export async function findAccountByPhone(db: Db, phone: string): Promise<Profile | undefined> {
+  const normalized = normalizePhone(phone);
+  const row = normalized === undefined ? undefined : await store.findUserByPhone(db, normalized);
+  return row && toProfile(row);
+}
+
+/** Stops the account from signing in and ends every session it has. */
 export async function disableAccount(db: Db, clock: Clock, sub: string): Promise<Profile> {
-  if (!(await store.updateUser(db, sub, { disabled: 1, updated_at: clock() }))) throw new AccountError('not_found', `no account with sub ${sub}`);
+  await db.transaction().execute(async (trx) => {
+    if (!(await store.updateUser(trx, sub, { disabled: 1, updated_at: clock() }))) throw notFound(sub);
+    await sessionStore.deleteSessionsOf(trx, sub);
+  });
   return (await findAccount(db, sub))!;
 }
 
+/** Undoes disableAccount: the person can sign in again (their old sessions stay ended). */
+export async function enableAccount(db: Db, clock: Clock, sub: string): Promise<Profile> {
+  if (!(await store.updateUser(db, sub, { disabled: 0, updated_at: clock() }))) throw notFound(sub);
+  return (await findAccount(db, sub))!;
+}
+
+/** spec: "`set-password` and `delete` end the person's sessions" — a new password signs everyone out. */
 export async function setPassword(db: Db, clock: Clock, sub: string, password: string): Promise<void> {
   const problem = passwordProblem(password);
   if (problem) throw new AccountError('invalid_password', problem);
-  if (!(await store.updateUser(db, sub, { password_hash: await hashPassword(password), updated_at: clock() }))) {
-    throw new AccountError('not_found', `no account with sub ${sub}`);
+  const passwordHash = await hashPassword(password);
+  await db.transaction().execute(async (trx) => {
+    if (!(await store.updateUser(trx, sub, { password_hash: passwordHash, updated_at: clock() }))) throw notFound(sub);
+    await sessionStore.deleteSessionsOf(trx, sub);
+  });
+}
+
+/**
+ * Profile changes; a field left undefined stays as it is, an empty string clears it. Values are
+ * checked as at creation. A changed e-mail (phone) is unverified again unless `emailVerified`
+ * (`phoneVerified`) says otherwise.
+ */
+export type AccountChanges = {
+  email?: string | undefined;
+  phone?: string | undefined;
+  name?: string | undefined;
+  picture?: string | undefined;
+  emailVerified?: boolean | undefined;
+  phoneVerified?: boolean | undefined;
+};
+
+export async function updateAccount(db: Db, clock: Clock, sub: string, changes: AccountChanges): Promise<Profile> {
+  const row = await store.findUserBySub(db, sub);
+  if (!row) throw notFound(sub);
+  const email = changes.email === undefined ? row.email : changes.email === '' ? null : checkedEmail(changes.email);
+  const phone = changes.phone === undefined ? row.phone_number : changes.phone === '' ? null : checkedPhone(changes.phone);
+  if (email === null && phone === null) throw new AccountError('no_identifier', 'an account needs an e-mail or a phone number to sign in with; keep one of them');
+  const emailVerified = email !== null && (changes.emailVerified ?? (email === row.email && row.email_verified === 1));
+  const phoneVerified = phone !== null && (changes.phoneVerified ?? (phone === row.phone_number && row.phone_number_verified === 1));
+  // Only the profile columns: a password or disable set meanwhile must not be written back.
+  const fields = {
+    email,
+    email_verified: emailVerified ? 1 : 0,
+    phone_number: phone,
+    phone_number_verified: phoneVerified ? 1 : 0,
+    name: changes.name === undefined ? row.name : checkedName(changes.name),
+    picture: changes.picture === undefined ? row.picture : checkedPicture(changes.picture),
+    updated_at: clock(),
+  } as const;
+  try {
+    if (!(await store.updateUser(db, sub, fields))) throw notFound(sub);
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+    throw (await takenIdentifier(db, sub, email, phone)) ?? error;
   }
+  const updated = await findAccount(db, sub);
+  if (!updated) throw notFound(sub);
+  return updated;
+}
+
+/**
+ * Deletes the account. Its grants, codes, access and refresh tokens, sessions, tasks and
+ * notifications go with it (foreign keys cascade from users.sub); its sign-in lockout too.
+ * Files of its tasks in object storage are not removed here.
+ */
+export async function deleteAccount(db: Db, sub: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    if (!(await store.deleteUser(trx, sub))) throw notFound(sub);
+    await unlockAccount(trx, sub);
+  });
 }
 
 /**

@@ -16,6 +16,11 @@ export async function deleteSession(db: Db, idHash: string): Promise<void> {
   await db.deleteFrom('sessions').where('id_hash', '=', idHash).execute();
 }
 
+export async function deleteSessionsOf(db: Db, sub: string): Promise<number> {
+  const result = await db.deleteFrom('sessions').where('sub', '=', sub).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
 export async function deleteExpiredSessions(db: Db, before: number): Promise<number> {
   const result = await db.deleteFrom('sessions').where('expires_at', '<', before).executeTakeFirst();
   return Number(result.numDeletedRows);

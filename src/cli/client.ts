@@ -1,21 +1,34 @@
 // signet client …: manage applications.
 import type { Command } from 'commander';
 import * as clients from '../clients/clients.ts';
-import type { CommandContext } from './context.ts';
-import { print, UsageError } from './output.ts';
+import { shortTime, UsageError, type HumanView } from './output.ts';
+import type { Run } from './run.ts';
 
-type Run = (action: (ctx: CommandContext) => Promise<unknown>, options: { json?: boolean }) => Promise<void>;
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 const scopeList = (value: string) => value.split(/[\s,]+/).filter(Boolean);
 
+/** On a terminal: a table of applications; a new or rotated secret is followed by a "shown once" line. */
+const listView: HumanView = {
+  columns: [
+    { header: 'client_id', value: (c) => c.client_id },
+    { header: 'name', value: (c) => c.name },
+    { header: 'public', value: (c) => c.public },
+    { header: 'enabled', value: (c) => c.enabled },
+    { header: 'scopes', value: (c) => c.scopes },
+    { header: 'redirect_uris', value: (c) => c.redirect_uris },
+    { header: 'created', value: (c) => shortTime(c.created_at) },
+  ],
+};
+const secretView: HumanView = { secretField: 'client_secret' };
+
 export function registerClientCommands(program: Command, run: Run): void {
-  const client = program.command('client').description('manage applications');
+  const client = program.command('client').description('manage applications: create, list, show, update, disable, enable, rotate-secret, delete');
 
   client
     .command('create')
     .description('register an application')
-    .requiredOption('--name <name>', 'shown to people on the consent page')
-    .requiredOption('--redirect-uri <uri>', 'a registered callback (repeat for more)', collect)
+    .requiredOption('--name <name>', 'shown to people on the consent page (required)')
+    .requiredOption('--redirect-uri <uri>', 'a registered callback, repeat for more (required)', collect)
     .option('--scope <scopes>', 'permitted scopes', 'openid profile')
     .option('--public', 'a public client (PKCE, no secret)', false)
     .option('--allowed-origin <origin>', 'browser origin allowed to call the token endpoint (repeat for more)', collect)
@@ -30,13 +43,13 @@ export function registerClientCommands(program: Command, run: Run): void {
           allowedOrigins: o.allowedOrigin ?? [],
         });
         return clients.toView(created, clientSecret);
-      }, o),
+      }, o, secretView),
     );
 
   client
     .command('list')
     .option('--json', 'print JSON')
-    .action((o: { json?: boolean }) => run(async (ctx) => (await clients.listClients(ctx.database.db)).map((c) => clients.toView(c)), o));
+    .action((o: { json?: boolean }) => run(async (ctx) => (await clients.listClients(ctx.database.db)).map((c) => clients.toView(c)), o, listView));
 
   client
     .command('show <client_id>')
@@ -83,7 +96,7 @@ export function registerClientCommands(program: Command, run: Run): void {
       run(async (ctx) => {
         const { client: rotated, clientSecret } = await clients.rotateClientSecret(ctx.database.db, ctx.clock, ctx.keys.tokenHash, id);
         return clients.toView(rotated, clientSecret);
-      }, o),
+      }, o, secretView),
     );
 
   client

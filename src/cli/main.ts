@@ -1,30 +1,11 @@
 // The `signet` command.
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { AccountError } from '../accounts/accounts.ts';
-import { ClientError } from '../clients/clients.ts';
-import { SettingsError } from '../config/settings.ts';
 import { migrate } from '../db/database.ts';
-import { isUniqueViolation } from '../db/errors.ts';
 import { registerClientCommands } from './client.ts';
-import { loadSettingsFromProcess, openContext, type CommandContext } from './context.ts';
-import { print, UsageError } from './output.ts';
+import { loadSettingsFromProcess, openContext } from './context.ts';
+import { describe, fail, makeRun } from './run.ts';
 import { registerUserCommands } from './user.ts';
-
-function fail(message: string, exitCode = 1): never {
-  process.stderr.write(`signet: ${message.replace(/\s*\n\s*/g, ' ')}\n`);
-  process.exit(exitCode);
-}
-
-function describe(error: unknown): { message: string; exitCode: number } {
-  if (error instanceof SettingsError) return { message: error.message, exitCode: 78 };
-  if (error instanceof UsageError) return { message: error.message, exitCode: 2 };
-  if (error instanceof AccountError || error instanceof ClientError) return { message: error.message, exitCode: 1 };
-  if (isUniqueViolation(error)) return { message: 'that value is taken already', exitCode: 1 };
-  const code = typeof error === 'object' && error && 'code' in error ? String((error as { code: unknown }).code) : '';
-  if (code === 'ECONNREFUSED') return { message: 'cannot reach the database named by SIGNET_DATABASE_URL (connection refused)', exitCode: 69 };
-  return { message: error instanceof Error ? error.message : String(error), exitCode: 1 };
-}
 
 /**
  * Ids issued before client_ids became hex may begin with "-", which the parser reads as an option.
@@ -36,21 +17,6 @@ function explainUnknownOption(message: string): string {
   return `${message}; if ${id} is an id, put -- before it: signet … [options] -- ${id}`;
 }
 
-/** Runs one command against an opened context, prints its result, closes everything. */
-async function run(action: (ctx: CommandContext) => Promise<unknown>, options: { json?: boolean }): Promise<void> {
-  let ctx: CommandContext | undefined;
-  try {
-    ctx = await openContext();
-    const result = await action(ctx);
-    print(result, options);
-  } catch (error) {
-    const { message, exitCode } = describe(error);
-    await ctx?.database.close().catch(() => {});
-    fail(message, exitCode);
-  }
-  await ctx.database.close();
-}
-
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 const program = new Command('signet')
@@ -58,7 +24,10 @@ const program = new Command('signet')
   .version(version, '-V, --version', 'print the version')
   .exitOverride()
   .configureOutput({ writeErr: (text) => process.stderr.write('signet: ' + explainUnknownOption((text.split('\n').filter(Boolean)[0] ?? '').replace(/^error: /, '')) + '\n') })
-  .showSuggestionAfterError(false);
+  .showSuggestionAfterError(false)
+  .option('--init', 'allow creating a new, empty data dir (otherwise only serve, worker and migrate do)');
+
+const run = makeRun(() => program.opts<{ init?: boolean }>().init === true);
 
 program
   .command('serve')
@@ -89,7 +58,7 @@ program
   .action(async (o: { only?: string }) => {
     if (o.only !== undefined && o.only !== 'tasks' && o.only !== 'email') fail('--only takes tasks or email', 2);
     try {
-      const ctx = await openContext();
+      const ctx = await openContext(loadSettingsFromProcess(), { mayCreateData: true });
       const { startWorker } = await import('../worker/worker.ts');
       const { createLogger } = await import('../web/logging.ts');
       const kinds = o.only ? [o.only as 'tasks' | 'email'] : (['tasks', 'email'] as const).slice();
@@ -117,13 +86,15 @@ program
   .description('bring the database schema up to date')
   .option('--json', 'print JSON')
   .action((o: { json?: boolean }) =>
-    run(async (ctx) => ({ database: ctx.database.dialect, applied: await migrate(ctx.database.db), status: 'up to date' }), o),
+    makeRun(() => true)(async (ctx) => ({ database: ctx.database.dialect, applied: await migrate(ctx.database.db), status: 'up to date' }), o),
   );
 
 registerClientCommands(program, run);
 registerUserCommands(program, run);
 
 try {
+  // Bare `signet`: the command list on stdout, exit 0 (commander would print it on stderr and exit 1).
+  if (process.argv.length <= 2) program.help();
   await program.parseAsync(process.argv);
 } catch (error) {
   if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? 0 : 2);

@@ -1,10 +1,10 @@
 // signet user …: manage accounts.
 import type { Command } from 'commander';
 import * as accounts from '../accounts/accounts.ts';
+import { unlockAccount } from '../accounts/throttle.ts';
 import type { CommandContext } from './context.ts';
-import { readStdin, UsageError } from './output.ts';
-
-type Run = (action: (ctx: CommandContext) => Promise<unknown>, options: { json?: boolean }) => Promise<void>;
+import { readStdin, shortTime, UsageError, type HumanView } from './output.ts';
+import type { Run } from './run.ts';
 
 async function requireAccount(ctx: CommandContext, sub: string): Promise<accounts.Profile> {
   const profile = await accounts.findAccount(ctx.database.db, sub);
@@ -12,20 +12,32 @@ async function requireAccount(ctx: CommandContext, sub: string): Promise<account
   return profile;
 }
 
+/** On a terminal, a list of accounts is a table of these columns. */
+const listView: HumanView = {
+  columns: [
+    { header: 'sub', value: (p) => p.sub },
+    { header: 'email', value: (p) => p.email },
+    { header: 'phone', value: (p) => p.phone_number },
+    { header: 'name', value: (p) => p.name },
+    { header: 'disabled', value: (p) => p.disabled },
+    { header: 'created', value: (p) => shortTime(p.created_at) },
+  ],
+};
+
 export function registerUserCommands(program: Command, run: Run): void {
-  const user = program.command('user').description('manage accounts');
+  const user = program.command('user').description('manage accounts: create, list, show, find, update, disable, enable, unlock, set-password, delete');
 
   user
     .command('create')
     .description('create an account; the password is read from standard input')
-    .option('--email <email>')
+    .option('--email <email>', 'the e-mail address (this or --phone, or both)')
     .option('--phone <phone>', 'with country code, e.g. +4915112345678 (stored as E.164)')
     .option('--name <name>')
-    .option('--picture <url>')
+    .option('--picture <url>', 'an https URL')
     .option('--email-verified', 'mark the e-mail as verified', false)
     .option('--phone-verified', 'mark the phone number as verified', false)
     .option('--legacy-numeric-id', 'give the account a numeric sub (an account imported from before the schema migration)', false)
-    .option('--password-stdin', 'read the password from standard input', false)
+    .option('--password-stdin', 'read the password from standard input (required)', false)
     .option('--json', 'print JSON')
     .action(
       (o: {
@@ -59,7 +71,7 @@ export function registerUserCommands(program: Command, run: Run): void {
   user
     .command('list')
     .option('--json', 'print JSON')
-    .action((o: { json?: boolean }) => run((ctx) => accounts.listAccounts(ctx.database.db), o));
+    .action((o: { json?: boolean }) => run((ctx) => accounts.listAccounts(ctx.database.db), o, listView));
 
   user
     .command('show <sub>')
@@ -67,20 +79,85 @@ export function registerUserCommands(program: Command, run: Run): void {
     .action((sub: string, o: { json?: boolean }) => run((ctx) => requireAccount(ctx, sub), o));
 
   user
+    .command('find')
+    .description('the account with an e-mail address or phone number')
+    .option('--email <email>', 'compared as sign-in compares it (this or --phone)')
+    .option('--phone <phone>', 'with country code (this or --email)')
+    .option('--json', 'print JSON')
+    .action((o: { email?: string; phone?: string; json?: boolean }) =>
+      run(async (ctx) => {
+        if ((o.email === undefined) === (o.phone === undefined)) throw new UsageError('give --email or --phone (one of them)');
+        const found = o.email !== undefined ? await accounts.findAccountByEmail(ctx.database.db, o.email) : await accounts.findAccountByPhone(ctx.database.db, o.phone!);
+        if (!found) throw new accounts.AccountError('not_found', o.email !== undefined ? 'no account with that e-mail' : 'no account with that phone number');
+        return found;
+      }, o),
+    );
+
+  user
+    .command('update <sub>')
+    .description('change an account\'s profile; an empty value ("") removes a field. A changed e-mail or phone is unverified unless --email-verified / --phone-verified')
+    .option('--name <name>')
+    .option('--email <email>')
+    .option('--phone <phone>', 'with country code, e.g. +4915112345678')
+    .option('--picture <url>', 'an https URL')
+    .option('--email-verified', 'mark the e-mail as verified')
+    .option('--no-email-verified', 'mark the e-mail as not verified')
+    .option('--phone-verified', 'mark the phone number as verified')
+    .option('--no-phone-verified', 'mark the phone number as not verified')
+    .option('--json', 'print JSON')
+    .action((sub: string, o: { name?: string; email?: string; phone?: string; picture?: string; emailVerified?: boolean; phoneVerified?: boolean; json?: boolean }) =>
+      run(async (ctx) => {
+        const changes: accounts.AccountChanges = { name: o.name, email: o.email, phone: o.phone, picture: o.picture, emailVerified: o.emailVerified, phoneVerified: o.phoneVerified };
+        if (Object.values(changes).every((v) => v === undefined)) throw new UsageError('nothing to change: give --name, --email, --phone, --picture, --email-verified or --phone-verified');
+        return accounts.updateAccount(ctx.database.db, ctx.clock, sub, changes);
+      }, o),
+    );
+
+  user
     .command('disable <sub>')
-    .description('stop the account from signing in')
+    .description('stop the account from signing in and end its sessions')
     .option('--json', 'print JSON')
     .action((sub: string, o: { json?: boolean }) => run((ctx) => accounts.disableAccount(ctx.database.db, ctx.clock, sub), o));
 
   user
+    .command('enable <sub>')
+    .description('let a disabled account sign in again')
+    .option('--json', 'print JSON')
+    .action((sub: string, o: { json?: boolean }) => run((ctx) => accounts.enableAccount(ctx.database.db, ctx.clock, sub), o));
+
+  user
+    .command('unlock <sub>')
+    .description('lift the sign-in lockout and waits after wrong passwords, from every address')
+    .option('--json', 'print JSON')
+    .action((sub: string, o: { json?: boolean }) =>
+      run(async (ctx) => {
+        await requireAccount(ctx, sub);
+        const cleared = await unlockAccount(ctx.database.db, sub);
+        return { sub, unlocked: true, counters_cleared: cleared };
+      }, o),
+    );
+
+  user
     .command('set-password <sub>')
-    .option('--password-stdin', 'read the password from standard input', false)
+    .description('replace the password and end every session of the account')
+    .option('--password-stdin', 'read the password from standard input (required)', false)
     .option('--json', 'print JSON')
     .action((sub: string, o: { passwordStdin: boolean; json?: boolean }) =>
       run(async (ctx) => {
         if (!o.passwordStdin) throw new UsageError('--password-stdin is required: the password is read from standard input');
         await accounts.setPassword(ctx.database.db, ctx.clock, sub, await readStdin());
-        return { sub, password_changed: true };
+        return { sub, password_changed: true, sessions_ended: true };
+      }, o),
+    );
+
+  user
+    .command('delete <sub>')
+    .description('delete the account with its sessions, grants, tokens, tasks and notifications (task files in object storage stay)')
+    .option('--json', 'print JSON')
+    .action((sub: string, o: { json?: boolean }) =>
+      run(async (ctx) => {
+        await accounts.deleteAccount(ctx.database.db, sub);
+        return { sub, deleted: true };
       }, o),
     );
 }

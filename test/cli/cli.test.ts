@@ -22,12 +22,16 @@ for (const kind of ['sqlite', 'postgres'] as const) {
         env.SIGNET_DATABASE_URL = created.url;
         dropDatabase = created.drop;
       }
+      // Only serve, worker, migrate (or --init) may start a new data dir.
+      const migrated = await runSignet(['migrate'], { env });
+      assert.equal(migrated.code, 0, migrated.stderr);
     });
     after(async () => dropDatabase?.());
 
     test('`signet client create` then `signet client show ID` round-trips; the stored secret is not the plaintext', async () => {
       const created = await runSignet(['client', 'create', '--name', 'Example App', '--redirect-uri', 'https://app.example/cb', '--redirect-uri', 'https://app.example/cb2', '--scope', 'openid profile email'], { env });
       assert.equal(created.code, 0, created.stderr);
+      assert.equal(created.stderr, '', 'not on a terminal: no "shown once" line, stderr stays empty on success');
       const client = JSON.parse(created.stdout);
       assert.deepEqual(Object.keys(client).slice(0, 8), ['client_id', 'client_secret', 'name', 'redirect_uris', 'scopes', 'public', 'enabled', 'allowed_origins']);
       assert.equal(client.client_secret.length, 44);

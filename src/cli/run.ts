@@ -1,0 +1,48 @@
+// Running one command: open the context, act, print the result, close; any failure is one line on
+// stderr and a non-zero exit.
+import { AccountError } from '../accounts/accounts.ts';
+import { ClientError } from '../clients/clients.ts';
+import { SettingsError } from '../config/settings.ts';
+import { isUniqueViolation } from '../db/errors.ts';
+import { describeData, loadSettingsFromProcess, MissingDataError, openContext, type CommandContext } from './context.ts';
+import { print, UsageError, type HumanView } from './output.ts';
+
+export type CommandOptions = { json?: boolean };
+
+/** Runs a command's action against an opened context; `view` says how the result reads on a terminal. */
+export type Run = (action: (ctx: CommandContext) => Promise<unknown>, options: CommandOptions, view?: HumanView) => Promise<void>;
+
+export function fail(message: string, exitCode = 1): never {
+  process.stderr.write(`signet: ${message.replace(/\s*\n\s*/g, ' ')}\n`);
+  process.exit(exitCode);
+}
+
+export function describe(error: unknown): { message: string; exitCode: number } {
+  if (error instanceof SettingsError) return { message: error.message, exitCode: 78 };
+  if (error instanceof UsageError) return { message: error.message, exitCode: 2 };
+  if (error instanceof AccountError || error instanceof ClientError || error instanceof MissingDataError) return { message: error.message, exitCode: 1 };
+  if (isUniqueViolation(error)) return { message: 'that value is taken already', exitCode: 1 };
+  const code = typeof error === 'object' && error && 'code' in error ? String((error as { code: unknown }).code) : '';
+  if (code === 'ECONNREFUSED') return { message: 'cannot reach the database named by SIGNET_DATABASE_URL (connection refused)', exitCode: 69 };
+  return { message: error instanceof Error ? error.message : String(error), exitCode: 1 };
+}
+
+/**
+ * A runner. `mayCreateData()` says whether this run may start a new data dir (only `migrate`, or
+ * any command given the global --init); otherwise a missing one is refused.
+ */
+export function makeRun(mayCreateData: () => boolean): Run {
+  return async (action, options, view) => {
+    let ctx: CommandContext | undefined;
+    try {
+      ctx = await openContext(loadSettingsFromProcess(), { mayCreateData: mayCreateData() });
+      const result = await action(ctx);
+      print(result, options, view, describeData(ctx.settings));
+    } catch (error) {
+      const { message, exitCode } = describe(error);
+      await ctx?.database.close().catch(() => {});
+      fail(message, exitCode);
+    }
+    await ctx.database.close();
+  };
+}
