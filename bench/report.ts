@@ -1,0 +1,158 @@
+// Turning rounds into figures: per workload and target the median rate over rounds, latency
+// percentiles over every round's responses, errors summed, the highest peak RSS; then the table with
+// each target's ratio to oidc-provider and to bare node, the issue's bar, and bench/results/latest.json.
+import type { BenchRun, Cell } from './harness.ts';
+import { TARGET_NAMES, type TargetName } from './targets.ts';
+import { WORKLOAD_NAMES, type WorkloadName } from './workloads.ts';
+
+export type Figures = {
+  rps: number;
+  p50_ms: number;
+  p99_ms: number;
+  errors: number;
+  rss_mb: number;
+};
+
+export type Summary = Figures & {
+  /** lowest and highest round, as a share of the median: how noisy the cell was */
+  spread: number;
+  loadgenCpu: number;
+  serverCpu: number;
+  /** requests per CPU-second of the server (and its database backends): hardly moved by other load on the machine */
+  perCpuSecond: number;
+  foreignCpu: number;
+  exhaustedRounds: number;
+};
+
+/** The shape of bench/results/latest.json. */
+export type LatestJson = Record<WorkloadName, Record<TargetName, Figures | null>>;
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** Inverse of the load generator's bucketOf: the middle of a bucket, in ms. */
+function bucketMs(bucket: number): number {
+  return bucket < 5000 ? (bucket * 10 + 5) / 1000 : 50 + (bucket - 5000) + 0.5;
+}
+
+export function percentile(histogram: Record<string, number>, p: number): number {
+  const entries = Object.entries(histogram)
+    .map(([b, n]) => [Number(b), n] as const)
+    .sort((a, b) => a[0] - b[0]);
+  const total = entries.reduce((sum, [, n]) => sum + n, 0);
+  if (total === 0) return NaN;
+  let seen = 0;
+  for (const [bucket, n] of entries) {
+    seen += n;
+    if (seen >= total * p) return bucketMs(bucket);
+  }
+  return bucketMs(entries.at(-1)![0]);
+}
+
+const round2 = (n: number) => Math.round(n * 100) / 100;
+
+export function summarize(cell: Cell): Summary {
+  const rates = cell.rounds.map((r) => r.rps);
+  const rps = median(rates);
+  return {
+    rps: Math.round(rps),
+    p50_ms: round2(percentile(cell.histogram, 0.5)),
+    p99_ms: round2(percentile(cell.histogram, 0.99)),
+    errors: cell.rounds.reduce((sum, r) => sum + r.errors, 0),
+    rss_mb: Math.round(Math.max(...cell.rounds.map((r) => r.rssMb))),
+    spread: rps > 0 ? (Math.max(...rates) - Math.min(...rates)) / rps : NaN,
+    loadgenCpu: median(cell.rounds.map((r) => r.loadgenCpu)),
+    serverCpu: median(cell.rounds.map((r) => r.serverCpu)),
+    perCpuSecond: Math.round(median(cell.rounds.map((r) => r.rps / r.serverCpu))),
+    foreignCpu: cell.rounds.reduce((sum, r) => sum + r.foreignCpu, 0) / cell.rounds.length,
+    exhaustedRounds: cell.rounds.filter((r) => r.exhausted).length,
+  };
+}
+
+export function summaries(run: BenchRun): Partial<Record<WorkloadName, Partial<Record<TargetName, Summary>>>> {
+  const out: Partial<Record<WorkloadName, Partial<Record<TargetName, Summary>>>> = {};
+  for (const [workload, byTarget] of Object.entries(run.cells) as Array<[WorkloadName, Partial<Record<TargetName, Cell>>]>) {
+    out[workload] = Object.fromEntries(Object.entries(byTarget).map(([target, cell]) => [target, summarize(cell)]));
+  }
+  return out;
+}
+
+export function latestJson(run: BenchRun): LatestJson {
+  const all = summaries(run);
+  const out = {} as LatestJson;
+  for (const workload of WORKLOAD_NAMES) {
+    out[workload] = {} as Record<TargetName, Figures | null>;
+    for (const target of TARGET_NAMES) {
+      const s = all[workload]?.[target];
+      out[workload][target] = s ? { rps: s.rps, p50_ms: s.p50_ms, p99_ms: s.p99_ms, errors: s.errors, rss_mb: s.rss_mb } : null;
+    }
+  }
+  return out;
+}
+
+const ratio = (a: number | undefined, b: number | undefined) => (a !== undefined && b !== undefined && b > 0 ? a / b : undefined);
+const fmtRatio = (r: number | undefined) => (r === undefined ? '—' : `${r.toFixed(2)}×`);
+const pct = (n: number) => `${Math.round(n * 100)}%`;
+
+/** Load generator at or near one full core: the target may be faster than the figure says. */
+export const LOADGEN_BOUND = 0.9;
+
+export function table(run: BenchRun): string {
+  const all = summaries(run);
+  const head = ['workload', 'target', 'req/s', 'spread', 'p50 ms', 'p99 ms', 'errors', 'peak RSS MB', 'server CPU', 'req/CPU-s', 'loadgen CPU', 'others CPU', '× oidc-provider', '× bare node'];
+  const rows: string[][] = [];
+  for (const [workload, byTarget] of Object.entries(all) as Array<[WorkloadName, Partial<Record<TargetName, Summary>>]>) {
+    for (const target of TARGET_NAMES) {
+      const s = byTarget[target];
+      if (!s) continue;
+      rows.push([
+        workload,
+        target,
+        s.rps.toLocaleString('en-US'),
+        `±${pct(s.spread / 2)}`,
+        s.p50_ms.toFixed(2),
+        s.p99_ms.toFixed(2),
+        String(s.errors) + (s.exhaustedRounds ? ` (${s.exhaustedRounds} short)` : ''),
+        String(s.rss_mb),
+        pct(s.serverCpu),
+        s.perCpuSecond.toLocaleString('en-US'),
+        pct(s.loadgenCpu) + (s.loadgenCpu >= LOADGEN_BOUND ? ' BOUND' : ''),
+        pct(s.foreignCpu),
+        fmtRatio(ratio(s.rps, byTarget['oidc-provider']?.rps)),
+        fmtRatio(ratio(s.rps, byTarget['bare-node']?.rps)),
+      ]);
+    }
+  }
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+/** The issue's bar, each line with the figure it was judged on. */
+export function bar(run: BenchRun, connections: number): string[] {
+  const all = summaries(run);
+  const get = (w: WorkloadName, t: TargetName) => all[w]?.[t];
+  const lines: string[] = [];
+  const check = (label: string, value: number | undefined, ok: (v: number) => boolean, shown: (v: number) => string) => {
+    lines.push(value === undefined || Number.isNaN(value) ? `  ?  ${label}: not measured in this run` : `  ${ok(value) ? 'ok' : 'NO'}  ${label}: ${shown(value)}`);
+  };
+  const sq = get('userinfo', 'signet-sqlite');
+  check('userinfo on SQLite ≥ 5× oidc-provider', ratio(sq?.rps, get('userinfo', 'oidc-provider')?.rps), (v) => v >= 5, fmtRatio);
+  check('userinfo on SQLite ≥ 40 % of bare node', ratio(sq?.rps, get('userinfo', 'bare-node')?.rps), (v) => v >= 0.4, pct);
+  check(`userinfo on SQLite p99 < 5 ms at ${connections} connections`, sq?.p99_ms, (v) => v < 5, (v) => `${v.toFixed(2)} ms`);
+  check('refresh on SQLite ≥ 3× oidc-provider (every rotation durable)', ratio(get('refresh', 'signet-sqlite')?.rps, get('refresh', 'oidc-provider')?.rps), (v) => v >= 3, fmtRatio);
+  check('refresh on PostgreSQL ≥ 1.5× oidc-provider', ratio(get('refresh', 'signet-postgres')?.rps, get('refresh', 'oidc-provider')?.rps), (v) => v >= 1.5, fmtRatio);
+  for (const t of ['signet-sqlite', 'signet-postgres'] as const) {
+    check(`peak RSS of ${t} under mixed < 120 MB`, get('mixed', t)?.rss_mb, (v) => v < 120, (v) => `${v} MB`);
+  }
+  const bound = Object.entries(all).flatMap(([w, byTarget]) =>
+    Object.entries(byTarget ?? {})
+      .filter(([, s]) => s.loadgenCpu >= LOADGEN_BOUND)
+      .map(([t]) => `${w}/${t}`),
+  );
+  if (bound.length) lines.push(`  load generator at ≥ ${pct(LOADGEN_BOUND)} of a core (the bottleneck; the server may be faster): ${bound.join(', ')}`);
+  return lines;
+}
