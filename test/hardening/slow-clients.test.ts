@@ -39,7 +39,7 @@ describe('slow clients against `signet serve` (startServer)', () => {
     dir = mkdtempSync(path.join(tmpdir(), 'signet-slow-'));
     port = await freePort();
     running = await startServer(
-      parseSettings({ SIGNET_BASE_URL: `http://127.0.0.1:${port}`, SIGNET_DATA_DIR: dir, SIGNET_METRICS_ADDR: 'off', SIGNET_LOG_LEVEL: 'silent' }),
+      parseSettings({ SIGNET_BASE_URL: `http://127.0.0.1:${port}`, SIGNET_DATA_DIR: dir, SIGNET_METRICS_ADDR: 'off', SIGNET_ADMIN_ADDR: 'off', SIGNET_LOG_LEVEL: 'silent' }),
     );
   });
 
