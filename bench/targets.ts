@@ -72,6 +72,8 @@ export async function startSignet(name: 'signet-sqlite' | 'signet-postgres', opt
     SIGNET_BASE_URL: origin,
     SIGNET_LOG_LEVEL: 'warn',
     SIGNET_METRICS_ADDR: 'off',
+    // The admin API's fixed default port would collide between the two Signet targets.
+    SIGNET_ADMIN_ADDR: 'off',
     SIGNET_SECRET: secret,
   };
   if (options.postgresUrl) env.SIGNET_DATABASE_URL = options.postgresUrl;

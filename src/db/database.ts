@@ -1,9 +1,26 @@
 // One Kysely instance per dialect: SQLite (better-sqlite3, WAL, the embedded default) or PostgreSQL (pg).
 import { mkdirSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider } from 'kysely';
+import {
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  SqliteDialect,
+  SqliteDriver,
+  sql,
+  type Driver,
+  type Migration,
+  type MigrationProvider,
+  type PostgresCursor,
+  type PostgresPool,
+  type PostgresPoolClient,
+  type PostgresQueryResult,
+  type SqliteDatabase,
+  type SqliteStatement,
+} from 'kysely';
 import type { Settings } from '../config/settings.ts';
 import type { Database } from './schema.ts';
 import * as m0001 from './migrations/0001_initial.ts';
@@ -41,17 +58,20 @@ export function openDatabase(database: Settings['database']): DatabaseHandle {
     const pool = new pg.Pool({ connectionString: database.url, max: database.poolSize, types: pgTypes as pg.CustomTypesConfig });
     // An idle client that loses its connection must not crash the process; the next query reconnects.
     pool.on('error', () => {});
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
     return { db, dialect: 'postgres', close: () => db.destroy() };
   }
   mkdirSync(path.dirname(database.file), { recursive: true });
   const sqlite = new SQLite(database.file);
-  sqlite.pragma('journal_mode = WAL');
-  // WAL with synchronous=NORMAL is durable across process crashes; FULL also survives power loss.
-  sqlite.pragma('synchronous = FULL');
+  const wal = sqlite.pragma('journal_mode = WAL', { simple: true }) === 'wal';
+  // Every acknowledged commit survives power loss. In WAL mode the driver below fsyncs the WAL itself,
+  // off the event loop and once for every commit made meanwhile (group commit), before a write returns;
+  // SQLite then need not fsync inside COMMIT (NORMAL). Without WAL, SQLite's own FULL does it.
+  sqlite.pragma(wal ? 'synchronous = NORMAL' : 'synchronous = FULL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const tracked = new TrackedSqlite(sqlite, wal ? new GroupCommit(`${database.file}-wal`, path.dirname(database.file)) : undefined);
+  const db = new Kysely<Database>({ dialect: new DurableSqliteDialect(tracked) });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }
 
@@ -72,4 +92,295 @@ export async function isMigrated(db: Db): Promise<boolean> {
 /** A cheap round trip, for readiness checks. */
 export async function ping(db: Db): Promise<void> {
   await sql`select 1`.execute(db);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// SQLite: prepared statements kept by SQL text, and durable commits without blocking the event loop.
+
+/** How many prepared statements one connection keeps (least recently used goes first). */
+const STATEMENT_CACHE_SIZE = 200;
+
+/**
+ * Makes commits durable with one fsync for many of them, on libuv's thread pool.
+ *
+ * With synchronous=FULL, SQLite fsyncs the WAL inside every COMMIT, on the event loop: the whole
+ * process stops for each fsync (milliseconds on a networked disk) and every commit pays for its own.
+ * Instead SQLite runs with synchronous=NORMAL (a COMMIT appends the transaction's frames to the WAL and
+ * returns), and the driver fsyncs the WAL before the work that wrote may return: a transaction's
+ * `execute()` resolves, and a single write statement returns, only once its commit is on disk. Commits
+ * made while an fsync is in flight share the next one. Why this is as durable as FULL for everything
+ * acknowledged:
+ * - recovery after power loss replays the WAL up to its last valid commit frame; the fsync has put
+ *   every frame of every acknowledged commit on disk;
+ * - SQLite still syncs the WAL header when it restarts the WAL, and the WAL and the database file at
+ *   every checkpoint (NORMAL keeps those syncs);
+ * - the directory entry of the WAL file is fsynced once, before the first commit is acknowledged.
+ * The difference: a request may *read* a commit whose fsync is still in flight, before its writer has
+ * been answered. Power loss at that moment loses the commit, which nobody was told had happened; what
+ * the reader did with it was read-only (a write of its own waits for an fsync that covers both).
+ * After a failed fsync every later write fails: the kernel may have dropped the pages it could not write.
+ */
+class GroupCommit {
+  /** commits that wrote something, counted in order */
+  committed = 0;
+  /** how many of them are known to be on disk */
+  private durable = 0;
+  private inFlight: Promise<void> | undefined;
+  private failure: Error | undefined;
+  private wal: FileHandle | undefined;
+  private directorySynced = false;
+  private readonly walFile: string;
+  private readonly directory: string;
+
+  constructor(walFile: string, directory: string) {
+    this.walFile = walFile;
+    this.directory = directory;
+  }
+
+  /** Resolves once commit number `target` (and every one before it) is on disk. */
+  async syncThrough(target: number): Promise<void> {
+    while (this.durable < target) {
+      if (this.failure) throw this.failure;
+      if (!this.inFlight) {
+        const upTo = this.committed;
+        this.inFlight = this.sync()
+          .then(
+            () => {
+              this.durable = Math.max(this.durable, upTo);
+            },
+            (error: unknown) => {
+              this.failure = new Error(`fsync of ${this.walFile} failed; writes are refused until the process restarts`, { cause: error });
+            },
+          )
+          .finally(() => {
+            this.inFlight = undefined;
+          });
+      }
+      await this.inFlight;
+    }
+  }
+
+  private async sync(): Promise<void> {
+    // SQLite keeps the WAL file while any connection is open, so one handle stays valid until close().
+    this.wal ??= await open(this.walFile, 'r');
+    await this.wal.datasync();
+    if (!this.directorySynced) {
+      const directory = await open(this.directory, 'r');
+      try {
+        await directory.sync();
+      } finally {
+        await directory.close();
+      }
+      this.directorySynced = true;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.inFlight;
+    await this.wal?.close();
+    this.wal = undefined;
+  }
+}
+
+type TrackedStatement = SqliteStatement & { used: boolean };
+
+/**
+ * The better-sqlite3 connection as Kysely's driver sees it: `prepare` answers from a bounded cache,
+ * and every statement reports whether it ended a transaction (or an autocommit statement) that wrote.
+ */
+class TrackedSqlite implements SqliteDatabase {
+  /** set when a commit that wrote happened since the connection was last acquired */
+  wroteSinceAcquire = false;
+  readonly commits: GroupCommit | undefined;
+  private readonly sqlite: SQLite.Database;
+  private readonly statements = new Map<string, TrackedStatement>();
+  private pendingWrite = false;
+
+  constructor(sqlite: SQLite.Database, commits: GroupCommit | undefined) {
+    this.sqlite = sqlite;
+    this.commits = commits;
+  }
+
+  prepare(sqlText: string): SqliteStatement {
+    const cached = this.statements.get(sqlText);
+    if (cached) {
+      // One lookup per hit (Kysely hands over a new string each time, so every lookup hashes it anew);
+      // recency is a flag, read at eviction.
+      cached.used = true;
+      return cached;
+    }
+    const statement = this.track(this.sqlite.prepare(sqlText), sqlText);
+    this.statements.set(sqlText, statement);
+    if (this.statements.size > STATEMENT_CACHE_SIZE) this.evict();
+    return statement;
+  }
+
+  /** Least recently used, approximately (second chance): the oldest entry not used since it was last passed over. */
+  private evict(): void {
+    for (const [sqlText, statement] of this.statements) {
+      this.statements.delete(sqlText);
+      if (!statement.used) return;
+      statement.used = false;
+      this.statements.set(sqlText, statement);
+    }
+  }
+
+  close(): void {
+    this.statements.clear();
+    this.sqlite.close();
+  }
+
+  private track(statement: SQLite.Statement<unknown[]>, sqlText: string): TrackedStatement {
+    // Transaction control (BEGIN, COMMIT, SAVEPOINT …) is read-only to SQLite; writes are not.
+    const mayWrite = !statement.readonly;
+    const isDml = /^\s*(insert|update|delete|replace)\b/i.test(sqlText);
+    const isRollback = /^\s*rollback\s*;?\s*$/i.test(sqlText);
+    const ended = (wrote: boolean, failed: boolean) => this.afterStatement(wrote, failed || isRollback);
+    return {
+      used: false,
+      reader: statement.reader,
+      all: (parameters) => {
+        let rows: unknown[];
+        try {
+          rows = statement.all(parameters);
+        } catch (error) {
+          ended(false, true);
+          throw error;
+        }
+        // … RETURNING: a row back is a row written.
+        ended(mayWrite && rows.length > 0, false);
+        return rows;
+      },
+      run: (parameters) => {
+        let result: SQLite.RunResult;
+        try {
+          result = statement.run(parameters);
+        } catch (error) {
+          ended(false, true);
+          throw error;
+        }
+        // DML that matched no row wrote nothing; anything else that may write (DDL) is taken as a write.
+        ended(mayWrite && (!isDml || Number(result.changes) > 0), false);
+        return result;
+      },
+      iterate: (parameters) => statement.iterate(parameters),
+    };
+  }
+
+  /** Counts a commit when the connection has left its transaction (or autocommit statement) with writes in it. */
+  private afterStatement(wrote: boolean, endedWithoutCommit: boolean): void {
+    if (wrote) this.pendingWrite = true;
+    if (this.sqlite.inTransaction) return;
+    if (this.pendingWrite && !endedWithoutCommit && this.commits) {
+      this.commits.committed++;
+      this.wroteSinceAcquire = true;
+    }
+    this.pendingWrite = false;
+  }
+}
+
+/** Kysely's SQLite driver, waiting for the group fsync after the connection is released to the next caller. */
+class DurableSqliteDriver extends SqliteDriver {
+  private readonly tracked: TrackedSqlite;
+
+  constructor(tracked: TrackedSqlite) {
+    super({ database: tracked });
+    this.tracked = tracked;
+  }
+
+  override async acquireConnection(): ReturnType<SqliteDriver['acquireConnection']> {
+    const connection = await super.acquireConnection();
+    this.tracked.wroteSinceAcquire = false;
+    return connection;
+  }
+
+  override async releaseConnection(): Promise<void> {
+    const { commits, wroteSinceAcquire } = this.tracked;
+    const upTo = commits?.committed ?? 0;
+    this.tracked.wroteSinceAcquire = false;
+    // Release first: the next transaction runs (and commits into the next group) while this one waits.
+    await super.releaseConnection();
+    if (wroteSinceAcquire && commits) await commits.syncThrough(upTo);
+  }
+
+  override async destroy(): Promise<void> {
+    await super.destroy();
+    await this.tracked.commits?.close();
+  }
+}
+
+class DurableSqliteDialect extends SqliteDialect {
+  private readonly tracked: TrackedSqlite;
+
+  constructor(tracked: TrackedSqlite) {
+    super({ database: tracked });
+    this.tracked = tracked;
+  }
+
+  override createDriver(): Driver {
+    return new DurableSqliteDriver(this.tracked);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// PostgreSQL: each statement parsed and planned once per connection.
+
+/** At most this many distinct SQL texts are prepared by name (on every pooled connection); the rest run unnamed. */
+const PG_NAMED_STATEMENTS = 300;
+/** "cached plan must not change result type" (feature_not_supported): a migration changed a table under a prepared `select *`. */
+function isStalePlan(error: unknown): boolean {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return code === '0A000' && typeof message === 'string' && message.includes('cached plan must not change result type');
+}
+
+/**
+ * The pool as Kysely sees it, sending each query with parameters as a named prepared statement: Kysely
+ * sends every query unnamed, so PostgreSQL parses and plans it anew each time; with a name (the same
+ * one for the same SQL text on every connection) each connection parses it once and then only binds
+ * and executes. If a migration run by another process changes a table's columns, a prepared
+ * `select *` on an older connection fails once with 0A000; that text then runs unnamed from there on.
+ */
+function preparingPool(pool: pg.Pool): PostgresPool {
+  const names = new Map<string, string | null>();
+  const wrapped = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  const nameOf = (text: string): string | null => {
+    const known = names.get(text);
+    if (known !== undefined) return known;
+    if (names.size >= PG_NAMED_STATEMENTS) return null;
+    const name = `signet_${names.size}`;
+    names.set(text, name);
+    return name;
+  };
+  const wrap = (client: pg.PoolClient): PostgresPoolClient => {
+    const run = async (text: string, values: unknown[]): Promise<pg.QueryResult> => {
+      // Statements without parameters (BEGIN, COMMIT, DDL, a migration's several statements) keep the
+      // simple protocol: nothing to bind, and a prepared statement holds one command only.
+      const name = values.length === 0 ? null : nameOf(text);
+      if (name === null) return client.query(text, values);
+      try {
+        return await client.query({ name, text, values });
+      } catch (error) {
+        if (!isStalePlan(error)) throw error;
+        names.set(text, null);
+        return client.query(text, values);
+      }
+    };
+    function query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
+    function query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
+    function query<R>(sqlOrCursor: string | PostgresCursor<R>, parameters: ReadonlyArray<unknown> = []): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
+      // A cursor (Kysely's streaming) goes through as it is.
+      if (typeof sqlOrCursor !== 'string') return client.query(sqlOrCursor as unknown as pg.Submittable) as unknown as PostgresCursor<R>;
+      return run(sqlOrCursor, [...parameters]) as unknown as Promise<PostgresQueryResult<R>>;
+    }
+    return { query, release: () => client.release() };
+  };
+  return {
+    async connect() {
+      const client = await pool.connect();
+      let wrapper = wrapped.get(client);
+      if (!wrapper) wrapped.set(client, (wrapper = wrap(client)));
+      return wrapper;
+    },
+    end: () => pool.end(),
+  };
 }
