@@ -28,7 +28,11 @@ async function attemptSource(db: Db, hashKey: Buffer, attempt: SignInAttempt): P
   return { account: `unknown:${keyedHash(hashKey, normalized)}`, address: attempt.address };
 }
 
-export async function signIn(db: Db, hashKey: Buffer, clock: Clock, attempt: SignInAttempt): Promise<SignInResult> {
+export async function signIn(db: Db, hashKey: Buffer, clock: Clock, given: SignInAttempt): Promise<SignInResult> {
+  // PostgreSQL cannot compare text holding U+0000, and no account's e-mail or phone holds one: the
+  // replacement character stands in, so the attempt runs its normal course (same time, same counting)
+  // to wrong_credentials instead of a database error.
+  const attempt = { ...given, identifier: given.identifier.replaceAll('\u0000', '\ufffd') };
   const source = await attemptSource(db, hashKey, attempt);
   const blocked = await blockedUntil(db, clock, source);
   if (blocked !== undefined) return { outcome: 'throttled', retryAt: blocked };

@@ -9,7 +9,7 @@ import { answerWithoutInterface, createPendingRequest, type FlowContext } from '
 export const authorizeRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app, { ctx }) => {
   app.get('/oauth/authorize', async (request, reply) => {
     const query: AuthorizeQuery = typeof request.query === 'object' && request.query !== null ? (request.query as AuthorizeQuery) : {};
-    const authorization = await validateAuthorizeRequest(ctx.db, query);
+    const authorization = await validateAuthorizeRequest(ctx.db, query, ctx.compat);
     reply.header('cache-control', 'no-store');
 
     if (authorization.prompt === 'none') {

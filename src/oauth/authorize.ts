@@ -30,6 +30,8 @@ export type AuthorizeRequest = {
 type Validation = {
   readonly query: AuthorizeQuery;
   readonly db: Db;
+  /** SIGNET_COMPAT */
+  readonly compat?: 'legacy' | undefined;
   clientId?: string;
   redirectUri?: string;
   client?: Client;
@@ -40,6 +42,7 @@ type Check = (v: Validation) => Promise<void> | void;
 
 /**
  * One parameter's value. A parameter sent twice is `invalid_request`; an empty value counts as absent.
+ * A NUL character is `invalid_request` too: no parameter needs one, and PostgreSQL cannot store it.
  */
 function single(query: AuthorizeQuery, name: string): string | undefined {
   const value = query[name];
@@ -47,6 +50,7 @@ function single(query: AuthorizeQuery, name: string): string | undefined {
   if (typeof value !== 'string') {
     throw new OAuthError('invalid_request', `The parameter ${name} was sent more than once. Send each parameter once.`);
   }
+  if (value.includes('\u0000')) throw new OAuthError('invalid_request', `The parameter ${name} contains a NUL character (%00). Send it without one.`);
   return value === '' ? undefined : value;
 }
 
@@ -148,12 +152,27 @@ const codeChallengeWellFormed: Check = (v) => {
   }
 };
 
+/**
+ * After the spec's five, with SIGNET_COMPAT=legacy only: `state` goes into the callback's Location
+ * header without escaping (spec: "echoed into the callback URL without escaping"), so a control character
+ * (NUL, CR, LF …) or one beyond Latin-1 could not be sent at all — and the code minted for that callback
+ * would be lost. Refused here, before anything exists; every value that can be carried (URL-safe ones
+ * above all) stays byte for byte. By default `state` is form-encoded, so every value is carried.
+ */
+const stateCarriableUnescaped: Check = (v) => {
+  if (v.compat !== 'legacy') return;
+  const state = single(v.query, 'state');
+  if (state !== undefined && /[\u0000-\u001f\u007f]|[^\u0000-\u00ff]/.test(state)) {
+    throw new OAuthError('invalid_request', 'state holds a character that cannot be echoed into the callback URL unescaped (a control character or one beyond Latin-1). Send a URL-safe value such as hex or unpadded base64url.');
+  }
+};
+
 /** Checks of the optional parameters, run only after the spec's five (whose order and answers stay as the spec says). */
-export const PARAMETER_CHECKS: readonly Check[] = [stateWithinLimit, codeChallengeWellFormed];
+export const PARAMETER_CHECKS: readonly Check[] = [stateWithinLimit, codeChallengeWellFormed, stateCarriableUnescaped];
 
 /** Runs the five checks in order, then checks and reads the optional parameters. Throws the first failure. */
-export async function validateAuthorizeRequest(db: Db, query: AuthorizeQuery): Promise<AuthorizeRequest> {
-  const v: Validation = { query, db };
+export async function validateAuthorizeRequest(db: Db, query: AuthorizeQuery, compat?: 'legacy' | undefined): Promise<AuthorizeRequest> {
+  const v: Validation = { query, db, compat };
   for (const check of AUTHORIZE_CHECKS) await check(v);
   for (const check of PARAMETER_CHECKS) await check(v);
 

@@ -48,6 +48,8 @@ export class OAuthParams {
       for (const [name, all] of body as FormBody) {
         if (all.length > 1) throw new OAuthError('invalid_request', `The parameter ${JSON.stringify(name)} was sent more than once; send each parameter once.`);
         const value = all[0];
+        // No parameter needs a NUL character, and PostgreSQL cannot store or compare one.
+        if (value?.includes('\u0000')) throw new OAuthError('invalid_request', `The parameter ${JSON.stringify(name)} contains a NUL character (%00); send it without one.`);
         if (value !== undefined && value !== '') values.set(name, value);
       }
     }

@@ -17,7 +17,7 @@ import { userinfoRoutes } from '../oauth/userinfo.routes.ts';
 import { healthRoutes } from './health.routes.ts';
 import { requestMetrics, type Metrics } from './metrics.ts';
 import { hosts } from './plugins/hosts.ts';
-import { securityHeaders } from './plugins/security-headers.ts';
+import { answerClientError, answerFrameworkError, securityHeaders } from './plugins/security-headers.ts';
 import { sessions } from './plugins/session.ts';
 import { pageRoutes } from './pages/pages.routes.ts';
 import { authorizeRoutes } from '../oauth/authorize.routes.ts';
@@ -84,6 +84,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     routerOptions: { maxParamLength: 200 },
     return503OnClosing: true,
     ...connectionOptions(),
+    // Answers that Fastify gives before any hook runs carry the security headers too.
+    clientErrorHandler: answerClientError,
+    frameworkErrors: answerFrameworkError,
   });
 
   await app.register(securityHeaders);

@@ -59,6 +59,7 @@ describe('slow clients against `signet serve` (startServer)', () => {
       assert.ok(result.ms < 30_000, `a stalled ${what} was closed after ${result.ms} ms`);
     }
     assert.match(headers.answer, /^HTTP\/1\.1 408 /, 'stalled headers get a 408 before the close');
+    assert.match(headers.answer, /\r\nX-Frame-Options: DENY\r\n/i, 'the 408 carries the security headers');
   });
 
   test('the server caps its connections (http.Server maxConnections)', () => {

@@ -29,10 +29,15 @@ export function localeOf(request: FastifyRequest): Locale {
   return chooseLocale(chosen?.valid ? (chosen.value ?? undefined) : undefined, request.headers['accept-language']);
 }
 
-/** A local path to come back to (never another site: no scheme, no `//`, no backslash). */
+/**
+ * A local path to come back to: never another site (no scheme, no `//`, no backslash), and only
+ * characters a URL carries as they are — RFC 3986 path and query characters, well-formed %-escapes, and
+ * the few (`[]{}|^`) browsers leave unescaped. A control or non-ASCII character is refused: in a
+ * Location header it cannot be sent at all (Node refuses the response) or arrives mangled.
+ */
 export function localPath(value: unknown): string | undefined {
   if (typeof value !== 'string' || value.length > 2000) return undefined;
-  return /^\/(?![/\\])[^\s\\]*$/.test(value) ? value : undefined;
+  return /^\/(?![/\\])(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?[\]{}|^]|%[0-9A-Fa-f]{2})*$/.test(value) ? value : undefined;
 }
 
 /** What every page template receives. */

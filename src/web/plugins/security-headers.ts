@@ -1,7 +1,9 @@
 // Every response carries frame-blocking and hardening headers — pages, JSON, errors, 404s alike.
 // spec: "Every response carries `X-Frame-Options: DENY` and a frame-blocking content security policy".
+import { STATUS_CODES, validateHeaderValue } from 'node:http';
+import type { Socket } from 'node:net';
 import fp from 'fastify-plugin';
-import type { FastifyReply } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 
 declare module 'fastify' {
   interface FastifyReply {
@@ -40,15 +42,94 @@ export function contentSecurityPolicy(formActionTargets: readonly string[] = [])
   ].join('; ');
 }
 
+/** The headers every answer carries. */
+export function securityHeaderValues(formActionTargets: readonly string[] = []): Record<string, string> {
+  return {
+    'X-Frame-Options': 'DENY',
+    'Content-Security-Policy': contentSecurityPolicy(formActionTargets),
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'no-referrer',
+  };
+}
+
+/** Names of headers whose value Node would refuse to send (a control or non-Latin-1 character). */
+function unsendableHeaders(headers: Record<string, unknown>): string[] {
+  return Object.entries(headers)
+    .filter(([name, value]) =>
+      [value].flat().some((one) => {
+        if (one === undefined) return false;
+        try {
+          validateHeaderValue(name, String(one));
+          return false;
+        } catch {
+          return true;
+        }
+      }),
+    )
+    .map(([name]) => name);
+}
+
+/** A JSON error body in the shape of the path: OAuth's `{error, error_description}` under /oauth/, else `{error, message}`. */
+function errorBody(url: string | undefined, error: string, message: string): string {
+  return JSON.stringify((url ?? '').startsWith('/oauth/') ? { error, error_description: message } : { error, message });
+}
+
 export const securityHeaders = fp(
   async (app) => {
-    app.addHook('onSend', async (_request, reply, payload) => {
-      reply.header('X-Frame-Options', 'DENY');
-      reply.header('Content-Security-Policy', contentSecurityPolicy(reply.formActionTargets));
-      reply.header('X-Content-Type-Options', 'nosniff');
-      reply.header('Referrer-Policy', 'no-referrer');
+    app.addHook('onSend', async (request, reply, payload) => {
+      // A header Node cannot send (say a Location built from a value with a control character) would
+      // make it answer a bare 500 without these headers. Answer that 500 here, with them.
+      const unsendable = unsendableHeaders(reply.getHeaders());
+      if (unsendable.length > 0) {
+        for (const name of unsendable) reply.removeHeader(name);
+        request.log.error({ headers: unsendable }, 'a response header held characters HTTP cannot carry; answered 500 instead');
+        reply.code(500).header('content-type', 'application/json; charset=utf-8').header('cache-control', 'no-store');
+        payload = errorBody(request.url, 'server_error', 'The server could not complete the request. Try again later.');
+      }
+      reply.headers(securityHeaderValues(reply.formActionTargets));
       return payload;
     });
   },
   { name: 'signet-security-headers' },
 );
+
+/**
+ * Fastify's `frameworkErrors`: a request whose URL cannot be decoded (and the like) is answered before
+ * any route or hook runs, so the headers are set here.
+ */
+export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const status = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
+  const oauth = request.url.startsWith('/oauth/');
+  reply
+    .code(status)
+    .headers(securityHeaderValues())
+    .header('content-type', 'application/json; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .send(errorBody(request.url, oauth ? 'invalid_request' : 'bad_request', 'The address of this request is not valid (a broken %-escape?). Check the link and try again.'));
+}
+
+const CLIENT_ERRORS: Record<string, [number, string]> = {
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'The request took too long to arrive. Try again.'],
+  HPE_HEADER_OVERFLOW: [431, 'The request headers are too large. Clear this site\'s cookies and try again.'],
+};
+
+/**
+ * Fastify's `clientErrorHandler`: a request Node's HTTP parser refuses (a malformed request line,
+ * headers too large, headers or body too slow) is answered on the raw socket — with the same headers.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, message] = CLIENT_ERRORS[error.code ?? ''] ?? [400, 'The request could not be read. Check what sent it.'];
+  const body = JSON.stringify({ error: status === 400 ? 'bad_request' : status === 408 ? 'request_timeout' : 'request_header_fields_too_large', message });
+  const headers = {
+    ...securityHeaderValues(),
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': String(Buffer.byteLength(body)),
+    'Cache-Control': 'no-store',
+    Connection: 'close',
+  };
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n${body}`);
+  }
+  socket.destroy(error);
+}
