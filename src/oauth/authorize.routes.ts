@@ -4,10 +4,14 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { grantCoversRequest } from '../consent/grants.ts';
 import { validateAuthorizeRequest, type AuthorizeQuery } from './authorize.ts';
+import { OAuthError } from './errors.ts';
+import { FRAMED_DESCRIPTION, isFramedNavigation } from './framing.ts';
 import { answerWithoutInterface, createPendingRequest, type FlowContext } from './authorization-requests.ts';
 
 export const authorizeRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app, { ctx }) => {
   app.get('/oauth/authorize', async (request, reply) => {
+    // Before anything is looked up, stored or minted.
+    if (isFramedNavigation(request.headers)) throw new OAuthError('access_denied', FRAMED_DESCRIPTION, { detail: `Sec-Fetch-Dest: ${request.headers['sec-fetch-dest']}` });
     const query: AuthorizeQuery = typeof request.query === 'object' && request.query !== null ? (request.query as AuthorizeQuery) : {};
     const authorization = await validateAuthorizeRequest(ctx.db, query, ctx.compat);
     reply.header('cache-control', 'no-store');

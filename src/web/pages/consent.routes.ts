@@ -3,6 +3,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Client } from '../../clients/clients.ts';
 import { continueAuthorization, decide } from '../../consent/decision.ts';
+import { refuseFramedNavigation } from '../../oauth/framing.ts';
 import type { FlowContext, PendingRequest } from '../../oauth/authorization-requests.ts';
 import { CLAIMS_BY_SCOPE } from '../../oauth/scopes.ts';
 import type { Messages } from '../i18n/en.ts';
@@ -12,6 +13,8 @@ import { renderError, renderPage } from './view.ts';
 
 export const consentRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app, { ctx }) => {
   const { db } = ctx;
+  // spec: the flow "cannot run in a hidden frame" — refused before any page, session or code.
+  app.addHook('onRequest', refuseFramedNavigation);
 
   function showConsent(request: FastifyRequest, reply: FastifyReply, requestId: string, pending: PendingRequest, client: Client, error?: (t: Messages) => string) {
     // Allow and Deny both end in a redirect to the application's callback.

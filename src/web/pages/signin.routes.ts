@@ -3,6 +3,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { signIn } from '../../accounts/signin.ts';
 import { findClient } from '../../clients/clients.ts';
 import { SECOND, MINUTE } from '../../config/clock.ts';
+import { refuseFramedNavigation } from '../../oauth/framing.ts';
 import { findPendingRequest, type FlowContext, type PendingRequest } from '../../oauth/authorization-requests.ts';
 import { allowFormRedirectTo } from '../plugins/security-headers.ts';
 import type { Messages } from '../i18n/en.ts';
@@ -16,6 +17,8 @@ export function waitText(t: Messages, ms: number): string {
 
 export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app, { ctx }) => {
   const { db } = ctx;
+  // spec: the flow "cannot run in a hidden frame" — refused before any page, session or code.
+  app.addHook('onRequest', refuseFramedNavigation);
 
   type Form = { requestId: string; pending: PendingRequest | undefined; returnTo: string | undefined; identifier: string };
 
