@@ -70,6 +70,10 @@ export function openDatabase(database: Settings['database']): DatabaseHandle {
   sqlite.pragma(wal ? 'synchronous = NORMAL' : 'synchronous = FULL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
+  // A checkpoint runs inside the COMMIT that crosses this many WAL pages, on the event loop, with two
+  // fsyncs. 4,000 pages (16 MB) instead of SQLite's 1,000 halves the time commits spend there: fewer
+  // stalls, and a page written by many transactions is copied to the database once per checkpoint.
+  if (wal) sqlite.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
   const tracked = new TrackedSqlite(sqlite, wal ? new GroupCommit(`${database.file}-wal`, path.dirname(database.file)) : undefined);
   const db = new Kysely<Database>({ dialect: new DurableSqliteDialect(tracked) });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
@@ -96,6 +100,9 @@ export async function ping(db: Db): Promise<void> {
 
 // ---------------------------------------------------------------------------------------------------
 // SQLite: prepared statements kept by SQL text, and durable commits without blocking the event loop.
+
+/** WAL size, in pages, at which a commit checkpoints (see openDatabase). */
+const WAL_AUTOCHECKPOINT_PAGES = 4000;
 
 /** How many prepared statements one connection keeps (least recently used goes first). */
 const STATEMENT_CACHE_SIZE = 200;
