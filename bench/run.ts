@@ -45,7 +45,7 @@ const options = {
   targets,
   connections: Number(values.connections),
   rounds: Number(values.rounds ?? (quick ? 2 : 3)),
-  durationMs: Number(values.duration ?? (quick ? 2.5 : 10)) * 1000,
+  durationMs: Number(values.duration ?? (quick ? 2 : 10)) * 1000,
   warmupMs: Number(values.warmup ?? (quick ? 0.5 : 2)) * 1000,
   profileDir: values.profile ? path.resolve(values.profile) : undefined,
 };
@@ -84,6 +84,12 @@ function machine() {
   };
 }
 
+/** Which code was measured: the commit, and whether src/ or bin/ had uncommitted changes. */
+async function revision(): Promise<{ commit: string; uncommitted_changes: boolean }> {
+  const git = (args: string[]) => promisify(execFile)('git', args, { cwd: path.join(import.meta.dirname, '..') }).then((r) => r.stdout.trim(), () => '');
+  return { commit: await git(['rev-parse', 'HEAD']), uncommitted_changes: (await git(['status', '--porcelain', '--', 'src', 'bin'])) !== '' };
+}
+
 async function startup(runs: number): Promise<Record<string, { min_ms: number; median_ms: number; max_ms: number }>> {
   const { stdout } = await promisify(execFile)(process.execPath, [path.join(import.meta.dirname, 'startup.mjs'), '--json', '--runs', String(runs)], { maxBuffer: 1 << 20 });
   return (JSON.parse(stdout) as { results: Record<string, { min_ms: number; median_ms: number; max_ms: number }> }).results;
@@ -93,7 +99,9 @@ const log = (line: string) => process.stdout.write(line + '\n');
 const started = performance.now();
 const before = machine();
 const fsyncMs = fsyncLatencyMs();
+const measured = await revision();
 log(`Signet benchmark${quick ? ' (quick)' : ''}: ${options.rounds} rounds × ${options.durationMs / 1000} s per target and workload, ${options.connections} connections`);
+log(`commit ${measured.commit.slice(0, 12)}${measured.uncommitted_changes ? ' with uncommitted changes in src/ or bin/' : ''}`);
 log(`${before.cpu}, ${before.memory_gb} GB, ${before.kernel}, node ${before.node}; load average ${before.loadavg.join(' ')}; fdatasync ${fsyncMs} ms`);
 
 const run: BenchRun = await runBench({ ...options, log });
@@ -127,6 +135,7 @@ if (out) {
     JSON.stringify(
       {
         ...rest,
+        revision: measured,
         machine: { ...before, loadavg_after: after.loadavg, fdatasync_ms: fsyncMs },
         startup: startupFigures ?? null,
         summaries: summaries(run),
