@@ -22,6 +22,23 @@ export const PENDING_REQUEST_LIFETIME_MS = 10 * MINUTE;
  */
 export const PENDING_REQUESTS_PER_ADDRESS = 300;
 
+/**
+ * spec (hardening): a pending request belongs to the browser that started it. /oauth/authorize gives
+ * the browser this cookie (a random value, kept across flows so two tabs both work) and stores the
+ * request under a keyed hash of its id *together with* that value; the pages find it only with the same
+ * cookie, so a link to /signin?request=… opened in another browser leads nowhere.
+ */
+export const BROWSER_BINDING_COOKIE = 'signet_flow';
+
+/** Whether a cookie value is a browser binding as handed out: 32 random bytes, unpadded base64url. */
+export function isBrowserBinding(value: unknown): value is string {
+  return typeof value === 'string' && /^[A-Za-z0-9_-]{43}$/.test(value);
+}
+
+export function newBrowserBinding(): string {
+  return randomBytes(32).toString('base64url');
+}
+
 /** What finishing a flow needs. */
 export type FlowContext = {
   db: Db;
@@ -29,7 +46,22 @@ export type FlowContext = {
   hashKey: Buffer;
   clock: Clock;
   compat: 'legacy' | undefined;
+  /**
+   * The browser-binding cookie of the request being served, added per request with forBrowser(). Without
+   * it no pending request is found (or created).
+   */
+  browserBinding?: string | undefined;
 };
+
+/** The flow context of one request: `ctx` with the browser-binding cookie it carried (if well formed). */
+export function forBrowser(ctx: FlowContext, cookie: unknown): FlowContext {
+  return { ...ctx, browserBinding: isBrowserBinding(cookie) ? cookie : undefined };
+}
+
+/** The stored key of a pending request: a keyed hash of its id together with the browser binding it was created with. */
+export function pendingRequestKey(hashKey: Buffer, id: string, browserBinding: string): string {
+  return keyedHash(hashKey, `${browserBinding}\n${id}`);
+}
 
 export type PendingRequest = {
   clientId: string;
@@ -62,6 +94,7 @@ function fromRow(row: store.AuthorizationRequestRow): PendingRequest {
  * per-address limit (a 429 `temporarily_unavailable` with Retry-After beyond it).
  */
 export async function createPendingRequest(ctx: FlowContext, request: AuthorizeRequest, origin: string, address: string): Promise<string> {
+  if (ctx.browserBinding === undefined) throw new Error('createPendingRequest needs the browser binding (forBrowser)');
   const { count, windowEndsAt } = await countInWindow(ctx.db, ctx.clock, `authorize:${address}`, PENDING_REQUEST_LIFETIME_MS);
   if (count > PENDING_REQUESTS_PER_ADDRESS) {
     throw new OAuthError('temporarily_unavailable', 'Too many sign-in attempts were started from your network just now. Wait a few minutes, then start again from the application.', {
@@ -73,7 +106,7 @@ export async function createPendingRequest(ctx: FlowContext, request: AuthorizeR
   const id = randomBytes(32).toString('base64url'); // unpadded: nothing in it needs escaping in a URL
   const now = ctx.clock();
   await store.insertRequest(ctx.db, {
-    id_hash: keyedHash(ctx.hashKey, id),
+    id_hash: pendingRequestKey(ctx.hashKey, id, ctx.browserBinding),
     client_id: request.client.clientId,
     redirect_uri: request.redirectUri,
     scope: formatScope(request.scope),
@@ -88,10 +121,13 @@ export async function createPendingRequest(ctx: FlowContext, request: AuthorizeR
   return id;
 }
 
-/** The open request with this id, served on this origin; undefined when unknown, finished, expired or from the other host. */
+/**
+ * The open request with this id, served on this origin, started by this browser; undefined when unknown,
+ * finished, expired, from the other host or from another browser.
+ */
 export async function findPendingRequest(ctx: FlowContext, id: string, origin: string): Promise<PendingRequest | undefined> {
-  if (id.length === 0 || id.length > 100) return undefined;
-  const row = await store.findOpenRequest(ctx.db, keyedHash(ctx.hashKey, id), ctx.clock());
+  if (id.length === 0 || id.length > 100 || ctx.browserBinding === undefined) return undefined;
+  const row = await store.findOpenRequest(ctx.db, pendingRequestKey(ctx.hashKey, id, ctx.browserBinding), ctx.clock());
   if (!row || row.origin !== origin) return undefined;
   return fromRow(row);
 }
@@ -124,7 +160,8 @@ export async function declinePendingRequest(ctx: FlowContext, id: string, origin
 }
 
 async function finish(ctx: FlowContext, id: string, origin: string): Promise<store.AuthorizationRequestRow | undefined> {
-  const idHash = keyedHash(ctx.hashKey, id);
+  if (ctx.browserBinding === undefined) return undefined;
+  const idHash = pendingRequestKey(ctx.hashKey, id, ctx.browserBinding);
   const open = await store.findOpenRequest(ctx.db, idHash, ctx.clock());
   if (!open || open.origin !== origin) return undefined;
   return store.completeRequest(ctx.db, idHash, ctx.clock());

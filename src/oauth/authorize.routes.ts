@@ -6,7 +6,16 @@ import { grantCoversRequest } from '../consent/grants.ts';
 import { validateAuthorizeRequest, type AuthorizeQuery } from './authorize.ts';
 import { OAuthError } from './errors.ts';
 import { FRAMED_DESCRIPTION, isFramedNavigation } from './framing.ts';
-import { answerWithoutInterface, createPendingRequest, type FlowContext } from './authorization-requests.ts';
+import {
+  answerWithoutInterface,
+  BROWSER_BINDING_COOKIE,
+  createPendingRequest,
+  forBrowser,
+  isBrowserBinding,
+  newBrowserBinding,
+  PENDING_REQUEST_LIFETIME_MS,
+  type FlowContext,
+} from './authorization-requests.ts';
 
 export const authorizeRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app, { ctx }) => {
   app.get('/oauth/authorize', async (request, reply) => {
@@ -28,7 +37,18 @@ export const authorizeRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (
     }
 
     const origin = request.servedOrigin.origin;
-    const id = await createPendingRequest(ctx, authorization, origin, request.ip);
+    // The pending request belongs to this browser: the binding cookie it already has (other tabs' flows
+    // keep working), else a new one; refreshed so it outlives every request it binds.
+    const existing = request.cookies[BROWSER_BINDING_COOKIE];
+    const binding = isBrowserBinding(existing) ? existing : newBrowserBinding();
+    reply.setCookie(BROWSER_BINDING_COOKIE, binding, {
+      path: '/',
+      httpOnly: true,
+      sameSite: 'lax',
+      secure: request.servedOrigin.protocol === 'https:',
+      maxAge: PENDING_REQUEST_LIFETIME_MS / 1000,
+    });
+    const id = await createPendingRequest(forBrowser(ctx, binding), authorization, origin, request.ip);
     // spec: "Success: `302` to the sign-in and consent page. No code exists yet at that point."
     return reply.redirect(`${origin}/signin?request=${id}`, 302);
   });

@@ -3,8 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as clients from '../../src/clients/clients.ts';
 import { AUTHORIZE_CHECKS } from '../../src/oauth/authorize.ts';
-import { PENDING_REQUEST_LIFETIME_MS } from '../../src/oauth/authorization-requests.ts';
-import { keyedHash } from '../../src/oauth/secrets.ts';
+import { BROWSER_BINDING_COOKIE, PENDING_REQUEST_LIFETIME_MS, pendingRequestKey } from '../../src/oauth/authorization-requests.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { assertFrameHeaders, flowSetup, REDIRECT_URI, TinyBrowser, type Flow } from './authorize-support.ts';
 
@@ -110,7 +109,8 @@ forEachDatabase('GET /oauth/authorize', (open) => {
     const rows = await database.db.selectFrom('authorization_requests').selectAll().execute();
     assert.equal(rows.length, 1);
     const row = rows[0]!;
-    assert.equal(row.id_hash, keyedHash(flow.deps.keys.tokenHash, id), 'the id is stored only as a keyed hash');
+    const binding = res.cookies.find((c) => c.name === BROWSER_BINDING_COOKIE)?.value ?? '';
+    assert.equal(row.id_hash, pendingRequestKey(flow.deps.keys.tokenHash, id, binding), 'the id is stored only as a keyed hash, with the binding of the browser that started it');
     assert.ok(!JSON.stringify(row).includes(id));
     assert.equal(row.client_id, flow.clientId);
     assert.equal(row.redirect_uri, REDIRECT_URI);

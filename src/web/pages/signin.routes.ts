@@ -4,7 +4,7 @@ import { signIn } from '../../accounts/signin.ts';
 import { findClient } from '../../clients/clients.ts';
 import { SECOND, MINUTE } from '../../config/clock.ts';
 import { refuseFramedNavigation } from '../../oauth/framing.ts';
-import { findPendingRequest, type FlowContext, type PendingRequest } from '../../oauth/authorization-requests.ts';
+import { BROWSER_BINDING_COOKIE, findPendingRequest, forBrowser, type FlowContext, type PendingRequest } from '../../oauth/authorization-requests.ts';
 import { allowFormRedirectTo } from '../plugins/security-headers.ts';
 import type { Messages } from '../i18n/en.ts';
 import { field, fields } from './forms.ts';
@@ -54,9 +54,14 @@ export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app
     return form.pending ? `/consent?request=${encodeURIComponent(form.requestId)}` : (form.returnTo ?? '/account');
   }
 
+  /** The pending request this page serves: found only in the browser that started it. */
+  function pendingFor(request: FastifyRequest, requestId: string): Promise<PendingRequest | undefined> {
+    return findPendingRequest(forBrowser(ctx, request.cookies[BROWSER_BINDING_COOKIE]), requestId, request.servedOrigin.origin);
+  }
+
   app.get('/signin', async (request, reply) => {
     const requestId = field(request.query, 'request');
-    const pending = requestId ? await findPendingRequest(ctx, requestId, request.servedOrigin.origin) : undefined;
+    const pending = requestId ? await pendingFor(request, requestId) : undefined;
     if (requestId && !pending) return renderError(db, request, reply, 400, (t) => t.requestExpired);
     const form: Form = { requestId, pending, returnTo: localPath(field(request.query, 'return')), identifier: '' };
     if (await request.currentSession()) return reply.redirect(nextAfterSignIn(form), 302);
@@ -65,7 +70,7 @@ export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app
 
   app.post('/signin', { preHandler: app.csrfProtection }, async (request, reply) => {
     const requestId = field(request.body, 'request');
-    const pending = requestId ? await findPendingRequest(ctx, requestId, request.servedOrigin.origin) : undefined;
+    const pending = requestId ? await pendingFor(request, requestId) : undefined;
     if (requestId && !pending) return renderError(db, request, reply, 400, (t) => t.requestExpired);
     const identifier = field(request.body, 'identifier').trim().slice(0, 320);
     const password = field(request.body, 'password');
