@@ -48,9 +48,10 @@ export type DecisionResult = NextStep | { kind: 'nothing_granted'; pending: Pend
 
 /**
  * Allow: the code is issued for the granted scope (possibly narrower than requested) and the grant
- * remembered. Deny: the callback receives `error=access_denied` and the `state`.
+ * remembered (`locale`: the page's language, for the notification of a first authorization). Deny:
+ * the callback receives `error=access_denied` and the `state`.
  */
-export async function decide(ctx: FlowContext, id: string, origin: string, sub: string, choice: Decision): Promise<DecisionResult> {
+export async function decide(ctx: FlowContext, id: string, origin: string, sub: string, choice: Decision, locale: string): Promise<DecisionResult> {
   const open = await openRequest(ctx, id, origin);
   if (!open) return { kind: 'expired' };
   if (choice.decision === 'deny') {
@@ -61,6 +62,6 @@ export async function decide(ctx: FlowContext, id: string, origin: string, sub: 
   if (granted.length === 0) return { kind: 'nothing_granted', ...open };
   const url = await approvePendingRequest(ctx, id, origin, sub, granted);
   if (!url) return { kind: 'expired' };
-  await recordConsent(ctx.db, ctx.clock, sub, open.client.clientId, open.pending.scope, granted);
+  await recordConsent(ctx.db, ctx.clock, sub, open.client.clientId, open.pending.scope, granted, { dialect: ctx.dialect, locale });
   return { kind: 'redirect', url };
 }

@@ -13,15 +13,23 @@ export async function listGrantsOf(db: Db, sub: string): Promise<GrantRow[]> {
 }
 
 /**
- * Inserts the grant, or replaces its scope when one exists. `first_authorized_at` keeps the first time
- * (the refresh chain's 30 days count from it elsewhere); `muted` is left alone.
+ * Inserts the grant unless one exists; true when it was inserted (the application is authorized for
+ * the first time). Concurrent first authorizations insert once: the other finds the row and gets false.
  */
-export async function upsertGrant(db: Db, sub: string, clientId: string, scope: string, now: number): Promise<void> {
-  await db
+export async function insertGrantIfAbsent(db: Db, sub: string, clientId: string, scope: string, now: number): Promise<boolean> {
+  const inserted = await db
     .insertInto('grants')
     .values({ sub, client_id: clientId, scope, first_authorized_at: now, updated_at: now, muted: 0 })
-    .onConflict((oc) => oc.columns(['sub', 'client_id']).doUpdateSet({ scope, updated_at: now }))
-    .execute();
+    .onConflict((oc) => oc.columns(['sub', 'client_id']).doNothing())
+    .returning('sub')
+    .executeTakeFirst();
+  return inserted !== undefined;
+}
+
+/** Replaces the scope of an existing grant. `first_authorized_at` keeps the first time (the refresh
+ * chain's 30 days count from it elsewhere); `muted` is left alone. */
+export async function updateGrantScope(db: Db, sub: string, clientId: string, scope: string, now: number): Promise<void> {
+  await db.updateTable('grants').set({ scope, updated_at: now }).where('sub', '=', sub).where('client_id', '=', clientId).execute();
 }
 
 export async function deleteGrant(db: Db, sub: string, clientId: string): Promise<boolean> {

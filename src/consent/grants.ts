@@ -3,7 +3,8 @@
 // revokes every token of that person for that application.
 import { findClient } from '../clients/clients.ts';
 import type { Clock } from '../config/clock.ts';
-import type { Db } from '../db/database.ts';
+import type { Db, Dialect } from '../db/database.ts';
+import { recordNotification } from '../notifications/notifications.ts';
 import { revokeAllTokensOf } from '../oauth/codes.ts';
 import { formatScope, scopeList, type Scope } from '../oauth/scopes.ts';
 import * as store from './grants.store.ts';
@@ -36,15 +37,43 @@ export async function grantCoversRequest(db: Db, sub: string, clientId: string, 
   return grant !== undefined && covers(grant.scope, requested);
 }
 
+/** What recording a first authorization's notification needs: the database kind and the person's language. */
+export type ConsentNotice = { dialect: Dialect; locale: string };
+
 /**
  * Remembers a consent decision. For the scopes this request asked about, the latest decision wins
  * (an unticked scope is removed); scopes granted earlier and not asked about now are kept.
+ * An application authorized for the first time (no grant existed) sends its owner a `security`
+ * notification, recorded in the same transaction as the grant, naming the application as its source.
  */
-export async function recordConsent(db: Db, clock: Clock, sub: string, clientId: string, requested: readonly Scope[], granted: readonly Scope[]): Promise<Scope[]> {
-  const earlier = (await findGrant(db, sub, clientId))?.scope ?? [];
-  const scope = formatScope([...earlier.filter((s) => !requested.includes(s)), ...granted]);
-  await store.upsertGrant(db, sub, clientId, scope, clock());
-  return scopeList(scope);
+export async function recordConsent(
+  db: Db,
+  clock: Clock,
+  sub: string,
+  clientId: string,
+  requested: readonly Scope[],
+  granted: readonly Scope[],
+  notice: ConsentNotice,
+): Promise<Scope[]> {
+  const now = clock();
+  return db.transaction().execute(async (trx) => {
+    // Written first, so two first authorizations at once record one grant and one notification.
+    if (await store.insertGrantIfAbsent(trx, sub, clientId, formatScope(granted), now)) {
+      const client = await findClient(trx, clientId);
+      await recordNotification(trx, notice.dialect, now, {
+        sub,
+        locale: notice.locale,
+        clientId,
+        link: '/account',
+        event: { category: 'security', outcome: 'authorized', applicationName: client?.name ?? clientId },
+      });
+      return scopeList(formatScope(granted));
+    }
+    const earlier = (await findGrant(trx, sub, clientId))?.scope ?? [];
+    const scope = formatScope([...earlier.filter((s) => !requested.includes(s)), ...granted]);
+    await store.updateGrantScope(trx, sub, clientId, scope, now);
+    return scopeList(scope);
+  });
 }
 
 export type AuthorizedApplication = Grant & { name: string };

@@ -37,10 +37,14 @@ export async function recordNotification(trx: Db, dialect: 'sqlite' | 'postgres'
     const { status, reason } = initialDelivery(channel, choices[channel], muted);
     return { notification_id: id, channel, status, reason, attempts: 0, next_attempt_at: status === 'pending' ? now : null, lease_owner: null, lease_expires_at: null, updated_at: now };
   });
+  // Not delivered in-app (the application is muted, or in-app is off for the category): the record is
+  // kept, with its deliveries, but it never waits for attention — no unread count, no badge.
+  const inApp = deliveries.find((d) => d.channel === 'in_app');
+  const readAt = inApp?.status === 'suppressed' ? now : null;
   await store.insertNotification(
     trx,
     dialect,
-    { id, sub: input.sub, category, title, body, link: input.link ?? null, client_id: input.clientId ?? null, locale: input.locale, created_at: now, read_at: null },
+    { id, sub: input.sub, category, title, body, link: input.link ?? null, client_id: input.clientId ?? null, locale: input.locale, created_at: now, read_at: readAt },
     deliveries,
   );
   return id;

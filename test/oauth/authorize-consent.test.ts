@@ -37,17 +37,18 @@ test('callback: `code` then `state`; `state` raw with SIGNET_COMPAT=legacy, form
 
 forEachDatabase('grants', (open) => {
   test('grants are remembered per person and application; first_authorized_at keeps the first time; the latest decision on an asked scope wins', async () => {
-    const { db } = await open();
+    const { db, dialect } = await open();
     const clock = manualClock();
+    const notice = { dialect, locale: 'en' };
     const { sub } = await accounts.createAccount(db, clock, { email: 'g@example.com', password: 'password-1' });
     const { client } = await clients.registerClient(db, clock, Buffer.alloc(32), { name: 'Grant App', redirectUris: ['https://g.example/cb'], scopes: ['openid', 'profile', 'email', 'phone'] });
     const first = clock();
-    assert.deepEqual(await recordConsent(db, clock, sub, client.clientId, ['openid', 'profile', 'email'], ['openid', 'profile', 'email']), ['openid', 'profile', 'email']);
+    assert.deepEqual(await recordConsent(db, clock, sub, client.clientId, ['openid', 'profile', 'email'], ['openid', 'profile', 'email'], notice), ['openid', 'profile', 'email']);
     clock.advance(DAY);
     // Asked for openid and phone only: profile and email stay granted, phone is added.
-    assert.deepEqual(await recordConsent(db, clock, sub, client.clientId, ['openid', 'phone'], ['openid', 'phone']), ['openid', 'profile', 'email', 'phone']);
+    assert.deepEqual(await recordConsent(db, clock, sub, client.clientId, ['openid', 'phone'], ['openid', 'phone'], notice), ['openid', 'profile', 'email', 'phone']);
     // Asked for email again and unticked it: email is removed.
-    assert.deepEqual(await recordConsent(db, clock, sub, client.clientId, ['openid', 'email'], ['openid']), ['openid', 'profile', 'phone']);
+    assert.deepEqual(await recordConsent(db, clock, sub, client.clientId, ['openid', 'email'], ['openid'], notice), ['openid', 'profile', 'phone']);
     const grant = (await findGrant(db, sub, client.clientId))!;
     assert.equal(grant.firstAuthorizedAt, first);
     assert.equal(grant.updatedAt, first + DAY);

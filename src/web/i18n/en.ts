@@ -1,6 +1,7 @@
 // English page text: the default, and the operator contract's landmark names ("Email or phone",
 // "Password", "Sign in", "Allow", "Deny", "Withdraw") must stay exactly as written here.
 import type { TaskStatus } from '../../db/schema.ts';
+import type { Category, Channel } from '../../notifications/categories.ts';
 import type { Scope } from '../../oauth/scopes.ts';
 
 export const en = {
@@ -112,6 +113,46 @@ export const en = {
     networkError: 'The server could not be reached. Check your connection and try again.',
     serverError: 'The server could not do that (status {status}). Try again in a moment.',
   },
+  // The inbox (/inbox) and the header's unread badge. Plain strings with {placeholders}: the page hands
+  // them to static/inbox.js, which fills them the same way when notifications arrive live.
+  inbox: {
+    nav: 'Inbox',
+    badgeNone: 'Inbox, no unread notifications',
+    badgeOne: 'Inbox, 1 unread',
+    badgeOther: 'Inbox, {count} unread',
+    title: 'Inbox',
+    heading: 'Your inbox',
+    intro: 'Notifications about your tasks and your account, newest first. New ones appear here as they arrive.',
+    empty: 'No notifications yet.',
+    unread: 'Unread',
+    read: 'Read',
+    received: 'Received',
+    markRead: 'Mark as read',
+    markAllRead: 'Mark all as read',
+    showOlder: 'Show older notifications',
+    showNewest: 'Back to the newest notifications',
+    arrived: 'New notification: {title}',
+    markedRead: 'Marked as read.',
+    allMarkedRead: 'All notifications are marked as read.',
+  },
+
+  // Notification settings on /account: the category × channel grid and muting an application.
+  // "Mute" and "Unmute" are operator contract landmark names.
+  notificationsHeading: 'Notifications',
+  notificationsIntro: 'Choose where each kind of notification reaches you. E-mail stays off until you turn it on.',
+  notificationKind: 'Kind',
+  notificationCategory: { translation: 'Translations', docparse: 'Document parsing', security: 'Security' } satisfies Record<Category, string>,
+  notificationChannel: { in_app: 'In-app', email: 'E-mail', browser_push: 'Browser push', mobile_push: 'Mobile push' } satisfies Record<Channel, string>,
+  channelNotAvailable: 'Not available',
+  savePreferences: 'Save preferences',
+  preferencesSaved: 'Your notification preferences are saved.',
+  muteButton: 'Mute',
+  unmuteButton: 'Unmute',
+  muteHint: (app: string) => `Mute ${app}: it keeps its access, but notifications about it are no longer delivered.`,
+  unmuteHint: (app: string) => `Unmute ${app}: notifications about it are delivered again.`,
+  mutedState: 'Muted: notifications about this application are recorded as read and not delivered.',
+  muted: (app: string) => `${app} is muted. It keeps its access; notifications about it are no longer delivered.`,
+  unmuted: (app: string) => `${app} is no longer muted.`,
 };
 
 export type Messages = typeof en;

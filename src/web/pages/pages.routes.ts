@@ -1,4 +1,4 @@
-// The server-rendered pages: sign-in, consent, account, language switch, and their stylesheet.
+// The server-rendered pages: sign-in, consent, account, tasks, inbox, language switch, and their stylesheet.
 // Errors on these routes are pages that say what to do next; the CSRF check failing is a 403 page.
 import { fileURLToPath } from 'node:url';
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
@@ -7,6 +7,7 @@ import type { FlowContext } from '../../oauth/authorization-requests.ts';
 import type { TaskContext } from '../../tasks/tasks.ts';
 import { accountRoutes } from './account.routes.ts';
 import { consentRoutes } from './consent.routes.ts';
+import { inboxRoutes } from './inbox.routes.ts';
 import { homeRoutes } from './home.routes.ts';
 import { languageRoutes } from './language.routes.ts';
 import { signinRoutes } from './signin.routes.ts';
@@ -47,6 +48,7 @@ export const pageRoutes: FastifyPluginAsync<{ ctx: FlowContext; tasks: TaskConte
   await app.register(consentRoutes, { ctx });
   await app.register(accountRoutes, { db, clock: ctx.clock });
   await app.register(tasksRoutes, { ctx: tasks });
+  await app.register(inboxRoutes, { db, dialect: ctx.dialect, clock: ctx.clock });
   await app.register(languageRoutes);
   await app.register(homeRoutes);
 };
