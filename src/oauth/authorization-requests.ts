@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { countInWindow } from '../accounts/throttle.ts';
 import { MINUTE, SECOND, type Clock } from '../config/clock.ts';
-import type { Db } from '../db/database.ts';
+import type { Db, Dialect } from '../db/database.ts';
 import type { AuthorizeRequest } from './authorize.ts';
 import { callbackUrl } from './callback.ts';
 import { issueAuthorizationCode, type CodeChallengeMethod } from './codes.ts';
@@ -42,6 +42,8 @@ export function newBrowserBinding(): string {
 /** What finishing a flow needs. */
 export type FlowContext = {
   db: Db;
+  /** for notifications recorded by the flow (an application authorized for the first time) */
+  dialect: Dialect;
   /** keys.tokenHash */
   hashKey: Buffer;
   clock: Clock;

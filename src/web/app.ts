@@ -127,7 +127,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   await app.register(healthRoutes, { db: deps.db, checks: [{ name: 'storage', check: () => deps.objects.ping() }] });
-  const flow = { db: deps.db, hashKey: deps.keys.tokenHash, clock: deps.clock, compat: deps.settings.compat };
+  const flow = { db: deps.db, dialect: deps.dialect, hashKey: deps.keys.tokenHash, clock: deps.clock, compat: deps.settings.compat };
   const tasks = { db: deps.db, dialect: deps.dialect, clock: deps.clock, objects: deps.objects, translator: deps.translator, uploadMaxBytes: deps.settings.uploadMaxBytes };
   await app.register(authorizeRoutes, { ctx: flow });
   await app.register(pageRoutes, { ctx: flow, tasks });

@@ -9,7 +9,7 @@ import { CLAIMS_BY_SCOPE } from '../../oauth/scopes.ts';
 import type { Messages } from '../i18n/en.ts';
 import { allowFormRedirectTo } from '../plugins/security-headers.ts';
 import { field, fields } from './forms.ts';
-import { renderError, renderPage } from './view.ts';
+import { localeOf, renderError, renderPage } from './view.ts';
 
 export const consentRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app, { ctx }) => {
   const { db } = ctx;
@@ -46,7 +46,7 @@ export const consentRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (ap
     const session = await request.currentSession();
     if (!session) return reply.redirect(`/signin?request=${encodeURIComponent(requestId)}`, 303);
     const choice = field(request.body, 'decision') === 'allow' ? { decision: 'allow' as const, ticked: fields(request.body, 'scope') } : { decision: 'deny' as const };
-    const result = await decide(forBrowser(ctx, request.cookies[BROWSER_BINDING_COOKIE]), requestId, request.servedOrigin.origin, session.sub, choice);
+    const result = await decide(forBrowser(ctx, request.cookies[BROWSER_BINDING_COOKIE]), requestId, request.servedOrigin.origin, session.sub, choice, localeOf(request));
     if (result.kind === 'expired') return renderError(db, request, reply, 400, (t) => t.requestExpired, { header: true });
     if (result.kind === 'nothing_granted' || result.kind === 'ask') return showConsent(request, reply, requestId, result.pending, result.client, (t) => t.nothingGranted);
     request.log.info({ event: choice.decision === 'allow' ? 'consent_given' : 'consent_declined' }, 'consent decided');
