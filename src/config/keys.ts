@@ -1,7 +1,7 @@
 // Key material. SIGNET_SECRET, or a secret generated once into the data dir, is the root; every use
 // gets its own subkey (HKDF), so a cookie key can never be used to forge a token hash and vice versa.
 import { randomBytes, hkdfSync } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Settings } from './settings.ts';
 
@@ -16,19 +16,26 @@ export type Keys = {
 
 const SECRET_FILE = 'secret.key';
 
+/** The data dir holds the database, the secret and stored files: only the service's own user may enter it. */
+export const DATA_DIR_MODE = 0o700;
+/** The secret file: only the service's own user may read it. */
+export const SECRET_FILE_MODE = 0o600;
+
 /** Returns the root secret: SIGNET_SECRET when set, else the one in the data dir, generated on first use. */
 export function loadRootSecret(settings: Settings): string {
   if (settings.secret) return settings.secret;
-  mkdirSync(settings.dataDir, { recursive: true });
+  mkdirSync(settings.dataDir, { recursive: true, mode: DATA_DIR_MODE });
   const file = path.join(settings.dataDir, SECRET_FILE);
   if (!existsSync(file)) {
     try {
       // 'wx' fails if another process created it first; then we read theirs.
-      writeFileSync(file, randomBytes(32).toString('base64url') + '\n', { flag: 'wx', mode: 0o600 });
+      writeFileSync(file, randomBytes(32).toString('base64url') + '\n', { flag: 'wx', mode: SECRET_FILE_MODE });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
   }
+  // A secret file that others may read (copied in, or made by an older version) is tightened.
+  if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, SECRET_FILE_MODE);
   return readFileSync(file, 'utf8').trim();
 }
 

@@ -1,5 +1,5 @@
 // One Kysely instance per dialect: SQLite (better-sqlite3, WAL, the embedded default) or PostgreSQL (pg).
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
@@ -61,8 +61,10 @@ export function openDatabase(database: Settings['database']): DatabaseHandle {
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
     return { db, dialect: 'postgres', close: () => db.destroy() };
   }
-  mkdirSync(path.dirname(database.file), { recursive: true });
+  mkdirSync(path.dirname(database.file), { recursive: true, mode: 0o700 });
   const sqlite = new SQLite(database.file);
+  // Only the service's user may read the database; set before the WAL exists, which SQLite then creates alike.
+  if (database.file !== ':memory:') chmodSync(database.file, 0o600);
   const wal = sqlite.pragma('journal_mode = WAL', { simple: true }) === 'wal';
   // Every acknowledged commit survives power loss. In WAL mode the driver below fsyncs the WAL itself,
   // off the event loop and once for every commit made meanwhile (group commit), before a write returns;
