@@ -151,14 +151,14 @@ export async function approvePendingRequest(ctx: FlowContext, id: string, origin
     codeChallenge: request.codeChallenge,
     codeChallengeMethod: request.codeChallengeMethod,
   });
-  return callbackUrl(request.redirectUri, { code }, request.state, ctx.compat);
+  return callbackUrl(request.redirectUri, { code }, { state: request.state, compat: ctx.compat, issuer: request.origin });
 }
 
 /** spec: "When the user declines, the callback receives `error=access_denied` and the `state`." */
 export async function declinePendingRequest(ctx: FlowContext, id: string, origin: string): Promise<string | undefined> {
   const row = await finish(ctx, id, origin);
   if (!row) return undefined;
-  return callbackUrl(row.redirect_uri, { error: 'access_denied' }, row.state, ctx.compat);
+  return callbackUrl(row.redirect_uri, { error: 'access_denied' }, { state: row.state, compat: ctx.compat, issuer: row.origin });
 }
 
 async function finish(ctx: FlowContext, id: string, origin: string): Promise<store.AuthorizationRequestRow | undefined> {
@@ -184,9 +184,10 @@ export type SilentContext = {
  * - the grant check failed → `error=interaction_required`
  * - signed in with a matching grant → `code`, with no consent screen
  * Returns the callback URL, and the failure of the grant check when there was one (for the log).
+ * `origin` is the served origin that received the request: the issuer named in the callback.
  */
-export async function answerWithoutInterface(ctx: FlowContext, request: AuthorizeRequest, who: SilentContext): Promise<{ url: string; failure?: unknown }> {
-  const back = (outcome: Parameters<typeof callbackUrl>[1]) => callbackUrl(request.redirectUri, outcome, request.state, ctx.compat);
+export async function answerWithoutInterface(ctx: FlowContext, request: AuthorizeRequest, who: SilentContext, origin: string): Promise<{ url: string; failure?: unknown }> {
+  const back = (outcome: Parameters<typeof callbackUrl>[1]) => callbackUrl(request.redirectUri, outcome, { state: request.state, compat: ctx.compat, issuer: origin });
   if (who.sub === undefined) return { url: back({ error: 'login_required' }) };
   let covered: boolean;
   try {

@@ -31,7 +31,7 @@ export const authorizeRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (
       const { url, failure } = await answerWithoutInterface(ctx, authorization, {
         sub,
         grantCovers: () => grantCoversRequest(ctx.db, sub ?? '', authorization.client.clientId, authorization.scope),
-      });
+      }, request.servedOrigin.origin);
       if (failure !== undefined) request.log.warn({ err: failure }, 'prompt=none: the grant check failed');
       return reply.redirect(url, 302);
     }

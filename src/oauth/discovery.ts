@@ -4,7 +4,7 @@
 import { CLAIMS_BY_SCOPE, KNOWN_SCOPES } from './scopes.ts';
 import { SUPPORTED_GRANT_TYPES } from './token/grants.ts';
 
-export type DiscoveryDocument = Record<string, string | string[]>;
+export type DiscoveryDocument = Record<string, string | string[] | boolean>;
 
 /** spec Versioning 3: "Accurate discovery fields" — the same in both modes. */
 function accurateFields(): DiscoveryDocument {
@@ -32,6 +32,8 @@ export function accurateDiscovery(servedOrigin: string): DiscoveryDocument {
     revocation_endpoint_auth_methods_supported: ['client_secret_post'],
     subject_types_supported: ['public'],
     claims_supported: ['sub', ...KNOWN_SCOPES.flatMap((scope) => CLAIMS_BY_SCOPE[scope])],
+    // RFC 9207: every callback carries `iss` (mix-up defence); clients may then require it.
+    authorization_response_iss_parameter_supported: true,
   };
 }
 

@@ -23,16 +23,19 @@ test('consent: "`openid` is fixed, the others can be unticked" — the granted s
   assert.deepEqual(grantedScope(['profile'], []), []);
 });
 
-test('callback: `code` then `state`; `state` raw with SIGNET_COMPAT=legacy, form-encoded otherwise; omitted when not sent; `&` when the URI has a query', () => {
+test('callback: `code` then `state`, then `iss` (RFC 9207) by default; `state` raw and no `iss` with SIGNET_COMPAT=legacy, form-encoded otherwise; omitted when not sent; `&` when the URI has a query', () => {
   const code = 'abc-_DEF=';
-  assert.equal(callbackUrl('https://a.example/cb', { code }, 'xyz', undefined), 'https://a.example/cb?code=abc-_DEF%3D&state=xyz');
-  assert.equal(callbackUrl('https://a.example/cb', { code }, 'xyz', 'legacy'), 'https://a.example/cb?code=abc-_DEF%3D&state=xyz');
-  assert.equal(callbackUrl('https://a.example/cb', { code }, 'a b&c#d', 'legacy'), 'https://a.example/cb?code=abc-_DEF%3D&state=a b&c#d');
-  assert.equal(callbackUrl('https://a.example/cb', { code }, 'a b&c#d', undefined), 'https://a.example/cb?code=abc-_DEF%3D&state=a+b%26c%23d');
-  assert.equal(callbackUrl('https://a.example/cb', { error: 'access_denied' }, null, undefined), 'https://a.example/cb?error=access_denied');
-  assert.equal(callbackUrl('https://a.example/cb', { error: 'login_required' }, '', undefined), 'https://a.example/cb?error=login_required');
-  assert.equal(callbackUrl('https://a.example/cb?x=1', { error: 'consent_required' }, 's', undefined), 'https://a.example/cb?x=1&error=consent_required&state=s');
-  assert.equal(callbackUrl('myapp://cb', { error: 'interaction_required' }, 's', undefined), 'myapp://cb?error=interaction_required&state=s');
+  const iss = 'https://signet.example';
+  const opts = (state: string | null, compat: 'legacy' | undefined) => ({ state, compat, issuer: iss });
+  assert.equal(callbackUrl('https://a.example/cb', { code }, opts('xyz', undefined)), 'https://a.example/cb?code=abc-_DEF%3D&state=xyz&iss=https%3A%2F%2Fsignet.example');
+  assert.equal(callbackUrl('https://a.example/cb', { code }, opts('xyz', 'legacy')), 'https://a.example/cb?code=abc-_DEF%3D&state=xyz');
+  assert.equal(callbackUrl('https://a.example/cb', { code }, opts('a b&c#d', 'legacy')), 'https://a.example/cb?code=abc-_DEF%3D&state=a b&c#d');
+  assert.equal(callbackUrl('https://a.example/cb', { code }, opts('a b&c#d', undefined)), 'https://a.example/cb?code=abc-_DEF%3D&state=a+b%26c%23d&iss=https%3A%2F%2Fsignet.example');
+  assert.equal(callbackUrl('https://a.example/cb', { error: 'access_denied' }, opts(null, undefined)), 'https://a.example/cb?error=access_denied&iss=https%3A%2F%2Fsignet.example');
+  assert.equal(callbackUrl('https://a.example/cb', { error: 'login_required' }, opts('', undefined)), 'https://a.example/cb?error=login_required&iss=https%3A%2F%2Fsignet.example');
+  assert.equal(callbackUrl('https://a.example/cb', { error: 'login_required' }, opts('', 'legacy')), 'https://a.example/cb?error=login_required');
+  assert.equal(callbackUrl('https://a.example/cb?x=1', { error: 'consent_required' }, opts('s', undefined)), 'https://a.example/cb?x=1&error=consent_required&state=s&iss=https%3A%2F%2Fsignet.example');
+  assert.equal(callbackUrl('myapp://cb', { error: 'interaction_required' }, opts('s', 'legacy')), 'myapp://cb?error=interaction_required&state=s');
 });
 
 forEachDatabase('grants', (open) => {
