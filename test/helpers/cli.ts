@@ -11,7 +11,7 @@ export function runSignet(args: string[], options: { env?: Record<string, string
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [SIGNET_BIN, ...args], {
       cwd: options.cwd,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SIGNET_LOG_LEVEL: 'silent', SIGNET_METRICS_ADDR: 'off', ...options.env },
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SIGNET_LOG_LEVEL: 'silent', SIGNET_METRICS_ADDR: 'off', SIGNET_ADMIN_ADDR: 'off', ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -36,6 +36,7 @@ async function startServer(databaseUrl: string, dataDir: string): Promise<Server
       SIGNET_PORT: String(port),
       SIGNET_SECRET: SECRET,
       SIGNET_METRICS_ADDR: 'off',
+      SIGNET_ADMIN_ADDR: 'off',
       SIGNET_LOG_LEVEL: 'warn',
       SIGNET_DATA_DIR: dataDir,
     },

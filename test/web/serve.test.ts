@@ -23,7 +23,7 @@ test('`signet serve` with a new data dir: /healthz 200, metrics on their own lis
   const dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'signet-serve-')), 'data');
   const [port, metricsPort] = [await freePort(), await freePort()];
   const child = spawn(process.execPath, [SIGNET_BIN, 'serve'], {
-    env: { PATH: process.env.PATH ?? '', SIGNET_BASE_URL: `http://127.0.0.1:${port}`, SIGNET_DATA_DIR: dataDir, SIGNET_METRICS_ADDR: `127.0.0.1:${metricsPort}`, SIGNET_LOG_LEVEL: 'info' },
+    env: { PATH: process.env.PATH ?? '', SIGNET_BASE_URL: `http://127.0.0.1:${port}`, SIGNET_DATA_DIR: dataDir, SIGNET_METRICS_ADDR: `127.0.0.1:${metricsPort}`, SIGNET_LOG_LEVEL: 'info', SIGNET_ADMIN_ADDR: 'off' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -56,7 +56,7 @@ test('"npm start passes SIGTERM on to the server (no orphan process)"', async ()
   const repo = path.resolve(path.dirname(SIGNET_BIN), '..');
   const npm = spawn('npm', ['start', '--silent'], {
     cwd: repo,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SIGNET_BASE_URL: `http://127.0.0.1:${port}`, SIGNET_DATA_DIR: dataDir, SIGNET_METRICS_ADDR: 'off', SIGNET_LOG_LEVEL: 'warn' },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SIGNET_BASE_URL: `http://127.0.0.1:${port}`, SIGNET_DATA_DIR: dataDir, SIGNET_METRICS_ADDR: 'off', SIGNET_ADMIN_ADDR: 'off', SIGNET_LOG_LEVEL: 'warn' },
     stdio: 'ignore',
   });
   const exited = new Promise<void>((resolve) => npm.on('exit', () => resolve()));
