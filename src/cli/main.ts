@@ -2,6 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { migrate } from '../db/database.ts';
+import { registerAdminKeyCommands } from './admin-key.ts';
+import { registerAuditCommands } from './audit.ts';
 import { registerClientCommands } from './client.ts';
 import { loadSettingsFromProcess, openContext } from './context.ts';
 import { describe, fail, makeRun } from './run.ts';
@@ -91,6 +93,8 @@ program
 
 registerClientCommands(program, run);
 registerUserCommands(program, run);
+registerAdminKeyCommands(program, run);
+registerAuditCommands(program, run);
 
 try {
   // Bare `signet`: the command list on stdout, exit 0 (commander would print it on stderr and exit 1).

@@ -114,6 +114,16 @@ const schema = z.object({
     .string()
     .regex(/^(off|[^\s:]+:\d{1,5}|\[[0-9a-fA-F:]+\]:\d{1,5})$/, 'expected HOST:PORT or off')
     .default('127.0.0.1:9464'),
+  SIGNET_ADMIN_ADDR: z
+    .string()
+    .regex(/^(off|[^\s:]+:\d{1,5}|\[[0-9a-fA-F:]+\]:\d{1,5})$/, 'expected HOST:PORT or off')
+    .default('127.0.0.1:9465'),
+  SIGNET_AUDIT_RETENTION_DAYS: z
+    .string()
+    .regex(/^\d+$/, 'expected a whole number of days from 1 to 36500')
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= 36500, 'expected a whole number of days from 1 to 36500')
+    .default(90),
 });
 
 export type Settings = {
@@ -139,6 +149,10 @@ export type Settings = {
   trustProxy: boolean | number | string[];
   logLevel: (typeof LOG_LEVELS)[number];
   metrics: { host: string; port: number } | 'off';
+  /** where the admin API listens (SIGNET_ADMIN_ADDR); never the public port */
+  admin: { host: string; port: number } | 'off';
+  /** audit events older than this many days are swept (SIGNET_AUDIT_RETENTION_DAYS) */
+  auditRetentionDays: number;
 };
 
 /** Reads `.env` from `cwd` (if any) under the given environment: real environment variables win. */
@@ -192,6 +206,11 @@ export function parseSettings(env: Record<string, string | undefined>, cwd = pro
   // given (a proxy in front may well listen on another port).
   const baseUrl = relevant.SIGNET_BASE_URL === undefined && s.SIGNET_PORT !== undefined ? new URL(`http://localhost:${s.SIGNET_PORT}`) : s.SIGNET_BASE_URL;
   const basePort = baseUrl.port ? Number(baseUrl.port) : 8080;
+  const admin = parseListenAddress('SIGNET_ADMIN_ADDR', s.SIGNET_ADMIN_ADDR);
+  // the admin API is "never on the public port"
+  if (admin !== 'off' && admin.port === (s.SIGNET_PORT ?? basePort)) {
+    throw new SettingsError('SIGNET_ADMIN_ADDR', `the admin API must not listen on the public port ${s.SIGNET_PORT ?? basePort}; choose another port (default 127.0.0.1:9465) or off`);
+  }
   return {
     baseUrl,
     altBaseUrl: s.SIGNET_ALT_BASE_URL,
@@ -215,7 +234,18 @@ export function parseSettings(env: Record<string, string | undefined>, cwd = pro
     trustProxy: parseTrustProxy(s.SIGNET_TRUST_PROXY),
     logLevel: s.SIGNET_LOG_LEVEL,
     metrics,
+    admin,
+    auditRetentionDays: s.SIGNET_AUDIT_RETENTION_DAYS,
   };
+}
+
+/** HOST:PORT (an IPv6 address in brackets) or off: a listener of its own. */
+function parseListenAddress(variable: string, value: string): { host: string; port: number } | 'off' {
+  if (value === 'off') return 'off';
+  const at = value.lastIndexOf(':');
+  const listenPort = Number(value.slice(at + 1));
+  if (listenPort < 1 || listenPort > 65535) throw new SettingsError(variable, 'expected HOST:PORT with a port from 1 to 65535, or off');
+  return { host: value.slice(0, at).replace(/^\[|\]$/g, ''), port: listenPort };
 }
 
 function isAddressOrRange(value: string): boolean {

@@ -26,6 +26,7 @@ import type { Database } from './schema.ts';
 import * as m0001 from './migrations/0001_initial.ts';
 import * as m0002 from './migrations/0002_tasks_notifications.ts';
 import * as m0003 from './migrations/0003_notification_preferences.ts';
+import * as m0004 from './migrations/0004_admin_audit.ts';
 
 export type Db = Kysely<Database>;
 export type Dialect = 'sqlite' | 'postgres';
@@ -41,6 +42,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
   '0002_tasks_notifications': m0002,
   '0003_notification_preferences': m0003,
+  '0004_admin_audit': m0004,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -1,5 +1,7 @@
 // Table types for Kysely. Portable across SQLite and PostgreSQL: times are epoch milliseconds
 // (bigint, read back as numbers), flags are 0/1 integers, lists are JSON text.
+import type { GeneratedAlways } from 'kysely';
+
 export type Flag = 0 | 1;
 
 export interface UsersTable {
@@ -195,4 +197,34 @@ export interface Database {
   notifications: NotificationsTable;
   notification_deliveries: NotificationDeliveriesTable;
   notification_preferences: NotificationPreferencesTable;
+  admin_keys: AdminKeysTable;
+  audit_events: AuditEventsTable;
+}
+
+/** An operator key of the admin API (`signet admin-key create`). */
+export interface AdminKeysTable {
+  /** "ak_" + 16 hex characters; the public half of the key */
+  id: string;
+  name: string;
+  /** keyed hash of the secret half */
+  key_hash: string;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+/** One audit event; see src/audit/audit.ts for the types, outcomes and detail keys. */
+export interface AuditEventsTable {
+  /** assigned by the database, ever increasing: the order and the cursor */
+  id: GeneratedAlways<number>;
+  type: string;
+  at: number;
+  sub: string | null;
+  client_id: string | null;
+  ip: string | null;
+  outcome: string;
+  /** who made the change: "cli", "admin_key:<id>", or null when it is the person themselves */
+  actor: string | null;
+  /** JSON object of whitelisted keys */
+  detail: string | null;
 }

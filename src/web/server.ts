@@ -1,6 +1,9 @@
 // Starting the service for real: settings → keys → database (migrated) → app → listeners.
 import type { FastifyInstance } from 'fastify';
 import type http from 'node:http';
+import { startAdminServer } from '../admin/app.ts';
+import { registerAuditCounters } from '../audit/audit-metrics.ts';
+import { startAuditRetention } from '../audit/retention.ts';
 import { systemClock } from '../config/clock.ts';
 import { deriveKeys, loadRootSecret } from '../config/keys.ts';
 import type { Settings } from '../config/settings.ts';
@@ -12,7 +15,7 @@ import { startHousekeeping } from './housekeeping.ts';
 import { createLogger } from './logging.ts';
 import { createMetrics, startMetricsServer } from './metrics.ts';
 
-export type RunningServer = { app: FastifyInstance; metricsServer: http.Server | undefined; close(): Promise<void> };
+export type RunningServer = { app: FastifyInstance; metricsServer: http.Server | undefined; adminApp: FastifyInstance | undefined; close(): Promise<void> };
 
 export async function startServer(settings: Settings): Promise<RunningServer> {
   const logger = createLogger(settings.logLevel);
@@ -20,6 +23,7 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
   const database = openDatabase(settings.database);
   await migrate(database.db);
   const metrics = settings.metrics === 'off' ? undefined : createMetrics();
+  if (metrics) registerAuditCounters(metrics.registry);
   const objects = openObjectStore(parseStorageUrl(settings.storageUrl));
   const translator = settings.translate.engine ? createTranslator(settings.translate) : undefined;
   const app = await buildApp({ settings, db: database.db, dialect: database.dialect, keys, clock: systemClock, logger, metrics, objects, translator });
@@ -27,16 +31,22 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
   app.server.maxConnections = CONNECTION_LIMITS.maxConnections;
   await app.listen({ host: settings.host, port: settings.port });
   const metricsServer = metrics && settings.metrics !== 'off' ? await startMetricsServer(metrics, settings.metrics.host, settings.metrics.port) : undefined;
+  // The admin API on its own listener, never the public port (SIGNET_ADMIN_ADDR; off: none).
+  const adminApp = settings.admin === 'off' ? undefined : await startAdminServer({ db: database.db, clock: systemClock, keys, logger, trustProxy: settings.trustProxy }, settings.admin);
   const stopHousekeeping = startHousekeeping(database.db, systemClock, logger);
+  const stopAuditRetention = startAuditRetention(database.db, systemClock, settings.auditRetentionDays, logger);
   logger.info({ baseUrl: settings.baseUrl.origin, altBaseUrl: settings.altBaseUrl?.origin, database: database.dialect }, 'signet is serving');
 
   let closing: Promise<void> | undefined;
   return {
     app,
     metricsServer,
+    adminApp,
     close() {
       closing ??= (async () => {
         stopHousekeeping();
+        stopAuditRetention();
+        await adminApp?.close();
         await app.close();
         await new Promise<void>((resolve) => (metricsServer ? metricsServer.close(() => resolve()) : resolve()));
         await objects.close();

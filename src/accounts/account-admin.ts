@@ -1,0 +1,60 @@
+// What operators need beyond accounts.ts: every account a page at a time, and a person's sessions
+// (list, end all). The admin API calls these; the rules for changing an account stay in accounts.ts.
+import type { Clock } from '../config/clock.ts';
+import type { Db } from '../db/database.ts';
+import { AccountError, findAccount, toProfile, type Profile } from './accounts.ts';
+import * as store from './account-admin.store.ts';
+import * as sessionStore from './sessions.store.ts';
+
+export const DEFAULT_ACCOUNT_PAGE = 50;
+export const MAX_ACCOUNT_PAGE = 200;
+
+// The cursor is opaque to clients: where the last account of the page sits in (created_at, sub) order.
+function encodeCursor(createdAt: number, sub: string): string {
+  return Buffer.from(`u:${createdAt}:${sub}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { createdAt: number; sub: string } {
+  const match = /^u:(\d{1,15}):(.{1,200})$/s.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!match) throw new AccountCursorError();
+  return { createdAt: Number(match[1]), sub: match[2]! };
+}
+
+export class AccountCursorError extends Error {
+  readonly code = 'invalid_cursor';
+  constructor() {
+    super('The cursor is not one this server handed out. Start again without it.');
+    this.name = 'AccountCursorError';
+  }
+}
+
+/** Every account, oldest first, one page at a time. */
+export async function listAccountsPage(db: Db, page: { cursor?: string | undefined; limit?: number | undefined } = {}): Promise<{ accounts: Profile[]; next_cursor: string | null }> {
+  const limit = Math.min(Math.max(page.limit ?? DEFAULT_ACCOUNT_PAGE, 1), MAX_ACCOUNT_PAGE);
+  const rows = await store.listUsersAfter(db, page.cursor === undefined ? undefined : decodeCursor(page.cursor), limit + 1);
+  const pageRows = rows.slice(0, limit);
+  const last = pageRows.at(-1);
+  return { accounts: pageRows.map(toProfile), next_cursor: rows.length > limit && last ? encodeCursor(Number(last.created_at), last.sub) : null };
+}
+
+/** A session as an operator sees it: when it began and when it ends (never its id or hash). */
+export type SessionView = { created_at: string; expires_at: string };
+
+async function existing(db: Db, sub: string): Promise<Profile> {
+  const account = await findAccount(db, sub);
+  if (!account) throw new AccountError('not_found', `no account with sub ${sub}`);
+  return account;
+}
+
+/** The person's live sessions, newest first. */
+export async function listSessionsOf(db: Db, clock: Clock, sub: string): Promise<SessionView[]> {
+  await existing(db, sub);
+  const rows = await store.listLiveSessionsOf(db, sub, clock());
+  return rows.map((r) => ({ created_at: new Date(Number(r.created_at)).toISOString(), expires_at: new Date(Number(r.expires_at)).toISOString() }));
+}
+
+/** Ends every session of the person (they must sign in again everywhere). Returns how many ended. */
+export async function endSessionsOf(db: Db, sub: string): Promise<number> {
+  await existing(db, sub);
+  return sessionStore.deleteSessionsOf(db, sub);
+}

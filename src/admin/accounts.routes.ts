@@ -1,0 +1,143 @@
+// /admin/v1/accounts…: HTTP in and out only. Reads call the accounts domain; changes go through
+// operator-changes.ts, which records each one in the audit trail.
+import type { FastifyInstance } from 'fastify';
+import { findAccount, findAccountByEmail, findAccountByPhone, type Profile } from '../accounts/accounts.ts';
+import { listAccountsPage, listSessionsOf } from '../accounts/account-admin.ts';
+import { AdminNotFound } from './errors.ts';
+import { operatorOf, type AdminContext } from './operator-auth.ts';
+import * as changes from './operator-changes.ts';
+import { accountCreateBody, accountPage, accountPatchBody, accountsQuery, errorResponses, ref, sessionList, sessionsEnded, subParams } from './schemas.ts';
+
+type SubParams = { Params: { sub: string } };
+const notFound = { 404: { ...ref('Error'), description: 'no account with this sub' } } as const;
+const noContent = (description: string) => ({ 204: { type: 'null', description } }) as const;
+const tags = ['accounts'];
+
+async function existing(ctx: AdminContext, sub: string): Promise<Profile> {
+  const account = await findAccount(ctx.db, sub);
+  if (!account) throw new AdminNotFound(`no account with sub ${sub}`);
+  return account;
+}
+
+export async function accountRoutes(app: FastifyInstance, { ctx }: { ctx: AdminContext }): Promise<void> {
+  app.get<{ Querystring: { email?: string; phone?: string; cursor?: string; limit?: string } }>(
+    '/admin/v1/accounts',
+    {
+      schema: {
+        tags,
+        summary: 'List accounts (oldest first), or find one by e-mail or phone',
+        description: 'Give at most one of `email`, `phone` and `cursor`. A search answers the matching account (or none) and no cursor.',
+        querystring: accountsQuery,
+        response: { 200: accountPage, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const { email, phone, cursor, limit } = request.query;
+      if ([email, phone, cursor].filter((v) => v !== undefined).length > 1) {
+        return reply.code(400).send({ error: 'bad_request', message: 'give one of email, phone or cursor, not several' });
+      }
+      if (email !== undefined || phone !== undefined) {
+        const found = email !== undefined ? await findAccountByEmail(ctx.db, email) : await findAccountByPhone(ctx.db, phone!);
+        return { accounts: found ? [found] : [], next_cursor: null };
+      }
+      return listAccountsPage(ctx.db, { cursor, limit: limit === undefined ? undefined : Number(limit) });
+    },
+  );
+
+  app.post<{ Body: { email?: string; phone_number?: string; name?: string; picture?: string; email_verified?: boolean; phone_number_verified?: boolean; password: string; legacy_numeric_id?: boolean } }>(
+    '/admin/v1/accounts',
+    {
+      schema: {
+        tags,
+        summary: 'Create an account (as `signet user create`)',
+        body: accountCreateBody,
+        response: { 201: ref('Account'), ...errorResponses, 409: { ...ref('Error'), description: 'the e-mail or phone number belongs to another account' } },
+      },
+    },
+    async (request, reply) => {
+      const b = request.body;
+      const profile = await changes.createAccountAsOperator(operatorOf(request), {
+        email: b.email,
+        phone: b.phone_number,
+        name: b.name,
+        picture: b.picture,
+        emailVerified: b.email_verified,
+        phoneVerified: b.phone_number_verified,
+        legacyNumericId: b.legacy_numeric_id,
+        password: b.password,
+      });
+      return reply.code(201).send(profile);
+    },
+  );
+
+  app.get<SubParams>(
+    '/admin/v1/accounts/:sub',
+    { schema: { tags, summary: 'One account', params: subParams, response: { 200: ref('Account'), ...errorResponses, ...notFound } } },
+    async (request) => existing(ctx, request.params.sub),
+  );
+
+  app.patch<SubParams & { Body: changes.AccountPatch }>(
+    '/admin/v1/accounts/:sub',
+    {
+      schema: {
+        tags,
+        summary: 'Change an account: the `signet user update` fields, and `disabled`',
+        params: subParams,
+        body: accountPatchBody,
+        response: { 200: ref('Account'), ...errorResponses, ...notFound, 409: { ...ref('Error'), description: 'the e-mail or phone number belongs to another account' } },
+      },
+    },
+    async (request) => changes.updateAccountAsOperator(operatorOf(request), request.params.sub, request.body),
+  );
+
+  app.delete<SubParams>(
+    '/admin/v1/accounts/:sub',
+    {
+      schema: {
+        tags,
+        summary: 'Delete an account: its grants, tokens, sessions, tasks and notifications go with it',
+        params: subParams,
+        response: { ...noContent('deleted; every token it held stops working at once'), ...errorResponses, ...notFound },
+      },
+    },
+    async (request, reply) => {
+      await changes.deleteAccountAsOperator(operatorOf(request), request.params.sub);
+      return reply.code(204).send();
+    },
+  );
+
+  app.post<SubParams>(
+    '/admin/v1/accounts/:sub/unlock',
+    {
+      schema: {
+        tags,
+        summary: 'Lift sign-in throttling for the account (from every address)',
+        params: subParams,
+        response: { ...noContent('unlocked'), ...errorResponses, ...notFound },
+      },
+    },
+    async (request, reply) => {
+      await changes.unlockAccountAsOperator(operatorOf(request), request.params.sub);
+      return reply.code(204).send();
+    },
+  );
+
+  app.get<SubParams>(
+    '/admin/v1/accounts/:sub/sessions',
+    { schema: { tags, summary: "The person's live sessions, newest first", params: subParams, response: { 200: sessionList, ...errorResponses, ...notFound } } },
+    async (request) => ({ sessions: await listSessionsOf(ctx.db, ctx.clock, request.params.sub) }),
+  );
+
+  app.delete<SubParams>(
+    '/admin/v1/accounts/:sub/sessions',
+    {
+      schema: {
+        tags,
+        summary: 'End every session of the person (they sign in again everywhere)',
+        params: subParams,
+        response: { 200: sessionsEnded, ...errorResponses, ...notFound },
+      },
+    },
+    async (request) => ({ ended: await changes.endSessionsAsOperator(operatorOf(request), request.params.sub) }),
+  );
+}

@@ -1,0 +1,86 @@
+// The admin API: its own Fastify instance on its own listener (SIGNET_ADMIN_ADDR, default
+// 127.0.0.1:9465), never on the public port — as Hydra keeps its admin port apart. Built without
+// listening, so tests use app.inject.
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifySchemaValidationError } from 'fastify';
+import swagger from '@fastify/swagger';
+import type { Logger } from 'pino';
+import type { Clock } from '../config/clock.ts';
+import type { Keys } from '../config/keys.ts';
+import type { Settings } from '../config/settings.ts';
+import type { Db } from '../db/database.ts';
+import { adminRoutes } from './admin.routes.ts';
+import { adminErrorHandler } from './errors.ts';
+import { sharedSchemas } from './schemas.ts';
+
+export type AdminDeps = {
+  db: Db;
+  clock: Clock;
+  keys: Pick<Keys, 'tokenHash'>;
+  logger: Logger;
+  /** the client address of a request behind a proxy (recorded in audit events) */
+  trustProxy: Settings['trustProxy'];
+};
+
+const BODY_LIMIT = 64 * 1024;
+
+/** A validation error in words that name the field, e.g. `body has a field "nmae" this call does not take`. */
+function describeSchemaError(error: FastifySchemaValidationError, dataVar: string): string {
+  const where = `${dataVar}${error.instancePath.replaceAll('/', '.')}`;
+  const extra = error.params['additionalProperty'];
+  if (error.keyword === 'additionalProperties' && typeof extra === 'string') return `${where} has a field "${extra}" this call does not take (see /admin/v1/openapi.json)`;
+  return `${where} ${error.message ?? 'is not valid'}`;
+}
+
+export async function buildAdminApp(deps: AdminDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger.child({ listener: 'admin' }) as unknown as FastifyBaseLogger,
+    bodyLimit: BODY_LIMIT,
+    trustProxy: typeof deps.trustProxy === 'number' ? (_address: string, hop: number) => hop < (deps.trustProxy as number) : deps.trustProxy,
+    routerOptions: { maxParamLength: 200 },
+    return503OnClosing: true,
+    // Strict bodies: an unknown field is refused (400), not silently dropped, and nothing is coerced.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false } },
+    schemaErrorFormatter: (errors, dataVar) => new Error(errors.map((e) => describeSchemaError(e, dataVar)).join('; ')),
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Signet admin API',
+        // the API's version, as in the path /admin/v1
+        version: '1',
+        description: 'Accounts, applications, sessions and the audit trail, for operators. Every call but this document needs `Authorization: Bearer <operator key>` (`signet admin-key create --name NAME`).',
+      },
+      components: { securitySchemes: { operatorKey: { type: 'http', scheme: 'bearer', description: 'an operator key from `signet admin-key create`' } } },
+      security: [{ operatorKey: [] }],
+      tags: [
+        { name: 'accounts', description: 'people, their sessions and sign-in throttling' },
+        { name: 'clients', description: 'applications' },
+        { name: 'audit', description: 'the audit trail' },
+      ],
+    },
+    // Shared schemas appear under components.schemas by their $id (Account, Client, AuditEvent, …).
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+  });
+  for (const schema of sharedSchemas) app.addSchema(schema);
+
+  app.addHook('onSend', async (_request, reply) => {
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    reply.header('x-content-type-options', 'nosniff');
+  });
+  app.setErrorHandler(adminErrorHandler);
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send({ error: 'not_found', message: `Nothing is served at ${request.method} ${request.url.split('?', 1)[0]}; the API is described at /admin/v1/openapi.json.` });
+  });
+
+  await app.register(adminRoutes, { ctx: { db: deps.db, clock: deps.clock, hashKey: deps.keys.tokenHash } });
+  return app;
+}
+
+/** Builds the admin app and listens; the caller closes it on shutdown. */
+export async function startAdminServer(deps: AdminDeps, address: { host: string; port: number }): Promise<FastifyInstance> {
+  const app = await buildAdminApp(deps);
+  await app.listen({ host: address.host, port: address.port });
+  return app;
+}

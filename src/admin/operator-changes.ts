@@ -1,0 +1,169 @@
+// Changes operators make to accounts and applications, each recorded as an audit event with who made
+// it (an operator key, or the command line), from which address, and whether it worked. The rules
+// stay in the accounts and clients domains; this file only calls them and writes the trail. The admin
+// API uses these; `signet user …` and `signet client …` can call the same functions.
+import { endSessionsOf } from '../accounts/account-admin.ts';
+import * as accounts from '../accounts/accounts.ts';
+import { unlockAccount } from '../accounts/throttle.ts';
+import { recordAudit, type AuditActor, type AuditDetail, type AuditLog, type AuditType } from '../audit/audit.ts';
+import * as clients from '../clients/clients.ts';
+import type { Clock } from '../config/clock.ts';
+import type { Db } from '../db/database.ts';
+
+export type OperatorContext = {
+  db: Db;
+  clock: Clock;
+  /** the key of keyed hashes (client secrets) */
+  hashKey: Buffer;
+  actor: AuditActor;
+  /** the operator's client address (admin API); null on the command line */
+  ip: string | null;
+  /** where audit log lines go (the CLI passes none: its stdout is its answer) */
+  log?: AuditLog | undefined;
+};
+
+type EventBase = { type: AuditType; sub?: string | undefined; clientId?: string | undefined; detail?: AuditDetail | undefined };
+
+/** A domain error's code (e.g. email_taken), for the trail of a refused change. */
+function reasonOf(error: unknown): string {
+  if (error instanceof accounts.AccountError || error instanceof clients.ClientError) return error.code;
+  return 'error';
+}
+
+function record(op: OperatorContext, event: EventBase, outcome: 'success' | 'failure', extra: AuditDetail = {}): Promise<unknown> {
+  return recordAudit(op.db, op.clock, { ...event, ip: op.ip, actor: op.actor, outcome, detail: { ...event.detail, ...extra } }, op.log);
+}
+
+/**
+ * Runs a change and records it: `success` with what `describe` adds about the result, or `failure`
+ * with the reason; the error then goes on to the caller.
+ */
+async function audited<T>(op: OperatorContext, event: EventBase, change: () => Promise<T>, describe: (result: T) => Partial<EventBase> = () => ({})): Promise<T> {
+  let result: T;
+  try {
+    result = await change();
+  } catch (error) {
+    await record(op, event, 'failure', { reason: reasonOf(error) });
+    throw error;
+  }
+  const more = describe(result);
+  await record(op, { ...event, ...more, detail: { ...event.detail, ...more.detail } }, 'success');
+  return result;
+}
+
+// ---- accounts ----
+
+export async function createAccountAsOperator(op: OperatorContext, input: accounts.NewAccount): Promise<accounts.Profile> {
+  const fields = (['email', 'phone', 'name', 'picture'] as const).filter((f) => input[f] !== undefined).map((f) => (f === 'phone' ? 'phone_number' : f));
+  return audited(op, { type: 'account.created', detail: { fields } }, () => accounts.createAccount(op.db, op.clock, input), (profile) => ({ sub: profile.sub }));
+}
+
+/** `user update`'s fields (in the contract's names) and `disabled`. */
+export type AccountPatch = {
+  name?: string | undefined;
+  email?: string | undefined;
+  phone_number?: string | undefined;
+  picture?: string | undefined;
+  email_verified?: boolean | undefined;
+  phone_number_verified?: boolean | undefined;
+  disabled?: boolean | undefined;
+};
+
+/** Applies the profile fields, then `disabled` when it changes the account's state; one event for each. */
+export async function updateAccountAsOperator(op: OperatorContext, sub: string, patch: AccountPatch): Promise<accounts.Profile> {
+  const fields = (['name', 'email', 'phone_number', 'picture', 'email_verified', 'phone_number_verified'] as const).filter((f) => patch[f] !== undefined);
+  let profile: accounts.Profile | undefined;
+  if (fields.length > 0) {
+    const changes: accounts.AccountChanges = {
+      name: patch.name,
+      email: patch.email,
+      phone: patch.phone_number,
+      picture: patch.picture,
+      emailVerified: patch.email_verified,
+      phoneVerified: patch.phone_number_verified,
+    };
+    profile = await audited(op, { type: 'account.updated', sub, detail: { fields } }, () => accounts.updateAccount(op.db, op.clock, sub, changes));
+  }
+  if (patch.disabled !== undefined) {
+    const current = profile ?? (await accounts.findAccount(op.db, sub));
+    if (current && current.disabled === patch.disabled) return current;
+    const type = patch.disabled ? 'account.disabled' : 'account.enabled';
+    const change = patch.disabled ? accounts.disableAccount : accounts.enableAccount;
+    profile = await audited(op, { type, sub }, () => change(op.db, op.clock, sub));
+  }
+  return profile ?? (await existingAccount(op.db, sub));
+}
+
+async function existingAccount(db: Db, sub: string): Promise<accounts.Profile> {
+  const account = await accounts.findAccount(db, sub);
+  if (!account) throw new accounts.AccountError('not_found', `no account with sub ${sub}`);
+  return account;
+}
+
+/** spec: deleting an account revokes its grants and tokens (they go with it, see deleteAccount). */
+export async function deleteAccountAsOperator(op: OperatorContext, sub: string): Promise<void> {
+  await audited(op, { type: 'account.deleted', sub }, () => accounts.deleteAccount(op.db, sub));
+}
+
+/** Lifts sign-in throttling for the account (every address, and its ceiling). Returns the counters cleared. */
+export async function unlockAccountAsOperator(op: OperatorContext, sub: string): Promise<number> {
+  return audited(op, { type: 'account.unlocked', sub }, async () => {
+    await existingAccount(op.db, sub);
+    return unlockAccount(op.db, sub);
+  });
+}
+
+/** Ends every session of the person. Returns how many ended. */
+export async function endSessionsAsOperator(op: OperatorContext, sub: string): Promise<number> {
+  return audited(op, { type: 'account.sessions_ended', sub }, () => endSessionsOf(op.db, sub), (ended) => ({ detail: { sessions_ended: ended } }));
+}
+
+/** `user set-password`: a new password, and every session ends. */
+export async function setPasswordAsOperator(op: OperatorContext, sub: string, password: string): Promise<void> {
+  await audited(op, { type: 'account.password_set', sub }, () => accounts.setPassword(op.db, op.clock, sub, password));
+}
+
+// ---- applications ----
+
+function clientFields(input: Partial<clients.ClientInput> & clients.ClientChanges): string[] {
+  const names: Array<[keyof (clients.ClientInput & clients.ClientChanges), string]> = [
+    ['name', 'name'],
+    ['redirectUris', 'redirect_uris'],
+    ['scopes', 'scopes'],
+    ['isPublic', 'public'],
+    ['allowedOrigins', 'allowed_origins'],
+  ];
+  return names.filter(([key]) => input[key] !== undefined).map(([, name]) => name);
+}
+
+export async function createClientAsOperator(op: OperatorContext, input: clients.ClientInput): Promise<{ client: clients.Client; clientSecret?: string }> {
+  return audited(
+    op,
+    { type: 'client.created', detail: { fields: clientFields(input) } },
+    () => clients.registerClient(op.db, op.clock, op.hashKey, input),
+    (created) => ({ clientId: created.client.clientId }),
+  );
+}
+
+/** Applies the changes; `enabled` is recorded as client.enabled / client.disabled when it changes the state. */
+export async function updateClientAsOperator(op: OperatorContext, clientId: string, changes: clients.ClientChanges): Promise<clients.Client> {
+  const { enabled, ...rest } = changes;
+  const fields = clientFields(rest);
+  let client: clients.Client | undefined;
+  if (fields.length > 0) client = await audited(op, { type: 'client.updated', clientId, detail: { fields } }, () => clients.updateClient(op.db, op.clock, clientId, rest));
+  if (enabled !== undefined) {
+    const current = client ?? (await clients.findClient(op.db, clientId));
+    if (current && current.enabled === enabled) return current;
+    client = await audited(op, { type: enabled ? 'client.enabled' : 'client.disabled', clientId }, () => clients.updateClient(op.db, op.clock, clientId, { enabled }));
+  }
+  return client ?? (await clients.getClient(op.db, clientId));
+}
+
+export async function rotateClientSecretAsOperator(op: OperatorContext, clientId: string): Promise<{ client: clients.Client; clientSecret: string }> {
+  return audited(op, { type: 'client.secret_rotated', clientId }, () => clients.rotateClientSecret(op.db, op.clock, op.hashKey, clientId));
+}
+
+/** Removes the application with its grants, codes and tokens. */
+export async function deleteClientAsOperator(op: OperatorContext, clientId: string): Promise<void> {
+  await audited(op, { type: 'client.deleted', clientId }, () => clients.deleteClient(op.db, clientId));
+}

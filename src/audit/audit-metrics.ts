@@ -1,0 +1,52 @@
+// Prometheus counters for the events operators watch: sign-ins by outcome, tokens issued by grant,
+// refresh-token replays. One set per process, registered on each metrics registry that wants them
+// (startServer registers them on the /metrics registry), so they can be counted from anywhere
+// without passing the registry down to the sign-in and token code.
+import { Counter, type Registry } from 'prom-client';
+import type { AuditType } from './audit.ts';
+
+export type SigninOutcome = 'succeeded' | 'failed' | 'throttled' | 'locked';
+export type IssuingGrant = 'authorization_code' | 'refresh_token';
+
+export const auditCounters = {
+  signins: new Counter({
+    name: 'signet_signins_total',
+    help: 'Sign-in attempts, by outcome (succeeded, failed, throttled, locked)',
+    labelNames: ['outcome'] as const,
+    registers: [],
+  }),
+  tokensIssued: new Counter({
+    name: 'signet_tokens_issued_total',
+    help: 'Access and refresh token pairs issued at the token endpoint, by grant',
+    labelNames: ['grant'] as const,
+    registers: [],
+  }),
+  refreshReplays: new Counter({
+    name: 'signet_refresh_replays_total',
+    help: 'Rotated refresh tokens presented again (every token of that person for that application revoked)',
+    registers: [],
+  }),
+};
+
+/** Adds the counters to a registry (each registry once). */
+export function registerAuditCounters(registry: Registry): void {
+  const { signins, tokensIssued, refreshReplays } = auditCounters;
+  for (const [name, counter] of [
+    ['signet_signins_total', signins],
+    ['signet_tokens_issued_total', tokensIssued],
+    ['signet_refresh_replays_total', refreshReplays],
+  ] as const) {
+    if (!registry.getSingleMetric(name)) registry.registerMetric(counter as Counter<string>);
+  }
+}
+
+/** Counts an audit event if a counter follows its type (recordAudit calls this). */
+export function countAuditEvent(type: AuditType): void {
+  if (type.startsWith('signin.')) auditCounters.signins.inc({ outcome: type.slice('signin.'.length) as SigninOutcome });
+  else if (type === 'token.replay_detected') auditCounters.refreshReplays.inc();
+}
+
+/** Call once per successful token response with its grant_type. */
+export function countTokensIssued(grant: IssuingGrant): void {
+  auditCounters.tokensIssued.inc({ grant });
+}

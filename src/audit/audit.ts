@@ -1,0 +1,208 @@
+// Audit events: who signed in, failed or was locked out, changed a password, consented or withdrew,
+// which refresh token was replayed, and every change an operator made — each with its time, account,
+// application, client address and outcome, never a secret. Kept in the database (swept after
+// SIGNET_AUDIT_RETENTION_DAYS), written as one structured log line each (`event: "audit"`), and
+// counted for Prometheus where a counter exists (audit-metrics.ts).
+import type { Clock } from '../config/clock.ts';
+import type { Db } from '../db/database.ts';
+import { countAuditEvent } from './audit-metrics.ts';
+import * as store from './audit.store.ts';
+
+/** Every event type. `account.*`, `client.*` and `admin_key.*` are operators' changes (CLI or admin API). */
+export const AUDIT_TYPES = [
+  'signin.succeeded',
+  'signin.failed',
+  'signin.throttled',
+  'signin.locked',
+  'password.changed',
+  'password.reset',
+  'consent.granted',
+  'consent.withdrawn',
+  'token.replay_detected',
+  'code.replay_detected',
+  'account.created',
+  'account.updated',
+  'account.disabled',
+  'account.enabled',
+  'account.deleted',
+  'account.unlocked',
+  'account.password_set',
+  'account.sessions_ended',
+  'client.created',
+  'client.updated',
+  'client.disabled',
+  'client.enabled',
+  'client.secret_rotated',
+  'client.deleted',
+  'admin_key.created',
+  'admin_key.revoked',
+] as const;
+
+export type AuditType = (typeof AUDIT_TYPES)[number];
+
+/**
+ * - `success`: the thing happened (a sign-in, a change);
+ * - `failure`: it was tried and did not work (a wrong password, a change the rules refused);
+ * - `refused`: policy stopped it before it was tried (throttled, locked, a replayed token).
+ */
+export const AUDIT_OUTCOMES = ['success', 'failure', 'refused'] as const;
+export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number];
+
+/** Who made a change: an operator on the command line, an operator key, or (absent) the person themselves. */
+export type AuditActor = 'cli' | `admin_key:${string}`;
+
+/**
+ * The keys `detail` may hold, each with a check of its value. Anything else is dropped, so a call
+ * site can never put a password, token, secret or e-mail address into the trail by accident.
+ */
+const DETAIL_KEYS = {
+  /** names of the fields a change touched (never their values) */
+  fields: (v: unknown) => Array.isArray(v) && v.length <= 20 && v.every((f) => typeof f === 'string' && /^[a-z_]{1,40}$/.test(f)),
+  /** a short machine-readable reason, e.g. an error code */
+  reason: (v: unknown) => typeof v === 'string' && /^[a-z0-9_.]{1,60}$/.test(v),
+  /** what a replay revoked: "user_client_tokens" (every token of the person for the application) or "code_chain" */
+  revoked: (v: unknown) => v === 'user_client_tokens' || v === 'code_chain',
+  revoked_access_tokens: isCount,
+  revoked_refresh_tokens: isCount,
+  sessions_ended: isCount,
+  /** a space-separated scope list (scope names only) */
+  scope: (v: unknown) => typeof v === 'string' && /^[a-z_ ]{0,200}$/.test(v),
+  grant_type: (v: unknown) => v === 'authorization_code' || v === 'refresh_token',
+  /** when a throttled or locked person may try again (ISO 8601) */
+  retry_at: (v: unknown) => typeof v === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z$/.test(v),
+  /** an operator key's id (its public half) */
+  key_id: (v: unknown) => typeof v === 'string' && /^ak_[0-9a-f]{1,64}$/.test(v),
+} satisfies Record<string, (v: unknown) => boolean>;
+
+function isCount(v: unknown): boolean {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 0;
+}
+
+export type AuditDetailKey = keyof typeof DETAIL_KEYS;
+export type AuditDetail = Partial<Record<AuditDetailKey, unknown>>;
+
+export type AuditEventInput = {
+  type: AuditType;
+  sub?: string | null | undefined;
+  clientId?: string | null | undefined;
+  /** the client address of the request (request.ip); absent on the command line */
+  ip?: string | null | undefined;
+  outcome: AuditOutcome;
+  actor?: AuditActor | null | undefined;
+  detail?: AuditDetail | undefined;
+};
+
+/** The contract's shape: `{"id","type","at","sub","client_id","ip","outcome"}`, plus who acted and the detail. */
+export type AuditEventView = {
+  id: string;
+  type: string;
+  at: string;
+  sub: string | null;
+  client_id: string | null;
+  ip: string | null;
+  outcome: string;
+  actor: string | null;
+  detail: Record<string, unknown> | null;
+};
+
+/** Where the log line goes: a pino logger (a request's `request.log` will do). */
+export type AuditLog = { info(object: object, message: string): void };
+
+/** Keeps only whitelisted keys whose values pass their check; undefined when nothing is left. */
+export function safeDetail(detail: AuditDetail | undefined): Record<string, unknown> | undefined {
+  if (!detail) return undefined;
+  const kept: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(detail)) {
+    const check = (DETAIL_KEYS as Record<string, (v: unknown) => boolean>)[key];
+    if (check?.(value)) kept[key] = value;
+  }
+  return Object.keys(kept).length === 0 ? undefined : kept;
+}
+
+function toView(row: store.AuditEventRow): AuditEventView {
+  return {
+    id: String(row.id),
+    type: row.type,
+    at: new Date(Number(row.at)).toISOString(),
+    sub: row.sub,
+    client_id: row.client_id,
+    ip: row.ip,
+    outcome: row.outcome,
+    actor: row.actor,
+    detail: row.detail === null ? null : (JSON.parse(row.detail) as Record<string, unknown>),
+  };
+}
+
+/**
+ * Records one event: a row in the database, a log line (when `log` is given: every process that
+ * serves requests passes its logger; the CLI, whose stdout is its answer, does not), and the
+ * Prometheus counter of its kind. Returns the stored event.
+ */
+export async function recordAudit(db: Db, clock: Clock, event: AuditEventInput, log?: AuditLog): Promise<AuditEventView> {
+  const detail = safeDetail(event.detail);
+  const row = await store.insertEvent(db, {
+    type: event.type,
+    at: clock(),
+    sub: event.sub ?? null,
+    client_id: event.clientId ?? null,
+    ip: event.ip ?? null,
+    outcome: event.outcome,
+    actor: event.actor ?? null,
+    detail: detail === undefined ? null : JSON.stringify(detail),
+  });
+  const view = toView(row);
+  log?.info({ event: 'audit', audit: view }, `audit: ${view.type} ${view.outcome}`);
+  countAuditEvent(event.type);
+  return view;
+}
+
+export class AuditQueryError extends Error {
+  readonly code = 'invalid_cursor';
+  constructor(message: string) {
+    super(message);
+    this.name = 'AuditQueryError';
+  }
+}
+
+export type AuditFilter = {
+  sub?: string | undefined;
+  clientId?: string | undefined;
+  /** an exact type (`signin.failed`) or a family (`account.*`) */
+  type?: string | undefined;
+};
+
+export const DEFAULT_AUDIT_PAGE = 50;
+export const MAX_AUDIT_PAGE = 500;
+
+// The cursor is opaque to clients: the id of the last event on the page.
+function encodeCursor(id: number): string {
+  return Buffer.from(`a:${id}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string): number {
+  const match = /^a:(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!match) throw new AuditQueryError('The cursor is not one this server handed out. Start again without it.');
+  return Number(match[1]);
+}
+
+/** Events newest first, filtered, one page at a time. */
+export async function listAuditEvents(
+  db: Db,
+  filter: AuditFilter,
+  page: { cursor?: string | undefined; limit?: number | undefined } = {},
+): Promise<{ events: AuditEventView[]; next_cursor: string | null }> {
+  const limit = Math.min(Math.max(page.limit ?? DEFAULT_AUDIT_PAGE, 1), MAX_AUDIT_PAGE);
+  const beforeId = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
+  const family = filter.type?.endsWith('.*') ? filter.type.slice(0, -1) : undefined;
+  const rows = await store.listEvents(db, {
+    sub: filter.sub,
+    clientId: filter.clientId,
+    type: family === undefined ? filter.type : undefined,
+    typePrefix: family,
+    beforeId,
+    limit: limit + 1,
+  });
+  const pageRows = rows.slice(0, limit);
+  const last = pageRows.at(-1);
+  return { events: pageRows.map(toView), next_cursor: rows.length > limit && last ? encodeCursor(Number(last.id)) : null };
+}
