@@ -24,6 +24,12 @@ export const authorizeRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (
     const query: AuthorizeQuery = typeof request.query === 'object' && request.query !== null ? (request.query as AuthorizeQuery) : {};
     const authorization = await validateAuthorizeRequest(ctx.db, query, ctx.compat);
     reply.header('cache-control', 'no-store');
+    if (authorization.methodReadAsPlain !== null) {
+      request.log.warn(
+        { event: 'code_challenge_method_read_as_plain', clientId: authorization.client.clientId, codeChallengeMethod: authorization.methodReadAsPlain },
+        'spec: only the exact string S256 selects SHA-256; this application sent another code_challenge_method, read as plain, so its token requests will fail with "code_verifier 验证失败"; tell its developers to send S256',
+      );
+    }
 
     if (authorization.prompt === 'none') {
       const session = await request.currentSession();

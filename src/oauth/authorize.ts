@@ -5,7 +5,7 @@ import { findClient, type Client } from '../clients/clients.ts';
 import type { Db } from '../db/database.ts';
 import type { CodeChallengeMethod } from './codes.ts';
 import { OAuthError } from './errors.ts';
-import { normalizeChallengeMethod } from './pkce.ts';
+import { methodReadAsPlainAgainstIntent, normalizeChallengeMethod } from './pkce.ts';
 import { DEFAULT_SCOPE, formatScope, isKnownScope, KNOWN_SCOPES, parseScopeParameter, type Scope } from './scopes.ts';
 
 /** The query as Fastify parses it: a parameter sent twice arrives as an array. */
@@ -22,6 +22,8 @@ export type AuthorizeRequest = {
   codeChallenge: string | null;
   /** null when no challenge was sent */
   codeChallengeMethod: CodeChallengeMethod | null;
+  /** the `code_challenge_method` sent, when the spec reads it as `plain` although it is neither `S256` nor `plain` (e.g. `s256`) */
+  methodReadAsPlain: string | null;
   /** spec: "`none` requests an attempt with no interface"; other values ask for the normal pages */
   prompt: 'none' | null;
 };
@@ -189,6 +191,7 @@ export async function validateAuthorizeRequest(db: Db, query: AuthorizeQuery, co
     codeChallenge,
     // spec: "only the exact string `S256` selects SHA-256; any other value, including `s256`, is treated as `plain`"
     codeChallengeMethod: codeChallenge === null ? null : normalizeChallengeMethod(method),
+    methodReadAsPlain: codeChallenge === null ? null : (methodReadAsPlainAgainstIntent(method) ?? null),
     prompt: prompt === 'none' ? 'none' : null,
   };
 }

@@ -38,12 +38,19 @@ const DEFAULT_STATUS: Record<OAuthErrorCode, number> = {
   temporarily_unavailable: 503,
 };
 
+/** For the operator's log: which application ran into which of the spec's risky rules. */
+export type OperatorWarning = { clientId: string; event: string; message: string };
+
 export class OAuthError extends Error {
   readonly status: number;
   readonly error: OAuthErrorCode;
   /** shown to the client: says what went wrong and what to do */
   readonly description: string;
-  constructor(error: OAuthErrorCode, description: string, options: { status?: number; detail?: string; retryAfterSeconds?: number } = {}) {
+  constructor(
+    error: OAuthErrorCode,
+    description: string,
+    options: { status?: number; detail?: string; retryAfterSeconds?: number; warning?: OperatorWarning } = {},
+  ) {
     super(`${error}: ${description}${options.detail ? ` (${options.detail})` : ''}`);
     this.error = error;
     this.description = description;
@@ -52,10 +59,13 @@ export class OAuthError extends Error {
     /** for logs only, never sent */
     this.detail = options.detail;
     this.retryAfterSeconds = options.retryAfterSeconds;
+    this.warning = options.warning;
   }
   readonly detail: string | undefined;
   /** sent as `Retry-After` (a 429 or 503) */
   readonly retryAfterSeconds: number | undefined;
+  /** logged as a warning: the application hit one of the spec's risky rules, and its developers should hear of it */
+  readonly warning: OperatorWarning | undefined;
 
   toJSON(): { error: string; error_description: string } {
     return { error: this.error, error_description: this.description };

@@ -17,3 +17,12 @@ export function s256Challenge(verifier: string): string {
 export function verifierMatches(verifier: string, challenge: string, method: CodeChallengeMethod): boolean {
   return constantTimeEqual(method === 'S256' ? s256Challenge(verifier) : verifier, challenge);
 }
+
+/**
+ * A method that the spec reads as `plain` although the application meant something else (`s256`,
+ * `SHA256` …): its challenge will then only match a verifier equal to it, so its token requests fail
+ * with "code_verifier 验证失败". Returns that method, for a warning naming the application.
+ */
+export function methodReadAsPlainAgainstIntent(method: string | undefined): string | undefined {
+  return method !== undefined && method !== 'S256' && method !== 'plain' ? method : undefined;
+}

@@ -3,15 +3,26 @@ import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../web/app.ts';
 import { acceptFormBodiesOnly, OAuthParams } from './form-params.ts';
 import { revokeToken } from './revoke.ts';
-import { noStore } from './token/token.routes.ts';
+import { noStore, postOnly } from './token/token.routes.ts';
 
 export async function revokeRoutes(app: FastifyInstance, { deps }: { deps: AppDeps }): Promise<void> {
   acceptFormBodiesOnly(app);
+  postOnly(app, '/oauth/revoke');
 
   app.post('/oauth/revoke', async (request, reply) => {
     noStore(reply);
-    const revoked = await revokeToken(deps.db, deps.keys.tokenHash, deps.clock(), OAuthParams.from(request.body));
-    request.log.info({ revoked }, 'revocation request');
+    const params = OAuthParams.from(request.body);
+    const outcome = await revokeToken(deps.db, deps.keys.tokenHash, deps.clock(), params);
+    const clientId = params.optional('client_id');
+    if (outcome === 'refresh_token_without_hint') {
+      // spec: "must be `refresh_token` to revoke a refresh token; without it the token is looked up among
+      // access tokens only" — the application believes it revoked a refresh token that stays valid.
+      request.log.warn(
+        { event: 'refresh_token_revoked_without_hint', clientId, tokenTypeHint: params.optional('token_type_hint') ?? null },
+        'a refresh token was sent to /oauth/revoke without token_type_hint=refresh_token, so it was not revoked (spec); tell the developers of this application to send the hint',
+      );
+    }
+    request.log.info({ revoked: outcome === 'revoked', clientId }, 'revocation request');
     return reply.code(200).type('application/json; charset=utf-8').send({});
   });
 }

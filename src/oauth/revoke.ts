@@ -12,14 +12,22 @@ import * as store from './tokens.store.ts';
  * exist, belongs to another application, or was sent without the needed hint; nothing is revoked in
  * those cases." Bad client credentials are `invalid_client` (401). A disabled application may still
  * revoke its tokens: revocation only ever takes access away.
- * Returns whether a token was revoked (for logs and tests; the response does not say).
+ * Returns what happened (for logs and tests; the response does not say), including the spec's risky
+ * case: a refresh token of this application sent without the hint, which therefore stays valid.
  */
-export async function revokeToken(db: Db, hashKey: Buffer, now: number, params: OAuthParams): Promise<boolean> {
+export async function revokeToken(db: Db, hashKey: Buffer, now: number, params: OAuthParams): Promise<RevokeOutcome> {
   const client = await requireClient(db, params.required('client_id'));
   checkClientSecret(hashKey, client, params.optional('client_secret'));
   const token = params.required('token');
   const tokenHash = keyedHash(hashKey, token);
   // spec: "Access and refresh tokens are revoked in separate calls."
   const kind = params.optional('token_type_hint') === 'refresh_token' ? 'refresh' : 'access';
-  return store.revokeToken(db, kind, tokenHash, client.clientId, now);
+  if (await store.revokeToken(db, kind, tokenHash, client.clientId, now)) return 'revoked';
+  if (kind === 'access') {
+    const refresh = await store.findRefreshToken(db, tokenHash);
+    if (refresh && refresh.client_id === client.clientId && refresh.revoked_at === null) return 'refresh_token_without_hint';
+  }
+  return 'nothing_revoked';
 }
+
+export type RevokeOutcome = 'revoked' | 'nothing_revoked' | 'refresh_token_without_hint';

@@ -101,6 +101,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (error instanceof OAuthError) {
       if (error.status >= 500) request.log.error({ err: error }, 'oauth server error');
       else request.log.info({ oauthError: error.error, detail: error.detail }, 'oauth request refused');
+      if (error.warning) request.log.warn({ event: error.warning.event, clientId: error.warning.clientId }, error.warning.message);
       if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
       return reply.code(error.status).header('cache-control', 'no-store').header('pragma', 'no-cache').send(error.toJSON());
     }

@@ -28,6 +28,14 @@ async function usableRefreshToken(ctx: TokenContext, client: Client, token: stor
     await store.revokeAllForUserAndClient(ctx.db, token.sub, token.client_id, ctx.now);
     throw new OAuthError('invalid_grant', `This refresh token was already used, so every token this application holds for this person has been revoked. Send one refresh at a time and always use the newest refresh token. ${RESTART}`, {
       detail: 'rotated refresh token replayed; revoked all tokens of the user for the client',
+      // spec (Limits): "two simultaneous refreshes of one token count as replay and revoke everything;
+      // refreshes must be serialized per user" — an application that refreshes concurrently signs its
+      // users out; its developers should hear of it.
+      warning: {
+        clientId: token.client_id,
+        event: 'refresh_token_replayed',
+        message: 'a rotated refresh token was presented again (a replay, or two refreshes at once): every token of this person for this application was revoked (spec); tell the developers of this application to serialize refreshes and keep only the newest refresh token',
+      },
     });
   }
   // spec: "the user withdraws the application … → next refresh fails with invalid_grant"

@@ -12,6 +12,25 @@ export function noStore(reply: FastifyReply): void {
   reply.header('pragma', 'no-cache');
 }
 
+/**
+ * A POST-only OAuth endpoint answers every other method (GET, HEAD, PUT, PATCH, DELETE) with `405` and
+ * `Allow: POST` (RFC 9110 §15.5.6), in the OAuth error shape — not a 404 that suggests a wrong path.
+ */
+export function postOnly(app: FastifyInstance, url: string): void {
+  app.route({
+    method: ['GET', 'PUT', 'PATCH', 'DELETE'],
+    url,
+    handler: async (_request, reply) => {
+      noStore(reply);
+      return reply
+        .code(405)
+        .header('allow', 'POST')
+        .type('application/json; charset=utf-8')
+        .send({ error: 'invalid_request', error_description: `${url} accepts only POST, with an application/x-www-form-urlencoded body.` });
+    },
+  });
+}
+
 /** CORS headers for an allowlisted browser origin of the application the body names (so it can read errors too). */
 async function corsForTokenRequest(deps: AppDeps, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   varyOnOrigin(reply);
@@ -26,6 +45,7 @@ async function corsForTokenRequest(deps: AppDeps, request: FastifyRequest, reply
 export async function tokenRoutes(app: FastifyInstance, { deps }: { deps: AppDeps }): Promise<void> {
   acceptFormBodiesOnly(app);
   preflightRoute(app, deps.db, '/oauth/token', 'POST');
+  postOnly(app, '/oauth/token');
 
   app.post('/oauth/token', async (request, reply) => {
     noStore(reply);

@@ -6,9 +6,20 @@ import { SECOND, MINUTE } from '../../config/clock.ts';
 import { refuseFramedNavigation } from '../../oauth/framing.ts';
 import { BROWSER_BINDING_COOKIE, findPendingRequest, forBrowser, type FlowContext, type PendingRequest } from '../../oauth/authorization-requests.ts';
 import { allowFormRedirectTo } from '../plugins/security-headers.ts';
+import { CSRF_COOKIE } from '../plugins/session.ts';
 import type { Messages } from '../i18n/en.ts';
 import { field, fields } from './forms.ts';
 import { localPath, renderError, renderPage } from './view.ts';
+
+/**
+ * CSRF tokens are rotated when the session changes (sign-in, sign-out): the secret cookie gets a new
+ * value in this very response, so no form token handed out before — to this browser or, through a
+ * planted cookie, to anyone — works after it.
+ */
+function rotateCsrfSecret(request: FastifyRequest, reply: FastifyReply): void {
+  delete request.cookies[CSRF_COOKIE];
+  reply.csrfToken();
+}
 
 /** How long to wait, in words: seconds under two minutes, else minutes (rounded up). */
 export function waitText(t: Messages, ms: number): string {
@@ -92,12 +103,14 @@ export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app
       });
     }
     await reply.signIn(result.sub);
+    rotateCsrfSecret(request, reply);
     request.log.info({ event: 'signed_in' }, 'person signed in');
     return reply.redirect(nextAfterSignIn(form), 303);
   });
 
-  app.post('/signout', { preHandler: app.csrfProtection }, async (_request, reply) => {
+  app.post('/signout', { preHandler: app.csrfProtection }, async (request, reply) => {
     await reply.signOut();
+    rotateCsrfSecret(request, reply);
     return reply.redirect('/signin?signed_out=1', 303);
   });
 };
