@@ -34,24 +34,49 @@ const run = makeRun(() => program.opts<{ init?: boolean }>().init === true);
 program
   .command('serve')
   .description('run the HTTP service')
-  .action(async () => {
+  .option('--processes <n>', 'server processes on this host, sharing its port (default 1)')
+  .action(async (o: { processes?: string }) => {
+    const processes = o.processes === undefined ? 1 : Number(o.processes);
+    if (!Number.isInteger(processes) || processes < 1 || processes > 64) fail('--processes takes a whole number from 1 to 64', 2);
     try {
       // Loaded here, so the management commands do not load the web app.
-      const { startServer } = await import('../web/server.ts');
-      const server = await startServer(loadSettingsFromProcess());
-      for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-        process.once(signal, () => {
-          server.close().then(
-            () => process.exit(0),
-            () => process.exit(1),
-          );
-        });
+      const settings = loadSettingsFromProcess();
+      const serve = async () => {
+        const { startServer } = await import('../web/server.ts');
+        const server = await startServer(settings);
+        for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+          process.once(signal, () => {
+            server.close().then(
+              () => process.exit(0),
+              () => process.exit(1),
+            );
+          });
+        }
+      };
+      if (processes === 1) {
+        await serve();
+      } else {
+        const { runCluster } = await import('../web/cluster.ts');
+        await runCluster({ processes, serve, log: (line) => process.stderr.write(line + '\n') });
       }
+      const cluster = await import('node:cluster');
+      if (cluster.default.isPrimary) process.stderr.write(firstRunLine(settings, processes) + '\n');
     } catch (error) {
       const { message, exitCode } = describe(error);
       fail(message, exitCode);
     }
   });
+
+/** The one human line `serve` prints (on stderr, so stdout stays JSON log lines): where to go next. */
+function firstRunLine(settings: ReturnType<typeof loadSettingsFromProcess>, processes: number): string {
+  const at = (a: { host: string; port: number } | 'off') => (a === 'off' ? 'off' : `${a.host.includes(':') ? `[${a.host}]` : a.host}:${a.port}`);
+  const database = settings.database.kind === 'sqlite' ? settings.dataDir : 'PostgreSQL';
+  return (
+    `Signet ${version} is serving ${settings.baseUrl.origin}${processes > 1 ? ` with ${processes} processes` : ''} — data: ${database}; ` +
+    `metrics: ${at(settings.metrics)}; admin API: ${at(settings.admin)}. ` +
+    `Next, register an application: npx signet client create --name "My App" --redirect-uri https://app.example/callback`
+  );
+}
 
 program
   .command('worker')

@@ -1,6 +1,6 @@
 // `signet serve` as an operator runs it: a real process, a new data dir, the public port and the metrics port.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -71,4 +71,57 @@ test('"npm start passes SIGTERM on to the server (no orphan process)"', async ()
     if (answering) await new Promise((r) => setTimeout(r, 100));
   }
   assert.equal(answering, false, 'no server is left running after npm start is stopped');
+});
+
+test('"npm start prints one human line with the address to open … and the next command"; the address answers', async () => {
+  const dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'signet-first-run-')), 'data');
+  const port = await freePort();
+  const child = spawn(process.execPath, [SIGNET_BIN, 'serve'], {
+    env: { PATH: process.env.PATH ?? '', SIGNET_PORT: String(port), SIGNET_DATA_DIR: dataDir, SIGNET_METRICS_ADDR: 'off', SIGNET_ADMIN_ADDR: 'off', SIGNET_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  try {
+    const deadline = Date.now() + 30_000;
+    while (!stderr.includes('\n') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const line = stderr.trim();
+    assert.equal(line.split('\n').length, 1, 'one line');
+    const address = /is serving (http:\/\/\S+?)[ —]/.exec(line)?.[1];
+    assert.equal(address, `http://localhost:${port}`, 'SIGNET_PORT alone moved the base URL with it');
+    assert.match(line, new RegExp(`data: ${dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+    assert.match(line, /client create/);
+    const home = await fetch(`${address}/`, { redirect: 'manual' });
+    assert.equal(home.status, 302, 'the printed address answers');
+  } finally {
+    child.kill('SIGTERM');
+  }
+  assert.equal(await exited, 0);
+});
+
+test('`signet serve --processes 2`: two server processes share the port; SIGTERM stops them all', async () => {
+  const dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'signet-cluster-')), 'data');
+  const port = await freePort();
+  const child = spawn(process.execPath, [SIGNET_BIN, 'serve', '--processes', '2'], {
+    env: { PATH: process.env.PATH ?? '', SIGNET_BASE_URL: `http://127.0.0.1:${port}`, SIGNET_DATA_DIR: dataDir, SIGNET_METRICS_ADDR: 'off', SIGNET_ADMIN_ADDR: 'off', SIGNET_LOG_LEVEL: 'warn' },
+    stdio: 'ignore',
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const children = () => {
+    const out = spawnSync('ps', ['--ppid', String(child.pid), '-o', 'pid='], { encoding: 'utf8' }).stdout;
+    return out.split('\n').filter((l) => l.trim() !== '').length;
+  };
+  try {
+    assert.equal((await waitFor(`http://127.0.0.1:${port}/healthz`, Date.now() + 60_000)).status, 200);
+    const deadline = Date.now() + 30_000;
+    while (children() < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(children(), 2, 'two server processes under the primary');
+    const answers = await Promise.all(Array.from({ length: 20 }, () => fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status)));
+    assert.deepEqual([...new Set(answers)], [200]);
+  } finally {
+    child.kill('SIGTERM');
+  }
+  assert.equal(await exited, 0);
+  assert.equal(children(), 0, 'no server process is left');
 });
