@@ -29,6 +29,12 @@ export async function updateUser(db: Db, sub: string, changes: Partial<Omit<User
   return result.numUpdatedRows > 0n;
 }
 
+/** Marks the e-mail verified, only while the account still has that address. */
+export async function setEmailVerified(db: Db, sub: string, email: string, now: number): Promise<boolean> {
+  const result = await db.updateTable('users').set({ email_verified: 1, updated_at: now }).where('sub', '=', sub).where('email', '=', email).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
 export async function deleteUser(db: Db, sub: string): Promise<boolean> {
   const result = await db.deleteFrom('users').where('sub', '=', sub).executeTakeFirst();
   return result.numDeletedRows > 0n;

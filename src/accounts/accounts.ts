@@ -5,7 +5,7 @@ import type { Db } from '../db/database.ts';
 import { isUniqueViolation } from '../db/errors.ts';
 import * as store from './accounts.store.ts';
 import { normalizeEmail, normalizePhone, parseLoginIdentifier } from './identifiers.ts';
-import { decoyPasswordHash, hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
+import { decoyPasswordHash, hashPassword, MAX_PASSWORD_LENGTH, passwordProblem, verifyPassword } from './passwords.ts';
 import * as sessionStore from './sessions.store.ts';
 import { unlockAccount } from './throttle.ts';
 
@@ -69,7 +69,7 @@ export type NewAccount = {
 };
 
 const FIRST_LEGACY_ID = 100000;
-const MAX_NAME_LENGTH = 200;
+export const MAX_NAME_LENGTH = 200;
 
 function notFound(sub: string): AccountError {
   return new AccountError('not_found', `no account with sub ${sub}`);
@@ -205,6 +205,27 @@ export async function setPassword(db: Db, clock: Clock, sub: string, password: s
     if (!(await store.updateUser(trx, sub, { password_hash: passwordHash, updated_at: clock() }))) throw notFound(sub);
     await sessionStore.deleteSessionsOf(trx, sub);
   });
+}
+
+/**
+ * Replaces the password hash and ends every session of the person (the caller starts a new one when the
+ * person stays signed in). Runs inside the caller's transaction when given one.
+ */
+export async function replacePasswordHash(db: Db, clock: Clock, sub: string, passwordHash: string): Promise<void> {
+  if (!(await store.updateUser(db, sub, { password_hash: passwordHash, updated_at: clock() }))) throw notFound(sub);
+  await sessionStore.deleteSessionsOf(db, sub);
+}
+
+/** Checks the person's own password (for changing it); the same argon2 cost whether or not it matches. */
+export async function passwordMatches(db: Db, sub: string, password: string): Promise<boolean> {
+  const row = await store.findUserBySub(db, sub);
+  const ok = await verifyPassword(row ? row.password_hash : await decoyPasswordHash(), password.slice(0, MAX_PASSWORD_LENGTH));
+  return row !== undefined && ok;
+}
+
+/** Sets `email_verified` when the account still has this address. False when it has another one now. */
+export function markEmailVerified(db: Db, clock: Clock, sub: string, email: string): Promise<boolean> {
+  return store.setEmailVerified(db, sub, email, clock());
 }
 
 /**

@@ -27,6 +27,13 @@ export function decoyPasswordHash(): Promise<string> {
   return decoyHash;
 }
 
+/** What is wrong with a new password, as a code a page can word in its own language. */
+export function passwordLengthProblem(password: string): 'too_short' | 'too_long' | undefined {
+  if (password.length < MIN_PASSWORD_LENGTH) return 'too_short';
+  if (password.length > MAX_PASSWORD_LENGTH) return 'too_long';
+  return undefined;
+}
+
 export function passwordProblem(password: string): string | undefined {
   if (password.length < MIN_PASSWORD_LENGTH) return `the password must have at least ${MIN_PASSWORD_LENGTH} characters`;
   if (password.length > MAX_PASSWORD_LENGTH) return `the password must have at most ${MAX_PASSWORD_LENGTH} characters`;

@@ -21,6 +21,23 @@ export async function deleteSessionsOf(db: Db, sub: string): Promise<number> {
   return Number(result.numDeletedRows);
 }
 
+/** A person's live sessions, newest sign-in first. */
+export async function listLiveSessionsOf(db: Db, sub: string, now: number): Promise<SessionRow[]> {
+  return db.selectFrom('sessions').selectAll().where('sub', '=', sub).where('expires_at', '>', now).orderBy('created_at', 'desc').orderBy('id_hash').execute();
+}
+
+/** Ends one session of that person (never another person's, whatever the hash). */
+export async function deleteSessionOf(db: Db, sub: string, idHash: string): Promise<boolean> {
+  const result = await db.deleteFrom('sessions').where('sub', '=', sub).where('id_hash', '=', idHash).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+/** Ends every session of that person but one. */
+export async function deleteSessionsOfExcept(db: Db, sub: string, keepIdHash: string): Promise<number> {
+  const result = await db.deleteFrom('sessions').where('sub', '=', sub).where('id_hash', '!=', keepIdHash).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
 export async function deleteExpiredSessions(db: Db, before: number): Promise<number> {
   const result = await db.deleteFrom('sessions').where('expires_at', '<', before).executeTakeFirst();
   return Number(result.numDeletedRows);

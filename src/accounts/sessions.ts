@@ -21,13 +21,55 @@ function idHash(key: Buffer, origin: string, id: string): string {
  * Starts a session after a successful sign-in. The previous session (if any) is ended, so the id
  * always changes at sign-in (no session fixation). Returns the new id for the cookie.
  */
-export async function startSession(db: Db, key: Buffer, clock: Clock, input: { sub: string; origin: string; previousId?: string | undefined }): Promise<{ id: string; expiresAt: number }> {
+export async function startSession(
+  db: Db,
+  key: Buffer,
+  clock: Clock,
+  input: { sub: string; origin: string; previousId?: string | undefined; client?: SessionClient | undefined },
+): Promise<{ id: string; expiresAt: number }> {
   if (input.previousId) await store.deleteSession(db, idHash(key, input.origin, input.previousId));
   const id = newOpaqueToken();
   const now = clock();
   const expiresAt = now + SESSION_LIFETIME_MS;
-  await store.insertSession(db, { id_hash: idHash(key, input.origin, id), sub: input.sub, created_at: now, expires_at: expiresAt });
+  const client = recordedClient(input.client);
+  await store.insertSession(db, { id_hash: idHash(key, input.origin, id), sub: input.sub, created_at: now, expires_at: expiresAt, user_agent: client.userAgent, ip: client.ip });
   return { id, expiresAt };
+}
+
+/** Where a sign-in came from, shown in the person's list of sessions: the browser and the client address. */
+export type SessionClient = { userAgent?: string | undefined; ip?: string | undefined };
+
+/** At most this much of a User-Agent is kept: enough to name the browser and system. */
+const USER_AGENT_MAX = 300;
+
+function recordedClient(client: SessionClient | undefined): { userAgent: string | null; ip: string | null } {
+  // eslint-disable-next-line no-control-regex
+  const clean = (value: string | undefined, max: number) => (value ? value.replace(/[\u0000-\u001f\u007f]/g, '').slice(0, max) || null : null);
+  return { userAgent: clean(client?.userAgent, USER_AGENT_MAX), ip: clean(client?.ip, 64) };
+}
+
+/** One of a person's sessions as their account page lists it. `handle` names it in a "Sign out" form. */
+export type SessionListing = { handle: string; signedInAt: number; expiresAt: number; userAgent: string | null; ip: string | null; current: boolean };
+
+/**
+ * The person's live sessions, newest first; `current` marks the one this cookie belongs to. The handle
+ * is the stored keyed hash: it identifies the session to its owner but cannot be used as a cookie.
+ */
+export async function listSessions(db: Db, key: Buffer, clock: Clock, sub: string, current: { id: string; origin: string } | undefined): Promise<SessionListing[]> {
+  const currentHash = current ? idHash(key, current.origin, current.id) : undefined;
+  const rows = await store.listLiveSessionsOf(db, sub, clock());
+  return rows.map((row) => ({ handle: row.id_hash, signedInAt: row.created_at, expiresAt: row.expires_at, userAgent: row.user_agent, ip: row.ip, current: row.id_hash === currentHash }));
+}
+
+/** Signs out one of the person's sessions by its handle; false when it is not theirs or already ended. */
+export function endSessionByHandle(db: Db, sub: string, handle: string): Promise<boolean> {
+  if (handle.length === 0 || handle.length > 100) return Promise.resolve(false);
+  return store.deleteSessionOf(db, sub, handle);
+}
+
+/** Signs out every session of the person except the one of this cookie. Returns how many ended. */
+export function endOtherSessions(db: Db, key: Buffer, sub: string, current: { id: string; origin: string }): Promise<number> {
+  return store.deleteSessionsOfExcept(db, sub, idHash(key, current.origin, current.id));
 }
 
 /** The live session for a cookie value on this origin; undefined when unknown, expired, or its account is disabled. */

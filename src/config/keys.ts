@@ -12,6 +12,8 @@ export type Keys = {
   cookie: Buffer;
   /** HMAC key of the one-click unsubscribe tokens in notification e-mail (good for nothing else). */
   unsubscribe: Buffer;
+  /** HMAC key of the password-reset and e-mail-verification links at rest (good for nothing else). */
+  accountToken: Buffer;
 };
 
 const SECRET_FILE = 'secret.key';
@@ -41,5 +43,5 @@ export function loadRootSecret(settings: Settings): string {
 
 export function deriveKeys(rootSecret: string): Keys {
   const derive = (purpose: string) => Buffer.from(hkdfSync('sha256', rootSecret, 'signet', purpose, 32));
-  return { tokenHash: derive('token-hash'), cookie: derive('cookie'), unsubscribe: derive('unsubscribe-token') };
+  return { tokenHash: derive('token-hash'), cookie: derive('cookie'), unsubscribe: derive('unsubscribe-token'), accountToken: derive('account-token') };
 }

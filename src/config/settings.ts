@@ -118,6 +118,21 @@ const schema = z.object({
     .string()
     .regex(/^(off|[^\s:]+:\d{1,5}|\[[0-9a-fA-F:]+\]:\d{1,5})$/, 'expected HOST:PORT or off')
     .default('127.0.0.1:9465'),
+  SIGNET_SIGNUP: z.enum(['open', 'closed'], 'expected open or closed').default('closed'),
+  SIGNET_PRODUCT_NAME: z
+    .string()
+    .max(60, 'expected a name of at most 60 characters')
+    // eslint-disable-next-line no-control-regex
+    .refine((v) => !/[\u0000-\u001f\u007f]/.test(v) && v.trim() === v, 'expected a plain name without control characters or surrounding spaces')
+    .default('Signet'),
+  SIGNET_LOGO_URL: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || isHttpsUrl(v), 'expected an https:// URL of an image, or unset'),
+  SIGNET_ACCENT_COLOR: z
+    .string()
+    .regex(/^#[0-9a-fA-F]{6}$/, 'expected a colour as #rrggbb, e.g. #0b57d0')
+    .optional(),
   SIGNET_AUDIT_RETENTION_DAYS: z
     .string()
     .regex(/^\d+$/, 'expected a whole number of days from 1 to 36500')
@@ -153,6 +168,10 @@ export type Settings = {
   admin: { host: string; port: number } | 'off';
   /** audit events older than this many days are swept (SIGNET_AUDIT_RETENTION_DAYS) */
   auditRetentionDays: number;
+  /** SIGNET_SIGNUP: `open` lets people create their own account (with e-mail verification) */
+  signup: 'open' | 'closed';
+  /** shown on every page and in account mail: SIGNET_PRODUCT_NAME, SIGNET_LOGO_URL, SIGNET_ACCENT_COLOR */
+  brand: { productName: string; logoUrl: string | undefined; accentColor: string | undefined };
 };
 
 /** Reads `.env` from `cwd` (if any) under the given environment: real environment variables win. */
@@ -236,7 +255,18 @@ export function parseSettings(env: Record<string, string | undefined>, cwd = pro
     metrics,
     admin,
     auditRetentionDays: s.SIGNET_AUDIT_RETENTION_DAYS,
+    signup: s.SIGNET_SIGNUP,
+    brand: { productName: s.SIGNET_PRODUCT_NAME, logoUrl: s.SIGNET_LOGO_URL, accentColor: s.SIGNET_ACCENT_COLOR?.toLowerCase() },
   };
+}
+
+function isHttpsUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' && !url.username && !url.password;
+  } catch {
+    return false;
+  }
 }
 
 /** HOST:PORT (an IPv6 address in brackets) or off: a listener of its own. */

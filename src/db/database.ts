@@ -27,6 +27,7 @@ import * as m0001 from './migrations/0001_initial.ts';
 import * as m0002 from './migrations/0002_tasks_notifications.ts';
 import * as m0003 from './migrations/0003_notification_preferences.ts';
 import * as m0004 from './migrations/0004_admin_audit.ts';
+import * as m0005 from './migrations/0005_account_self_service.ts';
 
 export type Db = Kysely<Database>;
 export type Dialect = 'sqlite' | 'postgres';
@@ -43,6 +44,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0002_tasks_notifications': m0002,
   '0003_notification_preferences': m0003,
   '0004_admin_audit': m0004,
+  '0005_account_self_service': m0005,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
@@ -60,6 +62,10 @@ export function openDatabase(database: Settings['database']): DatabaseHandle {
     const pool = new pg.Pool({ connectionString: database.url, max: database.poolSize, types: pgTypes as pg.CustomTypesConfig });
     // An idle client that loses its connection must not crash the process; the next query reconnects.
     pool.on('error', () => {});
+    // A connection lost while a request holds it (a reset, a terminated backend) fails that request's
+    // query; the client would also emit 'error', and with no listener while checked out that crashes
+    // the process. The pool drops the broken client when it is released.
+    pool.on('connect', (client) => client.on('error', () => {}));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
     return { db, dialect: 'postgres', close: () => db.destroy() };
   }

@@ -40,6 +40,10 @@ export interface SessionsTable {
   sub: string;
   created_at: number;
   expires_at: number;
+  /** the browser's User-Agent at sign-in (shortened), for the person's list of sessions */
+  user_agent: string | null;
+  /** the client address at sign-in */
+  ip: string | null;
 }
 
 export interface AuthorizationRequestsTable {
@@ -199,6 +203,9 @@ export interface Database {
   notification_preferences: NotificationPreferencesTable;
   admin_keys: AdminKeysTable;
   audit_events: AuditEventsTable;
+  account_tokens: AccountTokensTable;
+  mail_outbox: MailOutboxTable;
+  account_request_counters: AccountRequestCountersTable;
 }
 
 /** An operator key of the admin API (`signet admin-key create`). */
@@ -227,4 +234,43 @@ export interface AuditEventsTable {
   actor: string | null;
   /** JSON object of whitelisted keys */
   detail: string | null;
+}
+
+/** A single-use link for resetting a password or verifying an e-mail address (accounts/account-tokens.ts). */
+export interface AccountTokensTable {
+  token_hash: string;
+  purpose: string;
+  sub: string;
+  /** the address the link was sent to */
+  email: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export type OutboxStatus = 'pending' | 'sent' | 'failed' | 'suppressed';
+
+/** Account mail (reset and verification links) waiting for, or sent by, `signet worker` (accounts/mail/). */
+export interface MailOutboxTable {
+  id: string;
+  kind: string;
+  sub: string | null;
+  to_address: string | null;
+  locale: string;
+  created_at: number;
+  link_expires_at: number | null;
+  status: OutboxStatus;
+  reason: string | null;
+  attempts: number;
+  next_attempt_at: number | null;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  updated_at: number;
+}
+
+/** How many requests of one kind a key (an address, an account) made in the current window. */
+export interface AccountRequestCountersTable {
+  key: string;
+  count: number;
+  window_started_at: number;
 }

@@ -1,6 +1,9 @@
 // Periodic sweeps of expired rows: pending authorization requests, sessions, sign-in counters, codes
-// and tokens. Every process may run them; they are idempotent deletes.
+// and tokens, account links, settled account mail and its request counters. Every process may run them; they are idempotent deletes.
 import type { Logger } from 'pino';
+import { forgetExpiredAccountTokens } from '../accounts/account-tokens.ts';
+import { forgetSettledAccountMail } from '../accounts/mail/outbox.ts';
+import { forgetStaleRequestCounters } from '../accounts/request-limits.ts';
 import { forgetExpiredSessions } from '../accounts/sessions.ts';
 import { forgetStaleCounters } from '../accounts/throttle.ts';
 import { MINUTE, type Clock } from '../config/clock.ts';
@@ -17,6 +20,9 @@ export async function sweepExpired(db: Db, clock: Clock): Promise<Record<string,
     sessions: await forgetExpiredSessions(db, clock),
     signinCounters: await forgetStaleCounters(db, clock),
     codesAndTokens: await forgetExpiredCodesAndTokens(db, clock),
+    accountLinks: await forgetExpiredAccountTokens(db, clock()),
+    accountMail: await forgetSettledAccountMail(db, clock()),
+    accountRequestCounters: await forgetStaleRequestCounters(db, clock),
   };
 }
 

@@ -1,4 +1,6 @@
-// The e-mail side of `signet worker`: deliver every due e-mail notification, then wait and look again.
+// The e-mail side of `signet worker`: deliver every due account mail (reset and verification links,
+// accounts/mail/) and e-mail notification, then wait and look again. Account mail goes first: its
+// links expire within the hour.
 // Several runners (in several workers, on several hosts) share the deliveries through their leases
 // (deliveries.store.ts), so none is sent twice. In-app delivery never waits for this: it is `sent` when
 // the notification is recorded.
@@ -6,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../config/clock.ts';
 import type { Db, Dialect } from '../db/database.ts';
+import { deliverNextAccountMail } from '../accounts/mail/deliver.ts';
 import { DEFAULT_EMAIL_POLICY, deliverNextEmail, type EmailDeliveryPolicy } from '../notifications/email/deliver.ts';
 import { createSmtpMailer, type Mailer } from '../notifications/email/send.ts';
 
@@ -18,6 +21,12 @@ export type EmailRunnerDeps = {
   smtp: { url: string; from: string } | undefined;
   baseUrl: URL;
   unsubscribeKey: Buffer;
+  /**
+   * Account mail (reset and verification links): Keys.accountToken, which hashes the link tokens minted
+   * when a message is sent, and SIGNET_PRODUCT_NAME. `signet worker` always gives it; a runner without
+   * it leaves account mail to one that has it.
+   */
+  accountMail?: { tokenKey: Buffer; productName: string } | undefined;
   /** a mail server stand-in; by default one is made from `smtp` */
   mailer?: Mailer;
 };
@@ -46,12 +55,19 @@ export function startEmailRunner(deps: EmailRunnerDeps, options: EmailRunnerOpti
   };
   const pollMs = options.pollMs ?? 2_000;
   const delivery = { db: deps.db, dialect: deps.dialect, clock: deps.clock, mailer, baseUrl: deps.baseUrl, unsubscribeKey: deps.unsubscribeKey, logger: log };
+  const accountMail = deps.accountMail && { db: deps.db, dialect: deps.dialect, clock: deps.clock, mailer, baseUrl: deps.baseUrl, ...deps.accountMail, logger: log };
   let stopping = false;
   let wake: (() => void) | undefined;
 
   const loop = (async () => {
     while (!stopping) {
       try {
+        const mail = accountMail && (await deliverNextAccountMail(accountMail, policy, owner));
+        if (mail) {
+          const level = mail.outcome === 'sent' || mail.outcome === 'suppressed' ? 'info' : 'warn';
+          log[level]({ mail: mail.id, kind: mail.kind, outcome: mail.outcome, reason: mail.reason ?? undefined }, 'account mail delivery');
+          continue;
+        }
         const done = await deliverNextEmail(delivery, policy, owner);
         if (done) {
           const level = done.outcome === 'sent' || done.outcome === 'suppressed' ? 'info' : 'warn';

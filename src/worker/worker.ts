@@ -21,7 +21,7 @@ export function startWorker(input: {
   clock: Clock;
   logger: Logger;
   kinds: WorkKind[];
-  /** derived from the settings' root secret when not given (the unsubscribe links need them) */
+  /** derived from the settings' root secret when not given (unsubscribe links and account links need them) */
   keys?: Keys;
   taskOptions?: TaskRunnerOptions;
   emailOptions?: EmailRunnerOptions;
@@ -38,7 +38,16 @@ export function startWorker(input: {
     const smtp = settings.smtpUrl && settings.mailFrom ? { url: settings.smtpUrl, from: settings.mailFrom } : undefined;
     runners.push(
       startEmailRunner(
-        { db: database.db, dialect: database.dialect, clock, logger, smtp, baseUrl: settings.baseUrl, unsubscribeKey: keys.unsubscribe },
+        {
+          db: database.db,
+          dialect: database.dialect,
+          clock,
+          logger,
+          smtp,
+          baseUrl: settings.baseUrl,
+          unsubscribeKey: keys.unsubscribe,
+          accountMail: { tokenKey: keys.accountToken, productName: settings.brand.productName },
+        },
         { leaseMs: settings.worker.leaseSeconds * 1000, ...input.emailOptions },
       ),
     );

@@ -156,9 +156,19 @@ describe('browser: the authorization flow in Chromium', { skip: chromiumSkip() }
     await page.goto(`${signet.baseUrl}/account`);
     const app = page.getByRole('listitem').filter({ hasText: 'E2E App' });
     await app.waitFor();
-    assert.match((await app.textContent()) ?? '', /openid profile email/);
+    // The scopes as the consent page words them.
+    for (const words of ['Sign you in with your Signet account', 'Your name and picture', 'Your e-mail address']) assert.ok((await app.textContent())?.includes(words), words);
     assert.deepEqual(await accessibilityViolations(page), [], 'account page');
+    // Withdraw asks first; "Keep access" leaves everything as it was.
     await app.getByRole('button', { name: 'Withdraw' }).click();
+    const confirm = page.getByRole('dialog', { name: /Withdraw access for E2E App/ });
+    await confirm.waitFor();
+    assert.deepEqual(await accessibilityViolations(page), [], 'account page with the confirmation open');
+    await confirm.getByRole('button', { name: 'Keep access' }).click();
+    await confirm.waitFor({ state: 'hidden' });
+    assert.equal(await database.db.selectFrom('grants').selectAll().execute().then((rows) => rows.length), 1, 'nothing withdrawn yet');
+    await app.getByRole('button', { name: 'Withdraw' }).click();
+    await confirm.getByRole('button', { name: 'Withdraw access' }).click();
     await page.getByText('E2E App no longer has access').waitFor();
     assert.equal(await page.getByRole('button', { name: 'Withdraw' }).count(), 0);
     const after = await landOnCallback(page, () => page.goto(authorizeUrl({ prompt: 'none', state: 'w1' })));

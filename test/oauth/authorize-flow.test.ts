@@ -229,7 +229,7 @@ forEachDatabase('authorization flow', (open) => {
     const account = await browser.get('/account');
     assert.equal(account.statusCode, 200);
     assert.match(account.body, /Demo App/);
-    assert.match(account.body, /openid profile/);
+    assert.match(account.body, /<strong>openid<\/strong> — Sign you in with your Signet account<\/li>\s*<li><strong>profile<\/strong> — Your name and picture/, 'the scopes as the consent page words them');
     assert.match(account.body, />Withdraw</);
     assertFrameHeaders(account.headers);
 

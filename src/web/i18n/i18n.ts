@@ -50,3 +50,25 @@ export function chooseLocale(cookieValue: string | undefined, acceptLanguage: st
   if (isLocale(cookieValue)) return cookieValue;
   return localeFromAcceptLanguage(acceptLanguage) ?? DEFAULT_LOCALE;
 }
+
+const branded = new Map<string, Messages>();
+
+/** Fills `{product}` in every plain string of a catalog with the product name (functions are kept as they are). */
+function fillProduct<T>(value: T, productName: string): T {
+  if (typeof value === 'string') return value.replaceAll('{product}', productName) as T;
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, fillProduct(inner, productName)])) as T;
+  }
+  return value;
+}
+
+/** The catalog of a locale with the operator's product name (SIGNET_PRODUCT_NAME) filled in; made once per pair. */
+export function brandedMessages(locale: Locale, productName: string): Messages {
+  const key = `${locale}\n${productName}`;
+  let catalog = branded.get(key);
+  if (!catalog) {
+    catalog = { ...fillProduct(CATALOGS[locale], productName), productName };
+    branded.set(key, catalog);
+  }
+  return catalog;
+}

@@ -1,60 +1,61 @@
-// /account: the applications a person authorized, each with Withdraw and Mute (or Unmute), and the
-// notification preferences per category × channel (push shown, disabled: not available).
+// /account: the profile (display name, picture, e-mail verification), the password, the sessions, the
+// applications a person authorized — each with Withdraw (after a confirmation) and Mute (or Unmute) —
+// and the notification preferences per category × channel (push shown, disabled: not available).
+// The profile and password forms are in account-profile.routes.ts and account-security.routes.ts.
 import type { FastifyPluginAsync } from 'fastify';
+import { findAccount } from '../../accounts/accounts.ts';
+import { recordAudit } from '../../audit/audit.ts';
+import type { AccountLinkContext } from '../../accounts/account-tokens.ts';
 import { findClient } from '../../clients/clients.ts';
-import type { Clock } from '../../config/clock.ts';
-import { listAuthorizedApplications, withdrawApplication } from '../../consent/grants.ts';
-import type { Db } from '../../db/database.ts';
-import { AVAILABLE_CHANNELS, CATEGORIES, CHANNELS } from '../../notifications/categories.ts';
-import { getPreferences, setApplicationMuted, updatePreferences, type Preferences } from '../../notifications/preferences.ts';
+import { withdrawApplication } from '../../consent/grants.ts';
+import { AVAILABLE_CHANNELS, CATEGORIES } from '../../notifications/categories.ts';
+import { setApplicationMuted, updatePreferences } from '../../notifications/preferences.ts';
 import type { Messages } from '../i18n/en.ts';
+import { accountProfileRoutes } from './account-profile.routes.ts';
+import { accountSecurityRoutes } from './account-security.routes.ts';
+import { showAccount, type AccountPageContext } from './account-page.ts';
 import { field, fields } from './forms.ts';
-import { formatDate, localeOf, renderPage } from './view.ts';
 
 /** What the page says after a form came back: which form, and the application it named. */
 const NOTICES = ['withdrawn', 'muted', 'unmuted'] as const;
 
-/** The preference grid: a row per category, a column per channel; push channels shown but disabled. */
-function preferenceGrid(t: Messages, preferences: Preferences) {
-  return {
-    channels: CHANNELS.map((channel) => ({ channel, name: t.notificationChannel[channel], available: AVAILABLE_CHANNELS.includes(channel) })),
-    rows: CATEGORIES.map((category) => ({
-      category,
-      name: t.notificationCategory[category],
-      cells: CHANNELS.map((channel) => ({ channel, value: `${category}:${channel}`, checked: preferences.categories[category][channel], available: AVAILABLE_CHANNELS.includes(channel) })),
-    })),
-  };
-}
+/** Notices named by `?saved=`, `?ended=` and `?verification=` after a redirect. */
+const SIMPLE_NOTICES: Record<string, (t: Messages) => string> = {
+  'saved=notifications': (t) => t.preferencesSaved,
+  'saved=profile': (t) => t.profile.saved,
+  'saved=password': (t) => t.password.changed,
+  'ended=session': (t) => t.sessions.ended,
+};
 
-export const accountRoutes: FastifyPluginAsync<{ db: Db; clock: Clock }> = async (app, { db, clock }) => {
+export const accountRoutes: FastifyPluginAsync<{ ctx: AccountPageContext; links: AccountLinkContext }> = async (app, { ctx, links }) => {
+  const { db, clock } = ctx;
+
   app.get('/account', async (request, reply) => {
     const session = await request.currentSession();
     if (!session) return reply.redirect('/signin?return=%2Faccount', 302);
-    const locale = localeOf(request);
-    const preferences = await getPreferences(db, session.sub);
-    const apps = (await listAuthorizedApplications(db, session.sub)).map((a) => ({
-      clientId: a.clientId,
-      name: a.name,
-      scope: a.scope.join(' '),
-      firstAuthorized: formatDate(locale, a.firstAuthorizedAt),
-      firstAuthorizedIso: new Date(a.firstAuthorizedAt).toISOString(),
-      muted: preferences.muted_clients.includes(a.clientId),
-    }));
     const kind = NOTICES.find((k) => field(request.query, k) !== '');
     const named = kind ? await findClient(db, field(request.query, kind)) : undefined;
+    const simple = ['saved', 'ended'].map((k) => SIMPLE_NOTICES[`${k}=${field(request.query, k)}`]).find((n) => n !== undefined);
+    const endedOthers = /^\d{1,6}$/.test(field(request.query, 'ended_others')) ? Number(field(request.query, 'ended_others')) : undefined;
+    const verificationTo = field(request.query, 'verification') === 'sent' ? (await findAccount(db, session.sub))?.email : undefined;
     const notice = (t: Messages): string | undefined => {
       if (kind && named) return t[kind](named.name);
-      return field(request.query, 'saved') === 'notifications' ? t.preferencesSaved : undefined;
+      if (endedOthers !== undefined) return t.sessions.endedOthers(endedOthers);
+      if (verificationTo) return t.profile.verificationSent(verificationTo);
+      return simple?.(t);
     };
-    return renderPage(db, request, reply, 'account', (t) => t.accountTitle, (t) => ({ apps, grid: preferenceGrid(t, preferences), notice: notice(t) }));
+    return showAccount(ctx, request, reply, session.sub, { notice });
   });
 
   // spec: "the user withdraws the application in account settings" → grant deleted, every token revoked.
+  // The page asks first (a popover with "Withdraw access" and "Keep access"); this is its form.
   app.post('/account/withdraw', { preHandler: app.csrfProtection }, async (request, reply) => {
     const session = await request.currentSession();
     if (!session) return reply.redirect('/signin?return=%2Faccount', 303);
     const clientId = field(request.body, 'client_id');
-    if (clientId) await withdrawApplication(db, clock, session.sub, clientId);
+    if (clientId && (await withdrawApplication(db, clock, session.sub, clientId))) {
+      await recordAudit(db, clock, { type: 'consent.withdrawn', sub: session.sub, clientId, ip: request.ip, outcome: 'success', detail: { revoked: 'user_client_tokens' } }, request.log);
+    }
     request.log.info({ event: 'application_withdrawn' }, 'application withdrawn');
     return reply.redirect(`/account?withdrawn=${encodeURIComponent(clientId)}`, 303);
   });
@@ -83,4 +84,7 @@ export const accountRoutes: FastifyPluginAsync<{ db: Db; clock: Clock }> = async
     await updatePreferences(db, clock, session.sub, { categories });
     return reply.redirect('/account?saved=notifications#notifications-heading', 303);
   });
+
+  await app.register(accountProfileRoutes, { ctx, links });
+  await app.register(accountSecurityRoutes, { ctx });
 };

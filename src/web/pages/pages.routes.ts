@@ -1,22 +1,27 @@
-// The server-rendered pages: sign-in, consent, account, tasks, inbox, language switch, and their stylesheet.
+// The server-rendered pages: sign-in, consent, account, forgotten password, e-mail verification,
+// sign-up (when open), tasks, inbox, language switch, and their stylesheet.
 // Errors on these routes are pages that say what to do next; the CSRF check failing is a 403 page.
 import { fileURLToPath } from 'node:url';
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
 import { isDatabaseUnavailable } from '../../db/errors.ts';
+import type { AccountLinkContext } from '../../accounts/account-tokens.ts';
 import type { FlowContext } from '../../oauth/authorization-requests.ts';
 import type { TaskContext } from '../../tasks/tasks.ts';
 import { accountRoutes } from './account.routes.ts';
 import { consentRoutes } from './consent.routes.ts';
+import { emailVerificationRoutes } from './email-verification.routes.ts';
 import { inboxRoutes } from './inbox.routes.ts';
 import { homeRoutes } from './home.routes.ts';
 import { languageRoutes } from './language.routes.ts';
+import { passwordResetRoutes } from './password-reset.routes.ts';
 import { signinRoutes } from './signin.routes.ts';
+import { signupRoutes } from './signup.routes.ts';
 import { tasksRoutes } from './tasks.routes.ts';
 import { renderError } from './view.ts';
 
 const CSRF_ERRORS = new Set(['FST_CSRF_INVALID_TOKEN', 'FST_CSRF_MISSING_SECRET']);
 
-export const pageRoutes: FastifyPluginAsync<{ ctx: FlowContext; tasks: TaskContext }> = async (app, { ctx, tasks }) => {
+export const pageRoutes: FastifyPluginAsync<{ ctx: FlowContext; tasks: TaskContext; accounts: AccountLinkContext & { signupOpen: boolean } }> = async (app, { ctx, tasks, accounts }) => {
   const { db } = ctx;
 
   // Loaded here, not at module load: CLI commands import the app's modules but never serve pages.
@@ -46,7 +51,11 @@ export const pageRoutes: FastifyPluginAsync<{ ctx: FlowContext; tasks: TaskConte
 
   await app.register(signinRoutes, { ctx });
   await app.register(consentRoutes, { ctx });
-  await app.register(accountRoutes, { db, clock: ctx.clock });
+  await app.register(accountRoutes, { ctx: { db, clock: ctx.clock, sessionKey: accounts.hashKey }, links: accounts });
+  await app.register(passwordResetRoutes, { ctx: accounts });
+  await app.register(emailVerificationRoutes, { ctx: accounts });
+  // spec (issue): "with signup closed the page is 404" — then it is not served at all.
+  if (accounts.signupOpen) await app.register(signupRoutes, { ctx: accounts });
   await app.register(tasksRoutes, { ctx: tasks });
   await app.register(inboxRoutes, { db, dialect: ctx.dialect, clock: ctx.clock });
   await app.register(languageRoutes);

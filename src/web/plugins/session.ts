@@ -76,7 +76,8 @@ export const sessions = fp<{ db: Db; tokenHashKey: Buffer; clock: Clock }>(
 
     app.decorateReply('signIn', async function (this: FastifyReply, sub: string) {
       const request = this.request;
-      const { id, expiresAt } = await startSession(db, tokenHashKey, clock, { sub, origin: request.servedOrigin.origin, previousId: request.cookies[SESSION_COOKIE] });
+      const client = { userAgent: request.headers['user-agent'], ip: request.ip }; // shown in the person's list of sessions
+      const { id, expiresAt } = await startSession(db, tokenHashKey, clock, { sub, origin: request.servedOrigin.origin, previousId: request.cookies[SESSION_COOKIE], client });
       this.setCookie(SESSION_COOKIE, id, { path: '/', httpOnly: true, sameSite: 'lax', secure: isHttps(request), expires: new Date(expiresAt) });
       lookups.set(request, Promise.resolve({ sub, expiresAt }));
     });

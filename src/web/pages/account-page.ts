@@ -1,0 +1,104 @@
+// Drawing /account: the profile (with the e-mail's verification), the password form, the sessions,
+// the authorized applications and the notification grid. Every form on the page posts back to a route
+// that either redirects here with a notice or draws the page again with its error and what was typed.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { findAccount, MAX_NAME_LENGTH } from '../../accounts/accounts.ts';
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../accounts/passwords.ts';
+import { listSessions } from '../../accounts/sessions.ts';
+import { describeUserAgent } from '../../accounts/user-agent.ts';
+import type { Clock } from '../../config/clock.ts';
+import { listAuthorizedApplications } from '../../consent/grants.ts';
+import type { Db } from '../../db/database.ts';
+import { AVAILABLE_CHANNELS, CATEGORIES, CHANNELS } from '../../notifications/categories.ts';
+import { getPreferences, type Preferences } from '../../notifications/preferences.ts';
+import type { Messages } from '../i18n/en.ts';
+import { SESSION_COOKIE } from '../plugins/session.ts';
+import { formatDate, localeOf, renderPage } from './view.ts';
+
+export type AccountPageContext = { db: Db; clock: Clock; /** Keys.tokenHash: which listed session is this browser's */ sessionKey: Buffer };
+
+type Text = (t: Messages) => string;
+
+/** What a form that came back wants shown: a notice, or an error at one form with what was typed. */
+export type AccountPageState = {
+  status?: number;
+  notice?: ((t: Messages) => string | undefined) | undefined;
+  profile?: { name: string; picture: string; error: Text; field: 'name' | 'picture' };
+  password?: { error: Text; field: 'current' | 'new' | undefined };
+  verificationError?: Text;
+};
+
+/** The preference grid: a row per category, a column per channel; push channels shown but disabled. */
+function preferenceGrid(t: Messages, preferences: Preferences) {
+  return {
+    channels: CHANNELS.map((channel) => ({ channel, name: t.notificationChannel[channel], available: AVAILABLE_CHANNELS.includes(channel) })),
+    rows: CATEGORIES.map((category) => ({
+      category,
+      name: t.notificationCategory[category],
+      cells: CHANNELS.map((channel) => ({ channel, value: `${category}:${channel}`, checked: preferences.categories[category][channel], available: AVAILABLE_CHANNELS.includes(channel) })),
+    })),
+  };
+}
+
+function deviceName(t: Messages, userAgent: string | null): string {
+  const { browser, system } = describeUserAgent(userAgent);
+  if (!browser && !system) return t.sessions.unknownBrowser;
+  return t.sessions.device(browser ?? t.sessions.unknownBrowser, system ?? t.sessions.unknownSystem);
+}
+
+export async function showAccount(ctx: AccountPageContext, request: FastifyRequest, reply: FastifyReply, sub: string, state: AccountPageState = {}): Promise<FastifyReply> {
+  const locale = localeOf(request);
+  const account = await findAccount(ctx.db, sub);
+  const preferences = await getPreferences(ctx.db, sub);
+  const applications = await listAuthorizedApplications(ctx.db, sub);
+  const cookie = request.cookies[SESSION_COOKIE];
+  const sessions = await listSessions(ctx.db, ctx.sessionKey, ctx.clock, sub, cookie ? { id: cookie, origin: request.servedOrigin.origin } : undefined);
+  // The browser's own session first, then the others newest first.
+  sessions.sort((a, b) => Number(b.current) - Number(a.current));
+
+  return renderPage(
+    ctx.db,
+    request,
+    reply,
+    'account',
+    (t) => t.accountTitle,
+    (t) => ({
+      notice: state.notice?.(t),
+      profile: {
+        name: state.profile?.name ?? account?.name ?? '',
+        picture: state.profile?.picture ?? account?.picture ?? '',
+        error: state.profile?.error(t),
+        errorField: state.profile?.field,
+        nameMaxLength: MAX_NAME_LENGTH,
+        email: account?.email ?? undefined,
+        emailVerified: account?.email_verified ?? false,
+        verificationError: state.verificationError?.(t),
+      },
+      password: { error: state.password?.error(t), errorField: state.password?.field, minLength: MIN_PASSWORD_LENGTH, maxLength: MAX_PASSWORD_LENGTH },
+      // spec (issue): "where and when each session signed in"; times with the zone named (UTC).
+      sessions: sessions.map((s, index) => ({
+        key: String(index),
+        handle: s.handle,
+        current: s.current,
+        device: deviceName(t, s.userAgent),
+        ip: s.ip ?? t.sessions.unknownAddress,
+        signedInIso: new Date(s.signedInAt).toISOString(),
+        signedInText: formatDate(locale, s.signedInAt),
+        endsIso: new Date(s.expiresAt).toISOString(),
+        endsText: formatDate(locale, s.expiresAt),
+      })),
+      // spec (issue): "scope names shown as the consent page words them".
+      apps: applications.map((a, index) => ({
+        key: String(index),
+        clientId: a.clientId,
+        name: a.name,
+        scopes: a.scope.map((name) => ({ name, label: t.scopeLabel[name] })),
+        firstAuthorized: formatDate(locale, a.firstAuthorizedAt),
+        firstAuthorizedIso: new Date(a.firstAuthorizedAt).toISOString(),
+        muted: preferences.muted_clients.includes(a.clientId),
+      })),
+      grid: preferenceGrid(t, preferences),
+    }),
+    { status: state.status ?? 200, here: '/account' },
+  );
+}
