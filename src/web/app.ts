@@ -24,7 +24,11 @@ import { authorizeRoutes } from '../oauth/authorize.routes.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import type { Translator } from '../tasks/engines/translate/translator.ts';
 import { taskRoutes } from '../tasks/tasks.routes.ts';
+import { unsubscribeRoutes } from '../notifications/unsubscribe.routes.ts';
+import { createFanout, type NotificationFanout } from '../notifications/fanout.ts';
+import { notificationRoutes } from '../notifications/notifications.routes.ts';
 import { localeOf } from './pages/view.ts';
+import { branding } from './branding.ts';
 
 /** Everything a route needs, passed down explicitly. */
 export type AppDeps = {
@@ -39,6 +43,8 @@ export type AppDeps = {
   objects: ObjectStore;
   /** the configured translation engine, if any */
   translator: Translator | undefined;
+  /** live notifications across processes (startServer starts it; otherwise made here, started by the first stream) */
+  fanout?: NotificationFanout | undefined;
 };
 
 /** Requests bodies above this are refused with 413 (uploads set their own limits). */
@@ -95,6 +101,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(cookie, { secret: deps.keys.cookie.toString('base64url') });
   await app.register(formbody, { bodyLimit: BODY_LIMIT });
   await app.register(sessions, { db: deps.db, tokenHashKey: deps.keys.tokenHash, clock: deps.clock });
+  await app.register(branding, { settings: deps.settings });
 
   app.setErrorHandler((error: FastifyError | OAuthError | Error, request, reply) => {
     const isOAuthPath = request.url.startsWith('/oauth/');
@@ -131,7 +138,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const flow = { db: deps.db, dialect: deps.dialect, hashKey: deps.keys.tokenHash, clock: deps.clock, compat: deps.settings.compat };
   const tasks = { db: deps.db, dialect: deps.dialect, clock: deps.clock, objects: deps.objects, translator: deps.translator, uploadMaxBytes: deps.settings.uploadMaxBytes };
   await app.register(authorizeRoutes, { ctx: flow });
-  await app.register(pageRoutes, { ctx: flow, tasks });
+  const accounts = { db: deps.db, clock: deps.clock, hashKey: deps.keys.tokenHash, tokenKey: deps.keys.accountToken, signupOpen: deps.settings.signup === 'open' };
+  await app.register(pageRoutes, { ctx: flow, tasks, accounts });
   // OAuth endpoints (token and revoke read form bodies only, in their own encapsulated contexts).
   await app.register(tokenRoutes, { deps });
   await app.register(revokeRoutes, { deps });
@@ -139,6 +147,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(discoveryRoutes, { deps });
   // First-party APIs (session cookie).
   await app.register(taskRoutes, { ctx: tasks, localeOf });
+  await app.register(unsubscribeRoutes, { ctx: { db: deps.db, clock: deps.clock, unsubscribeKey: deps.keys.unsubscribe }, localeOf });
+  const fanout = deps.fanout ?? createFanout({ db: deps.db, database: deps.settings.database, logger: deps.logger });
+  app.addHook('onClose', () => fanout.stop());
+  await app.register(notificationRoutes, { ctx: { db: deps.db, dialect: deps.dialect, clock: deps.clock }, fanout });
 
   return app;
 }

@@ -5,7 +5,9 @@ import type { Eta } from 'eta';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { findAccount } from '../../accounts/accounts.ts';
 import type { Db } from '../../db/database.ts';
-import { chooseLocale, LANGUAGE_COOKIE, LOCALES, messages, type Locale } from '../i18n/i18n.ts';
+import { unreadCount } from '../../notifications/inbox.ts';
+import type { Site } from '../branding.ts';
+import { brandedMessages, chooseLocale, LANGUAGE_COOKIE, LOCALES, messages, type Locale } from '../i18n/i18n.ts';
 import type { Messages } from '../i18n/en.ts';
 
 /** How long the language choice is kept. */
@@ -51,7 +53,18 @@ export type PageData = {
   here: string;
   /** shown in the shared header when someone is signed in */
   signedInAs: string | undefined;
+  /** the operator's product name, logo and brand stylesheet (every page's header), and whether sign-up is open */
+  site: Site;
+  /** the header's unread badge (signed-in pages): the count, its accessible label, and the label
+   * patterns static/inbox.js uses when the count changes live */
+  unread: { count: number; label: string; labels: string } | undefined;
 };
+
+/** The inbox link's accessible name for a count, e.g. "Inbox, 3 unread". */
+export function unreadLabel(t: Messages, count: number): string {
+  const pattern = count === 0 ? t.inbox.badgeNone : count === 1 ? t.inbox.badgeOne : t.inbox.badgeOther;
+  return pattern.replace('{count}', String(count));
+}
 
 export type RenderOptions = {
   status?: number;
@@ -72,12 +85,18 @@ export async function renderPage(
   options: RenderOptions = {},
 ): Promise<FastifyReply> {
   const locale = localeOf(request);
-  const t = messages(locale);
+  const site = request.server.site;
+  const t = brandedMessages(locale, site.productName);
   let signedInAs: string | undefined;
+  let unread: PageData['unread'];
   if (options.header !== false) {
     const session = await request.currentSession();
     const account = session && (await findAccount(db, session.sub));
     signedInAs = account ? (account.email ?? account.phone_number ?? account.name ?? account.sub) : undefined;
+    if (account) {
+      const count = await unreadCount(db, account.sub);
+      unread = { count, label: unreadLabel(t, count), labels: JSON.stringify({ none: t.inbox.badgeNone, one: t.inbox.badgeOne, other: t.inbox.badgeOther }) };
+    }
   }
   const page: PageData = {
     t,
@@ -87,6 +106,8 @@ export async function renderPage(
     csrf: reply.csrfToken(),
     here: options.here ?? localPath(request.url) ?? '/account',
     signedInAs,
+    unread,
+    site,
   };
   const own = typeof data === 'function' ? data(t) : data;
   const html = (await templates()).render(template, { ...own, ...page });
