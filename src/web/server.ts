@@ -9,6 +9,7 @@ import { deriveKeys, loadRootSecret } from '../config/keys.ts';
 import type { Settings } from '../config/settings.ts';
 import { migrate, openDatabase } from '../db/database.ts';
 import { openObjectStore, parseStorageUrl } from '../storage/open.ts';
+import { createFanout } from '../notifications/fanout.ts';
 import { createTranslator } from '../tasks/engines/translate/create.ts';
 import { buildApp, CONNECTION_LIMITS } from './app.ts';
 import { startHousekeeping } from './housekeeping.ts';
@@ -26,7 +27,11 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
   if (metrics) registerAuditCounters(metrics.registry);
   const objects = openObjectStore(parseStorageUrl(settings.storageUrl));
   const translator = settings.translate.engine ? createTranslator(settings.translate) : undefined;
-  const app = await buildApp({ settings, db: database.db, dialect: database.dialect, keys, clock: systemClock, logger, metrics, objects, translator });
+  // Live notifications: LISTEN (PostgreSQL) or a short poll (SQLite), so streams on this process
+  // receive what any process records — another server, or `signet worker`.
+  const fanout = createFanout({ db: database.db, database: settings.database, logger });
+  await fanout.start();
+  const app = await buildApp({ settings, db: database.db, dialect: database.dialect, keys, clock: systemClock, logger, metrics, objects, translator, fanout });
   // The timeouts are Fastify options (app.ts); the connection cap is only a property of http.Server.
   app.server.maxConnections = CONNECTION_LIMITS.maxConnections;
   await app.listen({ host: settings.host, port: settings.port });
@@ -48,6 +53,7 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
         stopAuditRetention();
         await adminApp?.close();
         await app.close();
+        await fanout.stop();
         await new Promise<void>((resolve) => (metricsServer ? metricsServer.close(() => resolve()) : resolve()));
         await objects.close();
         await database.close();
