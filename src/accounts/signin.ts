@@ -5,27 +5,32 @@ import type { Db } from '../db/database.ts';
 import { keyedHash } from '../oauth/secrets.ts';
 import { checkCredentials, findAccountByIdentifier } from './accounts.ts';
 import { parseLoginIdentifier } from './identifiers.ts';
-import { blockedUntil, recordFailure, recordSuccess, type AttemptSource } from './throttle.ts';
+import { blockedUntil, recordFailedAttempt, recordSuccess, type AttemptSource } from './throttle.ts';
 
 export type SignInAttempt = { identifier: string; password: string; address: string };
 
 export type SignInResult =
   | { outcome: 'signed_in'; sub: string }
-  /** the identifier or password is wrong; `retryAt` when the next attempt must wait */
-  | { outcome: 'wrong_credentials'; retryAt: number | undefined }
-  /** too many failures: refused without checking the password */
-  | { outcome: 'throttled'; retryAt: number };
+  /**
+   * the identifier or password is wrong; `retryAt` when the next attempt must wait; `locked` when this
+   * failure started a lock. `sub` only when the identifier names an account — for the audit trail,
+   * never for the answer (which must not tell whether the account exists)
+   */
+  | { outcome: 'wrong_credentials'; retryAt: number | undefined; locked: boolean; sub: string | undefined }
+  /** too many failures: refused without checking the password (`sub` as above) */
+  | { outcome: 'throttled'; retryAt: number; sub: string | undefined };
 
 /**
- * Whom the attempt counts against. An identifier with no account gets a stand-in account (a keyed
- * hash of it), so throttling behaves the same whether or not the account exists.
+ * Whom the attempt counts against, and the account's sub when there is one. An identifier with no
+ * account gets a stand-in account (a keyed hash of it), so throttling behaves the same whether or not
+ * the account exists.
  */
-async function attemptSource(db: Db, hashKey: Buffer, attempt: SignInAttempt): Promise<AttemptSource> {
+async function attemptSource(db: Db, hashKey: Buffer, attempt: SignInAttempt): Promise<{ source: AttemptSource; sub: string | undefined }> {
   const account = await findAccountByIdentifier(db, attempt.identifier);
-  if (account) return { account: account.sub, address: attempt.address };
+  if (account) return { source: { account: account.sub, address: attempt.address }, sub: account.sub };
   const parsed = parseLoginIdentifier(attempt.identifier);
   const normalized = parsed ? ('email' in parsed ? parsed.email : parsed.phone) : attempt.identifier;
-  return { account: `unknown:${keyedHash(hashKey, normalized)}`, address: attempt.address };
+  return { source: { account: `unknown:${keyedHash(hashKey, normalized)}`, address: attempt.address }, sub: undefined };
 }
 
 export async function signIn(db: Db, hashKey: Buffer, clock: Clock, given: SignInAttempt): Promise<SignInResult> {
@@ -33,12 +38,12 @@ export async function signIn(db: Db, hashKey: Buffer, clock: Clock, given: SignI
   // replacement character stands in, so the attempt runs its normal course (same time, same counting)
   // to wrong_credentials instead of a database error.
   const attempt = { ...given, identifier: given.identifier.replaceAll('\u0000', '\ufffd') };
-  const source = await attemptSource(db, hashKey, attempt);
+  const { source, sub } = await attemptSource(db, hashKey, attempt);
   const blocked = await blockedUntil(db, clock, source);
-  if (blocked !== undefined) return { outcome: 'throttled', retryAt: blocked };
+  if (blocked !== undefined) return { outcome: 'throttled', retryAt: blocked, sub };
   // The password check costs the same time whether or not the account exists (checkCredentials uses a decoy hash).
   const account = await checkCredentials(db, attempt.identifier, attempt.password);
-  if (!account) return { outcome: 'wrong_credentials', retryAt: await recordFailure(db, clock, source) };
+  if (!account) return { outcome: 'wrong_credentials', ...(await recordFailedAttempt(db, clock, source)), sub };
   await recordSuccess(db, source);
   return { outcome: 'signed_in', sub: account.sub };
 }

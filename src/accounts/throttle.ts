@@ -76,10 +76,18 @@ export async function blockedUntil(db: Db, clock: Clock, source: AttemptSource):
   return until !== undefined && until > clock() ? until : undefined;
 }
 
-/** Counts a failed attempt under every key. Returns when the next attempt is allowed, if it must wait. */
-export async function recordFailure(db: Db, clock: Clock, source: AttemptSource): Promise<number | undefined> {
+/** What one counted failure led to: when the next attempt is allowed (if it must wait), and whether it started a lock. */
+export type FailureConsequence = { retryAt: number | undefined; locked: boolean };
+
+/**
+ * Counts a failed attempt under every key. `locked` when a key reached its lock with this failure (the
+ * attempts that follow are refused unchecked until `retryAt`, so each failure counted at or past a
+ * rule's lock threshold starts a new lock).
+ */
+export async function recordFailedAttempt(db: Db, clock: Clock, source: AttemptSource): Promise<FailureConsequence> {
   const now = clock();
   let latest: number | undefined;
+  let locked = false;
   for (const { key, rule } of throttleKeys(source)) {
     const failures = await store.countFailure(db, key, now, FAILURE_WINDOW_MS);
     const wait = waitAfterFailure(rule, failures);
@@ -87,8 +95,14 @@ export async function recordFailure(db: Db, clock: Clock, source: AttemptSource)
       await store.setLock(db, key, now + wait);
       latest = Math.max(latest ?? 0, now + wait);
     }
+    if (rule.lock && failures >= rule.lock.after) locked = true;
   }
-  return latest;
+  return { retryAt: latest, locked };
+}
+
+/** Counts a failed attempt under every key. Returns when the next attempt is allowed, if it must wait. */
+export async function recordFailure(db: Db, clock: Clock, source: AttemptSource): Promise<number | undefined> {
+  return (await recordFailedAttempt(db, clock, source)).retryAt;
 }
 
 /**

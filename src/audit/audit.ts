@@ -156,6 +156,24 @@ export async function recordAudit(db: Db, clock: Clock, event: AuditEventInput, 
   return view;
 }
 
+/** A request's logger: where the event's line goes, and where a failure to record it is reported. */
+export type RequestAuditLog = AuditLog & { error(object: object, message: string): void };
+
+/**
+ * recordAudit for the request path (sign-in, consent, token endpoint): the trail must never fail the
+ * request it describes, so a failure to store the event (a busy or unreachable database) is logged and
+ * the request goes on. The event's Prometheus counter still counts it.
+ */
+export async function recordAuditSafely(db: Db, clock: Clock, event: AuditEventInput, log: RequestAuditLog | undefined): Promise<void> {
+  try {
+    await recordAudit(db, clock, event, log);
+  } catch (error) {
+    countAuditEvent(event.type);
+    // Only what identifies the event: its detail is whitelisted, the error names no secret.
+    log?.error({ err: error, auditType: event.type, outcome: event.outcome }, 'an audit event could not be recorded; the request went on');
+  }
+}
+
 export class AuditQueryError extends Error {
   readonly code = 'invalid_cursor';
   constructor(message: string) {

@@ -1,6 +1,13 @@
 // signet client …: manage applications.
 import type { Command } from 'commander';
+import {
+  createClientAsOperator,
+  deleteClientAsOperator,
+  rotateClientSecretAsOperator,
+  updateClientAsOperator,
+} from '../admin/operator-changes.ts';
 import * as clients from '../clients/clients.ts';
+import { cliOperator } from './context.ts';
 import { shortTime, UsageError, type HumanView } from './output.ts';
 import type { Run } from './run.ts';
 
@@ -35,7 +42,7 @@ export function registerClientCommands(program: Command, run: Run): void {
     .option('--json', 'print JSON')
     .action((o: { name: string; redirectUri: string[]; scope: string; public: boolean; allowedOrigin?: string[]; json?: boolean }) =>
       run(async (ctx) => {
-        const { client: created, clientSecret } = await clients.registerClient(ctx.database.db, ctx.clock, ctx.keys.tokenHash, {
+        const { client: created, clientSecret } = await createClientAsOperator(cliOperator(ctx), {
           name: o.name,
           redirectUris: o.redirectUri,
           scopes: scopeList(o.scope),
@@ -74,7 +81,7 @@ export function registerClientCommands(program: Command, run: Run): void {
           allowedOrigins: o.allowedOrigins === false ? [] : o.allowedOrigin,
         };
         if (Object.values(changes).every((v) => v === undefined)) throw new UsageError('nothing to change: give --name, --redirect-uri, --scope or --allowed-origin');
-        return clients.toView(await clients.updateClient(ctx.database.db, ctx.clock, id, changes));
+        return clients.toView(await updateClientAsOperator(cliOperator(ctx), id, changes));
       }, o),
     );
 
@@ -85,7 +92,7 @@ export function registerClientCommands(program: Command, run: Run): void {
     client
       .command(`${name} <client_id>`)
       .option('--json', 'print JSON')
-      .action((id: string, o: { json?: boolean }) => run(async (ctx) => clients.toView(await clients.updateClient(ctx.database.db, ctx.clock, id, { enabled })), o));
+      .action((id: string, o: { json?: boolean }) => run(async (ctx) => clients.toView(await updateClientAsOperator(cliOperator(ctx), id, { enabled })), o));
   }
 
   client
@@ -94,7 +101,7 @@ export function registerClientCommands(program: Command, run: Run): void {
     .option('--json', 'print JSON')
     .action((id: string, o: { json?: boolean }) =>
       run(async (ctx) => {
-        const { client: rotated, clientSecret } = await clients.rotateClientSecret(ctx.database.db, ctx.clock, ctx.keys.tokenHash, id);
+        const { client: rotated, clientSecret } = await rotateClientSecretAsOperator(cliOperator(ctx), id);
         return clients.toView(rotated, clientSecret);
       }, o, secretView),
     );
@@ -105,7 +112,7 @@ export function registerClientCommands(program: Command, run: Run): void {
     .option('--json', 'print JSON')
     .action((id: string, o: { json?: boolean }) =>
       run(async (ctx) => {
-        await clients.deleteClient(ctx.database.db, id);
+        await deleteClientAsOperator(cliOperator(ctx), id);
         return { client_id: id, deleted: true };
       }, o),
     );

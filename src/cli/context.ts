@@ -1,6 +1,7 @@
 // What every command starts from: settings (validated), keys, an open and migrated database.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import type { OperatorContext } from '../admin/operator-changes.ts';
 import { systemClock, type Clock } from '../config/clock.ts';
 import { deriveKeys, loadRootSecret, type Keys } from '../config/keys.ts';
 import { parseSettings, readEnvironment, type Settings } from '../config/settings.ts';
@@ -12,6 +13,14 @@ export type CommandContext = {
   database: DatabaseHandle;
   clock: Clock;
 };
+
+/**
+ * How a command makes an operator's change (admin/operator-changes.ts): recorded in the audit trail
+ * with actor `cli` and no client address; no audit log line, since a command's stdout is its answer.
+ */
+export function cliOperator(ctx: CommandContext): OperatorContext {
+  return { db: ctx.database.db, clock: ctx.clock, hashKey: ctx.keys.tokenHash, actor: 'cli', ip: null };
+}
 
 /** The file loadRootSecret (config/keys.ts) generates in the data dir when SIGNET_SECRET is not set. */
 const SECRET_FILE = 'secret.key';

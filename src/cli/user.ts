@@ -1,8 +1,14 @@
 // signet user …: manage accounts.
 import type { Command } from 'commander';
 import * as accounts from '../accounts/accounts.ts';
-import { unlockAccount } from '../accounts/throttle.ts';
-import type { CommandContext } from './context.ts';
+import {
+  createAccountAsOperator,
+  deleteAccountAsOperator,
+  setPasswordAsOperator,
+  unlockAccountAsOperator,
+  updateAccountAsOperator,
+} from '../admin/operator-changes.ts';
+import { cliOperator, type CommandContext } from './context.ts';
 import { readStdin, shortTime, UsageError, type HumanView } from './output.ts';
 import type { Run } from './run.ts';
 
@@ -55,7 +61,7 @@ export function registerUserCommands(program: Command, run: Run): void {
           if (!o.passwordStdin) throw new UsageError('--password-stdin is required: the password is read from standard input, never from the command line');
           if (o.email === undefined && o.phone === undefined) throw new UsageError('give --email or --phone (or both): people sign in with one of them');
           const password = await readStdin();
-          return accounts.createAccount(ctx.database.db, ctx.clock, {
+          return createAccountAsOperator(cliOperator(ctx), {
             email: o.email,
             phone: o.phone,
             name: o.name,
@@ -107,9 +113,9 @@ export function registerUserCommands(program: Command, run: Run): void {
     .option('--json', 'print JSON')
     .action((sub: string, o: { name?: string; email?: string; phone?: string; picture?: string; emailVerified?: boolean; phoneVerified?: boolean; json?: boolean }) =>
       run(async (ctx) => {
-        const changes: accounts.AccountChanges = { name: o.name, email: o.email, phone: o.phone, picture: o.picture, emailVerified: o.emailVerified, phoneVerified: o.phoneVerified };
-        if (Object.values(changes).every((v) => v === undefined)) throw new UsageError('nothing to change: give --name, --email, --phone, --picture, --email-verified or --phone-verified');
-        return accounts.updateAccount(ctx.database.db, ctx.clock, sub, changes);
+        const patch = { name: o.name, email: o.email, phone_number: o.phone, picture: o.picture, email_verified: o.emailVerified, phone_number_verified: o.phoneVerified };
+        if (Object.values(patch).every((v) => v === undefined)) throw new UsageError('nothing to change: give --name, --email, --phone, --picture, --email-verified or --phone-verified');
+        return updateAccountAsOperator(cliOperator(ctx), sub, patch);
       }, o),
     );
 
@@ -117,13 +123,13 @@ export function registerUserCommands(program: Command, run: Run): void {
     .command('disable <sub>')
     .description('stop the account from signing in and end its sessions')
     .option('--json', 'print JSON')
-    .action((sub: string, o: { json?: boolean }) => run((ctx) => accounts.disableAccount(ctx.database.db, ctx.clock, sub), o));
+    .action((sub: string, o: { json?: boolean }) => run((ctx) => updateAccountAsOperator(cliOperator(ctx), sub, { disabled: true }), o));
 
   user
     .command('enable <sub>')
     .description('let a disabled account sign in again')
     .option('--json', 'print JSON')
-    .action((sub: string, o: { json?: boolean }) => run((ctx) => accounts.enableAccount(ctx.database.db, ctx.clock, sub), o));
+    .action((sub: string, o: { json?: boolean }) => run((ctx) => updateAccountAsOperator(cliOperator(ctx), sub, { disabled: false }), o));
 
   user
     .command('unlock <sub>')
@@ -131,8 +137,7 @@ export function registerUserCommands(program: Command, run: Run): void {
     .option('--json', 'print JSON')
     .action((sub: string, o: { json?: boolean }) =>
       run(async (ctx) => {
-        await requireAccount(ctx, sub);
-        const cleared = await unlockAccount(ctx.database.db, sub);
+        const cleared = await unlockAccountAsOperator(cliOperator(ctx), sub);
         return { sub, unlocked: true, counters_cleared: cleared };
       }, o),
     );
@@ -145,7 +150,7 @@ export function registerUserCommands(program: Command, run: Run): void {
     .action((sub: string, o: { passwordStdin: boolean; json?: boolean }) =>
       run(async (ctx) => {
         if (!o.passwordStdin) throw new UsageError('--password-stdin is required: the password is read from standard input');
-        await accounts.setPassword(ctx.database.db, ctx.clock, sub, await readStdin());
+        await setPasswordAsOperator(cliOperator(ctx), sub, await readStdin());
         return { sub, password_changed: true, sessions_ended: true };
       }, o),
     );
@@ -156,7 +161,7 @@ export function registerUserCommands(program: Command, run: Run): void {
     .option('--json', 'print JSON')
     .action((sub: string, o: { json?: boolean }) =>
       run(async (ctx) => {
-        await accounts.deleteAccount(ctx.database.db, sub);
+        await deleteAccountAsOperator(cliOperator(ctx), sub);
         return { sub, deleted: true };
       }, o),
     );

@@ -44,7 +44,11 @@ export function grantedScope(requested: readonly Scope[], ticked: readonly strin
 
 export type Decision = { decision: 'allow'; ticked: string[] } | { decision: 'deny' };
 
-export type DecisionResult = NextStep | { kind: 'nothing_granted'; pending: PendingRequest; client: Client };
+export type DecisionResult =
+  | NextStep
+  | { kind: 'nothing_granted'; pending: PendingRequest; client: Client }
+  /** allowed: send the browser to the callback; the person granted `scope` to `clientId` (for the audit trail) */
+  | { kind: 'granted'; url: string; clientId: string; scope: Scope[] };
 
 /**
  * Allow: the code is issued for the granted scope (possibly narrower than requested) and the grant
@@ -63,5 +67,5 @@ export async function decide(ctx: FlowContext, id: string, origin: string, sub: 
   const url = await approvePendingRequest(ctx, id, origin, sub, granted);
   if (!url) return { kind: 'expired' };
   await recordConsent(ctx.db, ctx.clock, sub, open.client.clientId, open.pending.scope, granted, { dialect: ctx.dialect, locale });
-  return { kind: 'redirect', url };
+  return { kind: 'granted', url, clientId: open.client.clientId, scope: granted };
 }

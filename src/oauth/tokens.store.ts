@@ -73,18 +73,27 @@ export async function rotateRefreshToken(db: Db, tokenHash: string, clientId: st
 const TOKEN_TABLES = ['access_tokens', 'refresh_tokens'] as const;
 export type TokenKind = 'access' | 'refresh';
 
+/** How many tokens of each kind a mass revocation revoked (those already revoked are not counted). */
+export type RevokedCounts = { access: number; refresh: number };
+
 /** Revokes every access and refresh token of one person for one application. */
-export async function revokeAllForUserAndClient(db: Db, sub: string, clientId: string, now: number): Promise<void> {
+export async function revokeAllForUserAndClient(db: Db, sub: string, clientId: string, now: number): Promise<RevokedCounts> {
+  const counts = { access: 0, refresh: 0 };
   for (const table of TOKEN_TABLES) {
-    await db.updateTable(table).set({ revoked_at: now }).where('sub', '=', sub).where('client_id', '=', clientId).where('revoked_at', 'is', null).execute();
+    const result = await db.updateTable(table).set({ revoked_at: now }).where('sub', '=', sub).where('client_id', '=', clientId).where('revoked_at', 'is', null).executeTakeFirst();
+    counts[table === 'access_tokens' ? 'access' : 'refresh'] = Number(result.numUpdatedRows);
   }
+  return counts;
 }
 
 /** Revokes every token issued from one code (the chain that code started). */
-export async function revokeChain(db: Db, chainId: string, now: number): Promise<void> {
+export async function revokeChain(db: Db, chainId: string, now: number): Promise<RevokedCounts> {
+  const counts = { access: 0, refresh: 0 };
   for (const table of TOKEN_TABLES) {
-    await db.updateTable(table).set({ revoked_at: now }).where('chain_id', '=', chainId).where('revoked_at', 'is', null).execute();
+    const result = await db.updateTable(table).set({ revoked_at: now }).where('chain_id', '=', chainId).where('revoked_at', 'is', null).executeTakeFirst();
+    counts[table === 'access_tokens' ? 'access' : 'refresh'] = Number(result.numUpdatedRows);
   }
+  return counts;
 }
 
 /** Revokes one access or refresh token if it belongs to the client. Returns whether something was revoked. */

@@ -48,9 +48,9 @@ forEachDatabase('sign-in throttling', (open) => {
   async function person(email = 'p@example.com') {
     const { db } = await open();
     const clock = manualClock();
-    await accounts.createAccount(db, clock, { email, password: 'right-password' });
+    const { sub } = await accounts.createAccount(db, clock, { email, password: 'right-password' });
     const attempt = (password: string, address: string) => signIn(db, KEY, clock, { identifier: email, password, address });
-    return { db, clock, attempt };
+    return { db, clock, attempt, sub };
   }
 
   /** Wrong passwords from one address, each after the wait the previous one imposed. */
@@ -75,12 +75,15 @@ forEachDatabase('sign-in throttling', (open) => {
   test('per (account, address): wrong passwords slow down, then lock; a locked attempt is refused even with the right password; the lock ends after 15 minutes', async () => {
     const p = await person();
     const from = '10.0.0.1';
-    for (let i = 1; i < 5; i++) assert.deepEqual(await p.attempt('wrong', from), { outcome: 'wrong_credentials', retryAt: undefined });
-    assert.deepEqual(await p.attempt('wrong', from), { outcome: 'wrong_credentials', retryAt: p.clock() + 5 * SECOND });
-    assert.deepEqual(await p.attempt('right-password', from), { outcome: 'throttled', retryAt: p.clock() + 5 * SECOND }, 'slowed down: must wait');
+    const { sub } = p;
+    for (let i = 1; i < 5; i++) assert.deepEqual(await p.attempt('wrong', from), { outcome: 'wrong_credentials', retryAt: undefined, locked: false, sub });
+    assert.deepEqual(await p.attempt('wrong', from), { outcome: 'wrong_credentials', retryAt: p.clock() + 5 * SECOND, locked: false, sub });
+    assert.deepEqual(await p.attempt('right-password', from), { outcome: 'throttled', retryAt: p.clock() + 5 * SECOND, sub }, 'slowed down: must wait');
     for (let i = 6; i <= 10; i++) {
       p.clock.advance(waitAfterFailure(PER_ACCOUNT_AND_ADDRESS, i - 1));
-      assert.equal((await p.attempt('wrong', from)).outcome, 'wrong_credentials');
+      const result = await p.attempt('wrong', from);
+      assert.equal(result.outcome, 'wrong_credentials');
+      assert.equal(result.outcome === 'wrong_credentials' && result.locked, i === 10, `the 10th failure starts the lock (failure ${i})`);
     }
     p.clock.advance(15 * MINUTE - MINUTE);
     assert.equal((await p.attempt('right-password', from)).outcome, 'throttled', 'locked');
@@ -122,7 +125,7 @@ forEachDatabase('sign-in throttling', (open) => {
       const seen: string[] = [];
       for (let i = 1; i <= 11; i++) {
         const r = await signIn(db, KEY, clock, { identifier, password: 'wrong-password', address });
-        seen.push(`${r.outcome}:${r.outcome === 'signed_in' || r.retryAt === undefined ? '-' : r.retryAt - clock()}`);
+        seen.push(`${r.outcome}:${r.outcome === 'signed_in' || r.retryAt === undefined ? '-' : r.retryAt - clock()}:${r.outcome === 'wrong_credentials' ? r.locked : '-'}`);
         clock.advance(waitAfterFailure(PER_ACCOUNT_AND_ADDRESS, i) < 15 * MINUTE ? waitAfterFailure(PER_ACCOUNT_AND_ADDRESS, i) : 0);
       }
       return seen;
@@ -134,7 +137,7 @@ forEachDatabase('sign-in throttling', (open) => {
     const p = await person('r@example.com');
     for (let i = 0; i < 4; i++) await p.attempt('wrong', '203.0.113.1');
     p.clock.advance(15 * MINUTE + 1);
-    for (let i = 0; i < 4; i++) assert.deepEqual(await p.attempt('wrong', '203.0.113.1'), { outcome: 'wrong_credentials', retryAt: undefined }, 'a new window starts at 1');
+    for (let i = 0; i < 4; i++) assert.deepEqual(await p.attempt('wrong', '203.0.113.1'), { outcome: 'wrong_credentials', retryAt: undefined, locked: false, sub: p.sub }, 'a new window starts at 1');
     assert.equal((await p.attempt('right-password', '203.0.113.1')).outcome, 'signed_in');
     const keys = (await p.db.selectFrom('signin_throttle').select('key').execute()).map((r) => r.key).sort();
     assert.equal(keys.length, 2, `the address counter and the account ceiling stay: ${keys.join(', ')}`);

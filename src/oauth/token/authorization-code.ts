@@ -1,5 +1,6 @@
 // Grant `authorization_code` (spec "POST /oauth/token — Grant authorization_code").
 import { findAccount } from '../../accounts/accounts.ts';
+import { recordAuditSafely } from '../../audit/audit.ts';
 import type { Client } from '../../clients/clients.ts';
 import { checkClientSecret, checkTokenEndpointClient } from '../client-auth.ts';
 import { DESCRIPTION_CODE_VERIFIER_FAILED, OAuthError } from '../errors.ts';
@@ -23,7 +24,20 @@ function codeRefused(detail: string): OAuthError {
  * (RFC 6749 §4.1.2). Whoever presents it: a used code that shows up again has leaked.
  */
 async function refuseReusedCode(ctx: TokenContext, code: store.CodeRow): Promise<never> {
-  await store.revokeChain(ctx.db, code.chain_id, ctx.now);
+  const revoked = await store.revokeChain(ctx.db, code.chain_id, ctx.now);
+  await recordAuditSafely(
+    ctx.db,
+    () => ctx.now,
+    {
+      type: 'code.replay_detected',
+      sub: code.sub,
+      clientId: code.client_id,
+      ip: ctx.ip,
+      outcome: 'refused',
+      detail: { revoked: 'code_chain', revoked_access_tokens: revoked.access, revoked_refresh_tokens: revoked.refresh },
+    },
+    ctx.log,
+  );
   throw codeRefused('code presented again; its tokens were revoked');
 }
 

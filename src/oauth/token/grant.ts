@@ -1,6 +1,7 @@
 // The shape every grant handler has. spec-style split (as fosite's HandleTokenEndpointRequest /
 // PopulateTokenEndpointResponse): `check` runs every validation rule and consumes nothing; `issue`
 // consumes the code or refresh token atomically and mints the new pair.
+import type { RequestAuditLog } from '../../audit/audit.ts';
 import type { Db } from '../../db/database.ts';
 import type { OAuthParams } from '../form-params.ts';
 
@@ -12,6 +13,10 @@ export type TokenContext = {
   now: number;
   /** the request's `Origin` header: present when a browser sent it */
   origin: string | undefined;
+  /** the client address (request.ip), for the audit events of a replay */
+  ip?: string | undefined;
+  /** the request's logger: audit lines, and a failure to record one */
+  log?: RequestAuditLog | undefined;
 };
 
 /** spec "POST /oauth/token — Response 200 for both grants". */

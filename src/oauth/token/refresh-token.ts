@@ -1,5 +1,6 @@
 // Grant `refresh_token` (spec "POST /oauth/token — Grant refresh_token", "Refresh token", "Limits").
 import { findAccount } from '../../accounts/accounts.ts';
+import { recordAuditSafely } from '../../audit/audit.ts';
 import type { Client } from '../../clients/clients.ts';
 import { checkClientSecret, checkTokenEndpointClient } from '../client-auth.ts';
 import { DESCRIPTION_REFRESH_TOKEN_EXPIRED, OAuthError } from '../errors.ts';
@@ -25,7 +26,20 @@ async function usableRefreshToken(ctx: TokenContext, client: Client, token: stor
   if (token.rotated_at !== null) {
     // spec: "Refresh token | revoked by rotation | presented again → stays rejected; every access and
     // refresh token of that user for that application is revoked (treated as replay)"
-    await store.revokeAllForUserAndClient(ctx.db, token.sub, token.client_id, ctx.now);
+    const revoked = await store.revokeAllForUserAndClient(ctx.db, token.sub, token.client_id, ctx.now);
+    await recordAuditSafely(
+      ctx.db,
+      () => ctx.now,
+      {
+        type: 'token.replay_detected',
+        sub: token.sub,
+        clientId: token.client_id,
+        ip: ctx.ip,
+        outcome: 'refused',
+        detail: { revoked: 'user_client_tokens', revoked_access_tokens: revoked.access, revoked_refresh_tokens: revoked.refresh },
+      },
+      ctx.log,
+    );
     throw new OAuthError('invalid_grant', `This refresh token was already used, so every token this application holds for this person has been revoked. Send one refresh at a time and always use the newest refresh token. ${RESTART}`, {
       detail: 'rotated refresh token replayed; revoked all tokens of the user for the client',
       // spec (Limits): "two simultaneous refreshes of one token count as replay and revoke everything;

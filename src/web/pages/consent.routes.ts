@@ -1,11 +1,12 @@
 // The consent page: the application's name and each requested scope with the claims it releases;
 // `openid` fixed, the others can be unticked. Allow or Deny.
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { recordAuditSafely } from '../../audit/audit.ts';
 import type { Client } from '../../clients/clients.ts';
 import { continueAuthorization, decide } from '../../consent/decision.ts';
 import { refuseFramedNavigation } from '../../oauth/framing.ts';
 import { BROWSER_BINDING_COOKIE, forBrowser, type FlowContext, type PendingRequest } from '../../oauth/authorization-requests.ts';
-import { CLAIMS_BY_SCOPE } from '../../oauth/scopes.ts';
+import { CLAIMS_BY_SCOPE, formatScope } from '../../oauth/scopes.ts';
 import type { Messages } from '../i18n/en.ts';
 import { allowFormRedirectTo } from '../plugins/security-headers.ts';
 import { field, fields } from './forms.ts';
@@ -50,6 +51,9 @@ export const consentRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (ap
     if (result.kind === 'expired') return renderError(db, request, reply, 400, (t) => t.requestExpired, { header: true });
     if (result.kind === 'nothing_granted' || result.kind === 'ask') return showConsent(request, reply, requestId, result.pending, result.client, (t) => t.nothingGranted);
     request.log.info({ event: choice.decision === 'allow' ? 'consent_given' : 'consent_declined' }, 'consent decided');
+    if (result.kind === 'granted') {
+      await recordAuditSafely(db, ctx.clock, { type: 'consent.granted', sub: session.sub, clientId: result.clientId, ip: request.ip, outcome: 'success', detail: { scope: formatScope(result.scope) } }, request.log);
+    }
     return reply.redirect(result.url, 303);
   });
 };

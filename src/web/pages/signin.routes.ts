@@ -1,6 +1,7 @@
 // The sign-in page (e-mail or phone plus password) and signing out.
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { signIn } from '../../accounts/signin.ts';
+import { signIn, type SignInResult } from '../../accounts/signin.ts';
+import { recordAuditSafely, type AuditEventInput } from '../../audit/audit.ts';
 import { findClient } from '../../clients/clients.ts';
 import { SECOND, MINUTE } from '../../config/clock.ts';
 import { refuseFramedNavigation } from '../../oauth/framing.ts';
@@ -70,6 +71,23 @@ export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app
     return findPendingRequest(forBrowser(ctx, request.cookies[BROWSER_BINDING_COOKIE]), requestId, request.servedOrigin.origin);
   }
 
+  /**
+   * The attempt in the audit trail (and signet_signins_total): the account's sub when the identifier
+   * names one — the trail is for operators; the answer above never tells whether the account exists.
+   */
+  function recordSignIn(request: FastifyRequest, form: Form, result: SignInResult): Promise<void> {
+    const about = { sub: result.sub, clientId: form.pending?.clientId, ip: request.ip };
+    const event: AuditEventInput =
+      result.outcome === 'signed_in'
+        ? { ...about, type: 'signin.succeeded', outcome: 'success' }
+        : result.outcome === 'throttled'
+          ? { ...about, type: 'signin.throttled', outcome: 'refused', detail: { retry_at: new Date(result.retryAt).toISOString() } }
+          : result.locked
+            ? { ...about, type: 'signin.locked', outcome: 'failure', detail: { retry_at: result.retryAt === undefined ? undefined : new Date(result.retryAt).toISOString() } }
+            : { ...about, type: 'signin.failed', outcome: 'failure' };
+    return recordAuditSafely(db, ctx.clock, event, request.log);
+  }
+
   app.get('/signin', async (request, reply) => {
     const requestId = field(request.query, 'request');
     const pending = requestId ? await pendingFor(request, requestId) : undefined;
@@ -89,6 +107,7 @@ export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app
     if (!identifier || !password) return show(request, reply, form, { status: 400, error: (t) => t.missingFields });
 
     const result = await signIn(db, ctx.hashKey, ctx.clock, { identifier, password, address: request.ip });
+    await recordSignIn(request, form, result);
     if (result.outcome === 'throttled') {
       const wait = result.retryAt - ctx.clock();
       reply.header('retry-after', String(Math.ceil(wait / SECOND)));
