@@ -43,14 +43,12 @@ program
       const settings = loadSettingsFromProcess();
       const serve = async () => {
         const { startServer } = await import('../web/server.ts');
+        const { shutDownOnSignal, trackConnections } = await import('../web/shutdown.ts');
         const server = await startServer(settings);
+        const connections = trackConnections(server.app.server);
         for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-          process.once(signal, () => {
-            server.close().then(
-              () => process.exit(0),
-              () => process.exit(1),
-            );
-          });
+          // Stop accepting, let kept-alive connections end cleanly, finish in flight; exit by the deadline.
+          process.once(signal, () => shutDownOnSignal(connections, () => server.close(), (line) => process.stderr.write(line + '\n')));
         }
       };
       if (processes === 1) {
@@ -88,11 +86,17 @@ program
       const ctx = await openContext(loadSettingsFromProcess(), { mayCreateData: true });
       const { startWorker } = await import('../worker/worker.ts');
       const { createLogger } = await import('../web/logging.ts');
+      const { SHUTDOWN_DEADLINE_MS } = await import('../web/shutdown.ts');
       const kinds = o.only ? [o.only as 'tasks' | 'email'] : (['tasks', 'email'] as const).slice();
       const worker = startWorker({ settings: ctx.settings, database: ctx.database, clock: ctx.clock, logger: createLogger(ctx.settings.logLevel), kinds });
       for (const signal of ['SIGTERM', 'SIGINT'] as const) {
         // spec'd by the tasks issue: "SIGTERM: finish or give back the current task, then exit"
         process.once(signal, () => {
+          // The current task is given back; should that hang, its lease gives it back after the deadline.
+          setTimeout(() => {
+            process.stderr.write(`signet: worker still stopping after ${SHUTDOWN_DEADLINE_MS / 1000} s; exiting anyway\n`);
+            process.exit(1);
+          }, SHUTDOWN_DEADLINE_MS).unref();
           worker
             .stop()
             .then(() => ctx.database.close())

@@ -8,7 +8,7 @@ import type { Db, Dialect } from '../db/database.ts';
 import type { NotificationFanout } from './fanout.ts';
 import { InboxError, listNotifications, markAllRead, markRead } from './inbox.ts';
 import { getPreferences, PreferenceError, updatePreferences } from './preferences.ts';
-import { createNotificationStream, parseLastEventId } from './stream.ts';
+import { closingFrame, createNotificationStream, parseLastEventId } from './stream.ts';
 
 export type NotificationContext = { db: Db; dialect: Dialect; clock: Clock };
 
@@ -62,10 +62,11 @@ export const notificationRoutes: FastifyPluginAsync<Options> = async (app, { ctx
   });
 
   // Streams still open when the server shuts down are ended first, so closing never waits on them;
-  // browsers reconnect (to another process, or this one once it is back) and replay by Last-Event-ID.
+  // their last frame is a retry hint: browsers reconnect (to another process, or this one once it is
+  // back) and replay by Last-Event-ID.
   const open = new Set<PassThrough>();
   app.addHook('preClose', async () => {
-    for (const body of open) body.end();
+    for (const body of open) if (!body.destroyed && !body.writableEnded) body.end(closingFrame());
   });
 
   app.get('/api/v1/notifications/stream', async (request, reply) => {

@@ -15,6 +15,8 @@ import { latestSeq, notificationsAfter, unreadCount, type SequencedNotification 
 export const HEARTBEAT_MS = 15_000;
 /** The reconnection delay the browser is told to use (the `retry:` field). */
 export const RETRY_MS = 3_000;
+/** The range of the reconnection delay given by a server that is shutting down (see closingFrame). */
+export const CLOSING_RETRY_MS = { min: 1_000, max: 4_000 };
 /** Missed notifications are read in batches of this many. */
 const REPLAY_BATCH = 100;
 
@@ -26,6 +28,15 @@ export function sseEvent(event: { id?: number; event?: string; data?: string; re
   if (event.event !== undefined) frame += `event: ${event.event}\n`;
   if (event.data !== undefined) for (const line of event.data.split(/\r\n|\r|\n/)) frame += `data: ${line}\n`;
   return `${frame}\n`;
+}
+
+/**
+ * The last frame of a stream the server ends because it is shutting down: a retry hint, so browsers
+ * reconnect (through the load balancer, to a process that is still up) and replay by Last-Event-ID.
+ * Spread over 1–4 s, so the streams of a stopping process do not all arrive elsewhere at once.
+ */
+export function closingFrame(random: () => number = Math.random): string {
+  return sseEvent({ retry: CLOSING_RETRY_MS.min + Math.floor(random() * (CLOSING_RETRY_MS.max - CLOSING_RETRY_MS.min)) });
 }
 
 /** A comment line: ignored by EventSource, but it moves bytes. */

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { createAccount } from '../../src/accounts/accounts.ts';
 import { startSession } from '../../src/accounts/sessions.ts';
 import { recordNotification } from '../../src/notifications/notifications.ts';
-import { HEARTBEAT_MS, parseLastEventId, RETRY_MS, sseComment, sseEvent } from '../../src/notifications/stream.ts';
+import { CLOSING_RETRY_MS, closingFrame, HEARTBEAT_MS, parseLastEventId, RETRY_MS, sseComment, sseEvent } from '../../src/notifications/stream.ts';
 import { MAX_STREAMS_PER_PERSON } from '../../src/notifications/fanout.ts';
 import { CONNECTION_LIMITS } from '../../src/web/app.ts';
 import { testApp } from '../helpers/app.ts';
@@ -159,6 +159,20 @@ forEachDatabase('notification stream', (open) => {
     } finally {
       await l.close();
     }
+  });
+
+  test('a server that shuts down ends its open streams, the last frame a retry hint of 1–4 s, so browsers reconnect elsewhere', async () => {
+    const database = await open();
+    const signet = await startSignet(database);
+    const l = await signedIn(database, signet);
+    const stream = await l.stream();
+    await stream.waitFor((e) => e.event === 'unread');
+    await signet.close();
+    await stream.ended;
+    assert.equal(stream.retries.length, 2, `the opening hint and the closing one: ${stream.retries.join(' ')}`);
+    assert.equal(stream.retries[0], RETRY_MS);
+    assert.ok(stream.retries[1]! >= CLOSING_RETRY_MS.min && stream.retries[1]! < CLOSING_RETRY_MS.max, `retry: ${stream.retries[1]}`);
+    assert.equal(closingFrame(() => 0), `retry: ${CLOSING_RETRY_MS.min}\n\n`);
   });
 
   test('the stream needs the session cookie (401 without one)', async () => {
