@@ -87,4 +87,23 @@ forEachDatabase('application registry', (open) => {
     await clients.deleteClient(db, client.clientId);
     await assert.rejects(clients.getClient(db, client.clientId), (e: unknown) => e instanceof clients.ClientError && e.code === 'not_found');
   });
+
+  test('every lookup reads the row: a change another process wrote straight to the database (disabled, new lists) shows at the next lookup; the lists handed out are copies', async () => {
+    const { db } = await open();
+    const { client } = await clients.registerClient(db, systemClock, key, { name: 'App', redirectUris: ['https://app.example/cb'], scopes: ['openid', 'profile'], allowedOrigins: ['https://app.example'] });
+    const first = await clients.getClient(db, client.clientId);
+    first.redirectUris.push('https://evil.example/cb');
+    first.scopes.length = 0;
+    const again = await clients.getClient(db, client.clientId);
+    assert.deepEqual([again.redirectUris, again.scopes, again.allowedOrigins], [['https://app.example/cb'], ['openid', 'profile'], ['https://app.example']], 'what a caller did to its copy changes nothing');
+    // As `signet client disable` / `update` in another process would leave it:
+    await db
+      .updateTable('clients')
+      .set({ enabled: 0, redirect_uris: JSON.stringify(['https://b.example/cb']), scopes: JSON.stringify(['openid']), allowed_origins: '[]' })
+      .where('client_id', '=', client.clientId)
+      .execute();
+    const changed = await clients.getClient(db, client.clientId);
+    assert.equal(changed.enabled, false);
+    assert.deepEqual([changed.redirectUris, changed.scopes, changed.allowedOrigins], [['https://b.example/cb'], ['openid'], []]);
+  });
 });
