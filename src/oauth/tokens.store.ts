@@ -2,6 +2,7 @@
 // Rules that must hold under concurrency are single conditional statements here.
 import type { CompiledQuery } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { withTransientRetry } from '../db/transient.ts';
 import type { AccessTokensTable, AuthorizationCodesTable, ClientsTable, RefreshTokensTable, UsersTable } from '../db/schema.ts';
 
 export type CodeRow = AuthorizationCodesTable;
@@ -10,10 +11,12 @@ export type RefreshTokenRow = RefreshTokensTable;
 
 /**
  * Runs `work` in one database transaction (both dialects): consuming a code or a refresh token and
- * inserting the tokens that replace it commit together or not at all.
+ * inserting the tokens that replace it commit together or not at all. A transient PostgreSQL failure
+ * (serialization failure, deadlock, a connection lost before COMMIT) runs the whole transaction again;
+ * its conditional UPDATE decides afresh, so a retry can never issue twice.
  */
 export function inTransaction<T>(db: Db, work: (trx: Db) => Promise<T>): Promise<T> {
-  return db.transaction().execute(work);
+  return withTransientRetry(db, work);
 }
 
 export async function insertCode(db: Db, row: CodeRow): Promise<void> {
