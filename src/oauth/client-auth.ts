@@ -3,7 +3,7 @@
 // endpoint" — an Authorization header is never read here.
 import { clientSecretMatches, findClient, type Client } from '../clients/clients.ts';
 import type { Db } from '../db/database.ts';
-import { OAuthError } from './errors.ts';
+import { DETAIL_UNKNOWN_CLIENT, OAuthError } from './errors.ts';
 
 export const DESCRIPTION_CLIENT_AUTH_FAILED =
   'Client authentication failed. Send client_id and client_secret in the form-encoded body (HTTP Basic authentication is not supported), and check that the secret is the current one.';
@@ -11,7 +11,7 @@ export const DESCRIPTION_CLIENT_AUTH_FAILED =
 /** The application a request names. An unknown client_id is `invalid_client` (RFC 6749 §5.2). */
 export async function requireClient(db: Db, clientId: string): Promise<Client> {
   const client = await findClient(db, clientId);
-  if (!client) throw new OAuthError('invalid_client', DESCRIPTION_CLIENT_AUTH_FAILED, { detail: 'unknown client_id' });
+  if (!client) throw new OAuthError('invalid_client', DESCRIPTION_CLIENT_AUTH_FAILED, { detail: DETAIL_UNKNOWN_CLIENT });
   return client;
 }
 

@@ -17,6 +17,14 @@ export type OAuthErrorCode =
   | 'server_error'
   | 'temporarily_unavailable';
 
+/**
+ * Log-only details that other code reads to tell refusals apart: the rate limits (rate-limits.ts) count
+ * an unknown client_id per address only, and at userinfo only a missing token or one never issued.
+ */
+export const DETAIL_UNKNOWN_CLIENT = 'unknown client_id';
+export const DETAIL_NO_TOKEN = 'no bearer token';
+export const DETAIL_UNKNOWN_TOKEN = 'unknown access token';
+
 /** spec "Errors": exact descriptions, kept as named constants. */
 export const DESCRIPTION_REFRESH_TOKEN_EXPIRED = '刷新令牌已过期';
 export const DESCRIPTION_CODE_VERIFIER_FAILED = 'code_verifier 验证失败';

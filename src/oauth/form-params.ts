@@ -66,3 +66,14 @@ export class OAuthParams {
     return value;
   }
 }
+
+/**
+ * The first client_id of a parsed form body, as sent (undefined for any other body), for the lookups
+ * made before the parameters are checked (CORS, the rate limits). One with a NUL character names no
+ * application — and PostgreSQL refuses to compare it at all (the request is then invalid_request).
+ */
+export function clientIdIn(body: unknown): string | undefined {
+  if (!(body instanceof Map)) return undefined;
+  const clientId = (body as Map<string, string[]>).get('client_id')?.[0];
+  return clientId === undefined || clientId === '' || clientId.includes('\u0000') ? undefined : clientId;
+}

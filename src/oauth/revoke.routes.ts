@@ -1,18 +1,29 @@
 // POST /oauth/revoke — HTTP in and out only.
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../web/app.ts';
-import { acceptFormBodiesOnly, OAuthParams } from './form-params.ts';
-import { revokeToken } from './revoke.ts';
+import { acceptFormBodiesOnly, clientIdIn, OAuthParams } from './form-params.ts';
+import { clientEndpointLimits } from './rate-limits.ts';
+import { revokeToken, type RevokeOutcome } from './revoke.ts';
 import { noStore, postOnly } from './token/token.routes.ts';
 
 export async function revokeRoutes(app: FastifyInstance, { deps }: { deps: AppDeps }): Promise<void> {
   acceptFormBodiesOnly(app);
   postOnly(app, '/oauth/revoke');
+  // The same counters as the token endpoint: a client authenticates the same way at both.
+  const limits = clientEndpointLimits(deps.db, deps.clock);
 
   app.post('/oauth/revoke', async (request, reply) => {
     noStore(reply);
-    const params = OAuthParams.from(request.body);
-    const outcome = await revokeToken(deps.db, deps.keys.tokenHash, deps.clock(), params);
+    limits.refuseBlockedAddress(request.ip);
+    let params: OAuthParams;
+    let outcome: RevokeOutcome;
+    try {
+      params = OAuthParams.from(request.body);
+      outcome = await revokeToken(deps.db, deps.keys.tokenHash, deps.clock(), params);
+    } catch (error) {
+      // Only a refusal is counted: a request that succeeds touches no counter.
+      throw await limits.afterRefusal(error, { address: request.ip, clientId: clientIdIn(request.body) });
+    }
     const clientId = params.optional('client_id');
     if (outcome === 'refresh_token_without_hint') {
       // spec: "must be `refresh_token` to revoke a refresh token; without it the token is looked up among
