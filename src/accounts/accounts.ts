@@ -96,13 +96,21 @@ function checkedPicture(value: string): string | null {
   } catch {
     url = undefined;
   }
-  if (url?.protocol !== 'https:') throw new AccountError('invalid_picture', 'the picture must be an https URL (or empty for none)');
+  // Stored as given, so only as a URL is written: no spaces or control characters (the URL parser would
+  // quietly encode or drop them; PostgreSQL cannot store a NUL at all).
+  if (url?.protocol !== 'https:' || /[\u0000-\u0020\u007f]/.test(value)) throw new AccountError('invalid_picture', 'the picture must be an https URL (or empty for none)');
   return value;
 }
 
+/**
+ * A display name without control characters: nobody types them into a form, they would reach
+ * applications through userinfo, and PostgreSQL cannot store a NUL. They are dropped, as from the
+ * user agent shown for a session.
+ */
 function checkedName(value: string): string | null {
-  if (value.length > MAX_NAME_LENGTH) throw new AccountError('invalid_name', `the name must have at most ${MAX_NAME_LENGTH} characters`);
-  return value || null;
+  const name = value.replace(/[\u0000-\u001f\u007f]/g, '');
+  if (name.length > MAX_NAME_LENGTH) throw new AccountError('invalid_name', `the name must have at most ${MAX_NAME_LENGTH} characters`);
+  return name || null;
 }
 
 /** After a unique violation: which identifier another account holds already. */

@@ -1,7 +1,7 @@
 // The admin API: its own Fastify instance on its own listener (SIGNET_ADMIN_ADDR, default
 // 127.0.0.1:9465), never on the public port — as Hydra keeps its admin port apart. Built without
 // listening, so tests use app.inject.
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifySchemaValidationError } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifySchemaValidationError } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Logger } from 'pino';
 import type { Clock } from '../config/clock.ts';
@@ -31,6 +31,28 @@ function describeSchemaError(error: FastifySchemaValidationError, dataVar: strin
   return `${where} ${error.message ?? 'is not valid'}`;
 }
 
+/**
+ * Fastify's `frameworkErrors`: a URL it cannot route (a broken %-escape, a path segment longer than
+ * maxParamLength) is answered before any hook runs — so here, in the admin API's shape and headers.
+ */
+function answerFrameworkError(error: FastifyError, _request: unknown, reply: FastifyReply): void {
+  const status = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
+  reply
+    .code(status)
+    .header('x-content-type-options', 'nosniff')
+    .header('cache-control', 'no-store')
+    .type('application/json; charset=utf-8')
+    .send({ error: status === 414 ? 'uri_too_long' : 'bad_request', message: 'The address of this request is not valid (a broken %-escape, or a path segment over 200 characters). Check the URL.' });
+}
+
+/** Whether a parsed value (path parameters, query, JSON body) holds a NUL character anywhere, in a key or a value. */
+function holdsNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (Array.isArray(value)) return value.some(holdsNul);
+  if (value !== null && typeof value === 'object') return Object.entries(value).some(([key, inner]) => key.includes('\u0000') || holdsNul(inner));
+  return false;
+}
+
 export async function buildAdminApp(deps: AdminDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger.child({ listener: 'admin' }) as unknown as FastifyBaseLogger,
@@ -41,6 +63,7 @@ export async function buildAdminApp(deps: AdminDeps): Promise<FastifyInstance> {
     // Strict bodies: an unknown field is refused (400), not silently dropped, and nothing is coerced.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false } },
     schemaErrorFormatter: (errors, dataVar) => new Error(errors.map((e) => describeSchemaError(e, dataVar)).join('; ')),
+    frameworkErrors: answerFrameworkError,
   });
 
   await app.register(swagger, {
@@ -68,6 +91,13 @@ export async function buildAdminApp(deps: AdminDeps): Promise<FastifyInstance> {
   app.addHook('onSend', async (_request, reply) => {
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
     reply.header('x-content-type-options', 'nosniff');
+  });
+  // No field of this API takes a NUL character, and PostgreSQL can neither store nor compare one in
+  // text: refused here for every route (after the key check, before the schemas), never a 500.
+  app.addHook('preValidation', async (request, reply) => {
+    for (const [part, value] of [['path', request.params], ['query string', request.query], ['body', request.body]] as const) {
+      if (holdsNul(value)) return reply.code(400).send({ error: 'bad_request', message: `The ${part} contains a NUL character (%00 or \\u0000); no field takes one.` });
+    }
   });
   app.setErrorHandler(adminErrorHandler);
   app.setNotFoundHandler((request, reply) => {

@@ -191,6 +191,8 @@ export async function registerClient(db: Db, clock: Clock, hashKey: Buffer, inpu
 }
 
 export async function findClient(db: Db, clientId: string): Promise<Client | undefined> {
+  // No client_id has a NUL character, and PostgreSQL refuses to compare one (an error, not "no row").
+  if (clientId.includes('\u0000')) return undefined;
   const row = await store.findClient(db, clientId);
   return row && clientFromRow(row);
 }

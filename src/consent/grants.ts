@@ -96,6 +96,8 @@ export async function listAuthorizedApplications(db: Db, sub: string): Promise<A
  * Returns false when there was no grant to withdraw (tokens are revoked anyway).
  */
 export async function withdrawApplication(db: Db, clock: Clock, sub: string, clientId: string): Promise<boolean> {
+  // No client_id has a NUL character (and PostgreSQL cannot compare one): nothing to withdraw.
+  if (clientId.includes('\u0000')) return false;
   // One transaction: the grant never disappears while its tokens still work, nor the reverse.
   return db.transaction().execute(async (trx) => {
     const deleted = await store.deleteGrant(trx, sub, clientId);

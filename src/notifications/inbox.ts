@@ -127,8 +127,14 @@ export function latestSeq(db: Db, sub: string): Promise<number> {
   return store.maxSeq(db, sub);
 }
 
+/** Notification ids are UUIDs (randomUUID). */
+const NOTIFICATION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 /** Marks one notification read. Another person's notification is indistinguishable from a missing one (404). */
 export async function markRead(db: Db, dialect: Dialect, clock: Clock, sub: string, id: string): Promise<void> {
+  // Anything else names no notification — and is not sent to the database, which may refuse to
+  // compare it at all (PostgreSQL and a NUL character: an error, not "no row").
+  if (!NOTIFICATION_ID.test(id)) throw new InboxError(404, 'not_found', 'No such notification. It may belong to another account.');
   const { matched } = await store.markRead(db, dialect, sub, id, clock());
   if (matched === 0) throw new InboxError(404, 'not_found', 'No such notification. It may belong to another account.');
 }

@@ -77,6 +77,8 @@ export async function updatePreferences(db: Db, clock: Clock, sub: string, input
 
 /** Mute or unmute one authorized application (the /account buttons). False when it is not authorized. */
 export function setApplicationMuted(db: Db, sub: string, clientId: string, muted: boolean): Promise<boolean> {
+  // No client_id has a NUL character (and PostgreSQL cannot compare one): not an authorized application.
+  if (clientId.includes('\u0000')) return Promise.resolve(false);
   return store.setMuted(db, sub, clientId, muted);
 }
 

@@ -3,6 +3,7 @@
 // and never used to build a URL.
 import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
+import { errorPayload } from './error-shape.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -34,10 +35,11 @@ export const hosts = fp<{ origins: URL[] }>(
         request.servedOrigin = origins[0]!;
         return;
       }
+      // In the shape of the path: an OAuth client reads `error_description`.
       return reply
         .code(421)
         .type('application/json; charset=utf-8')
-        .send({ error: 'misdirected_request', message: `This server answers only for ${[...byHost.keys()].join(' and ')}; check the address you used.` });
+        .send(errorPayload(request.url, 'misdirected_request', `This server answers only for ${[...byHost.keys()].join(' and ')}; check the address you used.`));
     });
   },
   { name: 'signet-hosts' },
