@@ -1,9 +1,11 @@
 // POST /oauth/token — HTTP in and out only; the rules are in grants.ts and the handlers.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { countTokensIssued } from '../../audit/audit-metrics.ts';
 import { findClient } from '../../clients/clients.ts';
 import type { AppDeps } from '../../web/app.ts';
 import { allowOrigin, originAllowedFor, preflightRoute, requestOrigin, varyOnOrigin } from '../cors.ts';
-import { acceptFormBodiesOnly, OAuthParams } from '../form-params.ts';
+import { acceptFormBodiesOnly, clientIdIn, OAuthParams } from '../form-params.ts';
+import { clientEndpointLimits } from '../rate-limits.ts';
 import { handleTokenRequest } from './grants.ts';
 
 /** RFC 6749 §5.1: token responses must not be cached. */
@@ -35,9 +37,8 @@ export function postOnly(app: FastifyInstance, url: string): void {
 async function corsForTokenRequest(deps: AppDeps, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   varyOnOrigin(reply);
   const origin = requestOrigin(request);
-  if (origin === undefined || !(request.body instanceof Map)) return;
-  const clientId = (request.body as Map<string, string[]>).get('client_id')?.[0];
-  if (clientId === undefined || clientId === '') return;
+  const clientId = clientIdIn(request.body);
+  if (origin === undefined || clientId === undefined) return;
   const client = await findClient(deps.db, clientId);
   if (originAllowedFor(client, origin)) allowOrigin(reply, origin);
 }
@@ -46,14 +47,24 @@ export async function tokenRoutes(app: FastifyInstance, { deps }: { deps: AppDep
   acceptFormBodiesOnly(app);
   preflightRoute(app, deps.db, '/oauth/token', 'POST');
   postOnly(app, '/oauth/token');
+  const limits = clientEndpointLimits(deps.db, deps.clock);
 
   app.post('/oauth/token', async (request, reply) => {
     noStore(reply);
+    // An address past its limit is refused before any database work (and so without CORS headers).
+    limits.refuseBlockedAddress(request.ip);
     await corsForTokenRequest(deps, request, reply);
-    const params = OAuthParams.from(request.body);
-    const response = await handleTokenRequest({ db: deps.db, hashKey: deps.keys.tokenHash, now: deps.clock(), origin: requestOrigin(request) }, params);
-    // Never the tokens themselves: which grant, for which application.
-    request.log.info({ grantType: params.optional('grant_type'), clientId: params.optional('client_id') }, 'tokens issued');
-    return reply.code(200).type('application/json; charset=utf-8').send(response);
+    try {
+      const params = OAuthParams.from(request.body);
+      const response = await handleTokenRequest({ db: deps.db, hashKey: deps.keys.tokenHash, now: deps.clock(), origin: requestOrigin(request), ip: request.ip, log: request.log }, params);
+      // Never the tokens themselves: which grant, for which application.
+      const grantType = params.optional('grant_type');
+      request.log.info({ grantType, clientId: params.optional('client_id') }, 'tokens issued');
+      if (grantType === 'authorization_code' || grantType === 'refresh_token') countTokensIssued(grantType);
+      return reply.code(200).type('application/json; charset=utf-8').send(response);
+    } catch (error) {
+      // Only a refusal is counted: a request that succeeds touches no counter.
+      throw await limits.afterRefusal(error, { address: request.ip, clientId: clientIdIn(request.body) });
+    }
   });
 }
