@@ -1,9 +1,9 @@
 // GET /oauth/userinfo: the claims of the person an access token was issued for, by the token's scope.
 // spec: "/oauth/userinfo is currently the only endpoint that an OAuth access token can call."
-import { findAccount, type Profile } from '../accounts/accounts.ts';
-import { findClient, type Client } from '../clients/clients.ts';
+import type { Profile } from '../accounts/accounts.ts';
+import { clientFromRow, type Client } from '../clients/clients.ts';
 import type { Db } from '../db/database.ts';
-import { OAuthError } from './errors.ts';
+import { DETAIL_UNKNOWN_TOKEN, OAuthError } from './errors.ts';
 import { scopeList } from './scopes.ts';
 import { keyedHash } from './secrets.ts';
 import * as store from './tokens.store.ts';
@@ -19,13 +19,16 @@ export type UserinfoClaims = {
   phone_number_verified?: boolean;
 };
 
+/** What the claims are made from: a Profile, or the same fields read with the token. */
+export type ClaimsSource = Pick<Profile, 'sub' | 'name' | 'picture' | 'email' | 'email_verified' | 'phone_number' | 'phone_number_verified'>;
+
 /**
  * spec: "The claim `sub` is always returned"; "Every claim other than `sub` also depends on the user
  * having set the value" — except `picture`, which is an "Empty string if unset"; `email` and
  * `phone_number` are "Omitted entirely if the account has no e-mail / phone", and so are their
  * `_verified` companions, which describe a value that is not there.
  */
-export function claimsFor(profile: Profile, scope: string): UserinfoClaims {
+export function claimsFor(profile: ClaimsSource, scope: string): UserinfoClaims {
   const scopes = new Set(scopeList(scope));
   const claims: UserinfoClaims = { sub: profile.sub };
   if (scopes.has('profile')) {
@@ -55,20 +58,34 @@ export function bearerToken(authorization: string | undefined): string | undefin
   return token === '' ? undefined : token;
 }
 
+/** The claims' view of the person's row (the flags as booleans). */
+function claimsSource(person: store.TokenPersonRow): ClaimsSource {
+  return {
+    sub: person.sub,
+    name: person.name,
+    picture: person.picture,
+    email: person.email,
+    email_verified: person.email_verified === 1,
+    phone_number: person.phone_number,
+    phone_number_verified: person.phone_number_verified === 1,
+  };
+}
+
 /**
  * The claims an access token may read. Valid iff the token is known, not revoked, not expired, its
- * application is enabled and its person exists and is not disabled; else `invalid_token` (401).
+ * application is enabled and its person exists and is not disabled; else `invalid_token` (401). The
+ * token, its application and its person are read in one statement.
  */
 export async function readUserinfo(db: Db, hashKey: Buffer, now: number, accessToken: string): Promise<{ claims: UserinfoClaims; client: Client }> {
-  const token = await store.findAccessToken(db, keyedHash(hashKey, accessToken));
+  const found = await store.findAccessTokenWithOwners(db, keyedHash(hashKey, accessToken));
   const refuse = (detail: string) => new OAuthError('invalid_token', DESCRIPTION_INVALID_ACCESS_TOKEN, { detail });
-  if (!token) throw refuse('unknown access token');
+  if (!found) throw refuse(DETAIL_UNKNOWN_TOKEN);
+  const { token, person } = found;
   if (token.revoked_at !== null) throw refuse('access token revoked');
   // spec "Access token — Lifetime: 2 hours"
   if (token.expires_at <= now) throw refuse('access token expired');
-  const client = await findClient(db, token.client_id);
+  const client = found.client && clientFromRow(found.client);
   if (!client || !client.enabled) throw refuse('application missing or disabled');
-  const profile = await findAccount(db, token.sub);
-  if (!profile || profile.disabled) throw refuse('account missing or disabled');
-  return { claims: claimsFor(profile, token.scope), client };
+  if (!person || person.disabled === 1) throw refuse('account missing or disabled');
+  return { claims: claimsFor(claimsSource(person), token.scope), client };
 }
