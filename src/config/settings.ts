@@ -77,6 +77,12 @@ const schema = z.object({
     .transform(Number)
     .refine((n) => n >= 1 && n <= 1000, 'expected a whole number of connections from 1 to 1000')
     .default(10),
+  SIGNET_DATABASE_TIMEOUT_SECONDS: z
+    .string()
+    .regex(/^\d+$/, 'expected a whole number of seconds from 1 to 300')
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= 300, 'expected a whole number of seconds from 1 to 300')
+    .default(5),
   SIGNET_STORAGE_URL: z
     .string()
     .optional()
@@ -147,7 +153,11 @@ export type Settings = {
   host: string;
   port: number;
   dataDir: string;
-  database: { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string; poolSize: number };
+  /**
+   * `timeoutMs` (SIGNET_DATABASE_TIMEOUT_SECONDS): the longest a request waits on the database — to
+   * connect, for a statement, for SQLite's write lock — before it is answered 503. Unset: no limit.
+   */
+  database: { kind: 'sqlite'; file: string; timeoutMs?: number } | { kind: 'postgres'; url: string; poolSize: number; timeoutMs?: number };
   storageUrl: string;
   smtpUrl: string | undefined;
   mailFrom: string | undefined;
@@ -199,8 +209,12 @@ export function parseSettings(env: Record<string, string | undefined>, cwd = pro
   const databaseUrl = s.SIGNET_DATABASE_URL;
   const database: Settings['database'] =
     databaseUrl && /^postgres/.test(databaseUrl)
-      ? { kind: 'postgres', url: databaseUrl, poolSize: s.SIGNET_DATABASE_POOL_SIZE }
-      : { kind: 'sqlite', file: databaseUrl ? path.resolve(cwd, databaseUrl.slice('sqlite:'.length)) : path.join(dataDir, 'signet.sqlite') };
+      ? { kind: 'postgres', url: databaseUrl, poolSize: s.SIGNET_DATABASE_POOL_SIZE, timeoutMs: s.SIGNET_DATABASE_TIMEOUT_SECONDS * 1000 }
+      : {
+          kind: 'sqlite',
+          file: databaseUrl ? path.resolve(cwd, databaseUrl.slice('sqlite:'.length)) : path.join(dataDir, 'signet.sqlite'),
+          timeoutMs: s.SIGNET_DATABASE_TIMEOUT_SECONDS * 1000,
+        };
 
   if (s.SIGNET_TRANSLATE_ENGINE && s.SIGNET_TRANSLATE_ENGINE !== 'apertium' && !s.SIGNET_TRANSLATE_URL) {
     throw new SettingsError('SIGNET_TRANSLATE_URL', `required when SIGNET_TRANSLATE_ENGINE is ${s.SIGNET_TRANSLATE_ENGINE}`);

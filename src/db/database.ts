@@ -5,13 +5,16 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import {
+  CompiledQuery,
   Kysely,
   Migrator,
   PostgresDialect,
   SqliteDialect,
   SqliteDriver,
   sql,
+  type DatabaseConnection,
   type Driver,
+  type QueryResult,
   type Migration,
   type MigrationProvider,
   type PostgresCursor,
@@ -22,6 +25,7 @@ import {
   type SqliteStatement,
 } from 'kysely';
 import type { Settings } from '../config/settings.ts';
+import { isDatabaseUnavailable, isSqliteBusy } from './errors.ts';
 import type { Database } from './schema.ts';
 import * as m0001 from './migrations/0001_initial.ts';
 import * as m0002 from './migrations/0002_tasks_notifications.ts';
@@ -57,16 +61,33 @@ const pgTypes = {
   },
 };
 
+/** Without SIGNET_DATABASE_TIMEOUT_SECONDS (tests, benchmarks), SQLite still gives up on a lock after this long. */
+const DEFAULT_SQLITE_LOCK_WAIT_MS = 5000;
+/** The client-side limit on a statement exceeds the server's statement_timeout by this much, so a live server cancels first. */
+const CLIENT_TIMEOUT_GRACE_MS = 1000;
+/** A transaction left open this long by a client that went away is ended by PostgreSQL (its locks with it). */
+const IDLE_IN_TRANSACTION_MS = 60_000;
+
 export function openDatabase(database: Settings['database']): DatabaseHandle {
   if (database.kind === 'postgres') {
-    const pool = new pg.Pool({ connectionString: database.url, max: database.poolSize, types: pgTypes as pg.CustomTypesConfig });
+    const { timeoutMs } = database;
+    const pool = new pg.Pool({
+      connectionString: database.url,
+      max: database.poolSize,
+      types: pgTypes as pg.CustomTypesConfig,
+      keepAlive: true,
+      idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+      // A server that refuses, is down or does not answer (paused, cut off) costs a request at most
+      // timeoutMs to connect (waiting for a free pooled connection included) and timeoutMs per statement.
+      ...(timeoutMs ? { connectionTimeoutMillis: timeoutMs, statement_timeout: timeoutMs } : {}),
+    });
     // An idle client that loses its connection must not crash the process; the next query reconnects.
     pool.on('error', () => {});
     // A connection lost while a request holds it (a reset, a terminated backend) fails that request's
     // query; the client would also emit 'error', and with no listener while checked out that crashes
     // the process. The pool drops the broken client when it is released.
     pool.on('connect', (client) => client.on('error', () => {}));
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool, timeoutMs ? timeoutMs + CLIENT_TIMEOUT_GRACE_MS : undefined) }) });
     return { db, dialect: 'postgres', close: () => db.destroy() };
   }
   mkdirSync(path.dirname(database.file), { recursive: true, mode: 0o700 });
@@ -79,22 +100,32 @@ export function openDatabase(database: Settings['database']): DatabaseHandle {
   // SQLite then need not fsync inside COMMIT (NORMAL). Without WAL, SQLite's own FULL does it.
   sqlite.pragma(wal ? 'synchronous = NORMAL' : 'synchronous = FULL');
   sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('busy_timeout = 5000');
   // A checkpoint runs inside the COMMIT that crosses this many WAL pages, on the event loop, with two
   // fsyncs. 4,000 pages (16 MB) instead of SQLite's 1,000 halves the time commits spend there: fewer
   // stalls, and a page written by many transactions is copied to the database once per checkpoint.
   if (wal) sqlite.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
+  // SQLite's busy handler waits for another process's lock by sleeping on the calling thread — the
+  // event loop, where nothing else (not even /healthz) could run. It is off: the driver waits between
+  // attempts with timers instead (see PatientSqliteConnection).
+  sqlite.pragma('busy_timeout = 0');
   const tracked = new TrackedSqlite(sqlite, wal ? new GroupCommit(`${database.file}-wal`, path.dirname(database.file)) : undefined);
-  const db = new Kysely<Database>({ dialect: new DurableSqliteDialect(tracked) });
+  const db = new Kysely<Database>({ dialect: new DurableSqliteDialect(tracked, database.timeoutMs ?? DEFAULT_SQLITE_LOCK_WAIT_MS) });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }
 
+/** How often a migration that found the database unavailable (another process holding the migration lock past the statement timeout, say) is tried again. */
+const MIGRATION_ATTEMPTS = 5;
+
 /** Brings the schema up to date. Safe to run from several processes at once (Kysely takes a lock). */
 export async function migrate(db: Db): Promise<string[]> {
-  const migrator = new Migrator({ db, provider });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  for (let attempt = 1; ; attempt++) {
+    const migrator = new Migrator({ db, provider });
+    const { error, results } = await migrator.migrateToLatest();
+    if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    // Migrations run in one transaction: an unavailable database left nothing half-applied.
+    if (attempt < MIGRATION_ATTEMPTS && isDatabaseUnavailable(error)) continue;
+    throw error instanceof Error ? error : new Error(String(error));
+  }
 }
 
 /** Whether every known migration has been applied. */
@@ -242,6 +273,11 @@ class TrackedSqlite implements SqliteDatabase {
     }
   }
 
+  /** Whether the connection is inside a transaction (SQLite may have ended one itself after an error). */
+  get inTransaction(): boolean {
+    return this.sqlite.inTransaction;
+  }
+
   close(): void {
     this.statements.clear();
     this.sqlite.close();
@@ -296,19 +332,80 @@ class TrackedSqlite implements SqliteDatabase {
   }
 }
 
+/** Waits between attempts at a lock another process holds: short at first, never longer than this. */
+const LOCK_RETRY_MAX_MS = 50;
+
+/**
+ * Kysely's connection, waiting for a lock another process holds with timers rather than SQLite's busy
+ * handler (which sleeps on the event loop). A statement that found the database locked is tried again
+ * only when it ran on its own — BEGIN, or a statement outside any transaction — since nothing of it
+ * happened; one inside a transaction fails, and its transaction with it. Past the deadline (counted
+ * from when the request asked for the connection) SQLITE_BUSY goes up, and is answered 503.
+ */
+class PatientSqliteConnection implements DatabaseConnection {
+  private readonly inner: DatabaseConnection;
+  private readonly tracked: TrackedSqlite;
+  private readonly deadline: number;
+
+  constructor(inner: DatabaseConnection, tracked: TrackedSqlite, deadline: number) {
+    this.inner = inner;
+    this.tracked = tracked;
+    this.deadline = deadline;
+  }
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    for (let attempt = 0; ; attempt++) {
+      const alone = !this.tracked.inTransaction;
+      try {
+        return await this.inner.executeQuery<R>(query);
+      } catch (error) {
+        if (!alone || !isSqliteBusy(error) || Date.now() >= this.deadline) throw error;
+        const wait = Math.min(LOCK_RETRY_MAX_MS, 2 ** attempt, Math.max(1, this.deadline - Date.now()));
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
+  }
+
+  streamQuery<R>(query: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
+    return this.inner.streamQuery<R>(query, chunkSize);
+  }
+}
+
 /** Kysely's SQLite driver, waiting for the group fsync after the connection is released to the next caller. */
 class DurableSqliteDriver extends SqliteDriver {
   private readonly tracked: TrackedSqlite;
+  private readonly lockWaitMs: number;
 
-  constructor(tracked: TrackedSqlite) {
+  constructor(tracked: TrackedSqlite, lockWaitMs: number) {
     super({ database: tracked });
     this.tracked = tracked;
+    this.lockWaitMs = lockWaitMs;
   }
 
-  override async acquireConnection(): ReturnType<SqliteDriver['acquireConnection']> {
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    const deadline = Date.now() + this.lockWaitMs;
     const connection = await super.acquireConnection();
     this.tracked.wroteSinceAcquire = false;
-    return connection;
+    return new PatientSqliteConnection(connection, this.tracked, deadline);
+  }
+
+  /**
+   * BEGIN IMMEDIATE: a transaction takes the write lock when it starts, where waiting for it can be
+   * retried, rather than at its first write, where a lock taken meanwhile by another process fails
+   * it (SQLITE_BUSY_SNAPSHOT) with work already done.
+   */
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+
+  /**
+   * After some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM) SQLite has already rolled the
+   * transaction back itself; a ROLLBACK then fails ("no transaction is active"), and that error would
+   * hide the one that mattered.
+   */
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    if (!this.tracked.inTransaction) return;
+    await super.rollbackTransaction(connection);
   }
 
   override async releaseConnection(): Promise<void> {
@@ -328,14 +425,16 @@ class DurableSqliteDriver extends SqliteDriver {
 
 class DurableSqliteDialect extends SqliteDialect {
   private readonly tracked: TrackedSqlite;
+  private readonly lockWaitMs: number;
 
-  constructor(tracked: TrackedSqlite) {
+  constructor(tracked: TrackedSqlite, lockWaitMs: number) {
     super({ database: tracked });
     this.tracked = tracked;
+    this.lockWaitMs = lockWaitMs;
   }
 
   override createDriver(): Driver {
-    return new DurableSqliteDriver(this.tracked);
+    return new DurableSqliteDriver(this.tracked, this.lockWaitMs);
   }
 }
 
@@ -350,14 +449,28 @@ function isStalePlan(error: unknown): boolean {
   return code === '0A000' && typeof message === 'string' && message.includes('cached plan must not change result type');
 }
 
+/** A statement that got no answer within the client-side limit: the server is paused, cut off or overloaded. */
+export class DatabaseTimeoutError extends Error {
+  readonly code = 'ETIMEDOUT';
+  constructor(timeoutMs: number) {
+    super(`the database did not answer within ${timeoutMs} ms`);
+    this.name = 'DatabaseTimeoutError';
+  }
+}
+
 /**
  * The pool as Kysely sees it, sending each query with parameters as a named prepared statement: Kysely
  * sends every query unnamed, so PostgreSQL parses and plans it anew each time; with a name (the same
  * one for the same SQL text on every connection) each connection parses it once and then only binds
  * and executes. If a migration run by another process changes a table's columns, a prepared
  * `select *` on an older connection fails once with 0A000; that text then runs unnamed from there on.
+ *
+ * With `queryTimeoutMs`, a statement that gets no answer in that time fails with DatabaseTimeoutError
+ * (the server's own statement_timeout, a little shorter, cancels a slow statement on a live server;
+ * this one covers a server that answers nothing at all). The connection is then out of step with its
+ * server: every further query on it fails at once, and it is destroyed when released, not pooled.
  */
-function preparingPool(pool: pg.Pool): PostgresPool {
+function preparingPool(pool: pg.Pool, queryTimeoutMs?: number): PostgresPool {
   const names = new Map<string, string | null>();
   const wrapped = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   const nameOf = (text: string): string | null => {
@@ -369,7 +482,8 @@ function preparingPool(pool: pg.Pool): PostgresPool {
     return name;
   };
   const wrap = (client: pg.PoolClient): PostgresPoolClient => {
-    const run = async (text: string, values: unknown[]): Promise<pg.QueryResult> => {
+    let broken: DatabaseTimeoutError | undefined;
+    const send = async (text: string, values: unknown[]): Promise<pg.QueryResult> => {
       // Statements without parameters (BEGIN, COMMIT, DDL, a migration's several statements) keep the
       // simple protocol: nothing to bind, and a prepared statement holds one command only.
       const name = values.length === 0 ? null : nameOf(text);
@@ -382,6 +496,21 @@ function preparingPool(pool: pg.Pool): PostgresPool {
         return client.query(text, values);
       }
     };
+    const run = async (text: string, values: unknown[]): Promise<pg.QueryResult> => {
+      if (broken) throw broken;
+      if (!queryTimeoutMs) return send(text, values);
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject((broken = new DatabaseTimeoutError(queryTimeoutMs))), queryTimeoutMs);
+      });
+      const answer = send(text, values);
+      answer.catch(() => {}); // if the timeout wins, the late failure of the abandoned query is nobody's
+      try {
+        return await Promise.race([answer, timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    };
     function query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
     function query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
     function query<R>(sqlOrCursor: string | PostgresCursor<R>, parameters: ReadonlyArray<unknown> = []): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
@@ -389,7 +518,8 @@ function preparingPool(pool: pg.Pool): PostgresPool {
       if (typeof sqlOrCursor !== 'string') return client.query(sqlOrCursor as unknown as pg.Submittable) as unknown as PostgresCursor<R>;
       return run(sqlOrCursor, [...parameters]) as unknown as Promise<PostgresQueryResult<R>>;
     }
-    return { query, release: () => client.release() };
+    // A connection that timed out is destroyed (release with an error), never handed out again.
+    return { query, release: () => client.release(broken) };
   };
   return {
     async connect() {

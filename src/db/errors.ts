@@ -37,16 +37,67 @@ export function isConnectionLost(error: unknown): boolean {
   return CONNECTION_LOST_MESSAGES.some((pattern) => pattern.test(message));
 }
 
+/**
+ * Messages of the PostgreSQL driver's own failures, raised without a code: no connection within the
+ * pool's connect timeout, a connection that ended under a query.
+ */
+const UNAVAILABLE_MESSAGES = [/^timeout exceeded when trying to connect/, /^Connection terminated due to connection timeout/, /^timeout expired/];
+
+/**
+ * SQLSTATEs and system error codes that mean "the database cannot do this now": not reachable
+ * (refused, reset, timed out, shut down, starting up), refusing connections (55000: a database with
+ * ALLOW_CONNECTIONS false; 53300: too many connections), out of resources (class 53), a statement
+ * cancelled by statement_timeout (57014), a read-only standby (25006), commit outcome unknown (08007).
+ */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  '57P01',
+  '57P02',
+  '57P03',
+  '57014',
+  '55000',
+  '25006',
+  '53000',
+  '53100',
+  '53200',
+  '53300',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+  '08007',
+]);
+
 /** The database could not be reached or is not writable: the request may succeed later (503, not 500). */
 export function isDatabaseUnavailable(error: unknown): boolean {
   const code = codeOf(error);
-  if (!code) return isConnectionLost(error);
+  if (!code) {
+    const message = error instanceof Error ? error.message : '';
+    return isConnectionLost(error) || UNAVAILABLE_MESSAGES.some((pattern) => pattern.test(message));
+  }
   return (
-    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '53300', '08000', '08003', '08006', '08001', '08004', '08007'].includes(code) ||
+    UNAVAILABLE_CODES.has(code) ||
     code.startsWith('SQLITE_BUSY') ||
+    code.startsWith('SQLITE_LOCKED') ||
     code.startsWith('SQLITE_READONLY') ||
     code.startsWith('SQLITE_CANTOPEN') ||
     code.startsWith('SQLITE_IOERR') ||
-    code === 'SQLITE_FULL'
+    code === 'SQLITE_FULL' ||
+    code === 'SQLITE_NOMEM' ||
+    code === 'SQLITE_PROTOCOL'
   );
+}
+
+/** SQLite could not take a lock another connection holds (another process writing). */
+export function isSqliteBusy(error: unknown): boolean {
+  const code = codeOf(error);
+  return code !== undefined && code.startsWith('SQLITE_BUSY');
 }

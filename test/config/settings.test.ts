@@ -11,7 +11,7 @@ test('defaults: base URL http://localhost:8080, port 8080, SQLite in ./data, loc
   assert.equal(s.baseUrl.origin, 'http://localhost:8080');
   assert.equal(s.port, 8080);
   assert.equal(s.host, '127.0.0.1');
-  assert.deepEqual(s.database, { kind: 'sqlite', file: '/srv/signet/data/signet.sqlite' });
+  assert.deepEqual(s.database, { kind: 'sqlite', file: '/srv/signet/data/signet.sqlite', timeoutMs: 5000 });
   assert.equal(s.storageUrl, 'file:/srv/signet/data/objects');
   assert.deepEqual(s.metrics, { host: '127.0.0.1', port: 9464 });
   assert.equal(s.compat, undefined);
@@ -57,6 +57,8 @@ const BAD_VALUES: Array<[Record<string, string>, string, RegExp]> = [
   [{ SIGNET_LOG_LEVEL: 'verbose' }, 'SIGNET_LOG_LEVEL', /one of/],
   [{ SIGNET_METRICS_ADDR: 'nowhere' }, 'SIGNET_METRICS_ADDR', /HOST:PORT or off/],
   [{ SIGNET_DATABASE_POOL_SIZE: '0' }, 'SIGNET_DATABASE_POOL_SIZE', /whole number/],
+  [{ SIGNET_DATABASE_TIMEOUT_SECONDS: '0' }, 'SIGNET_DATABASE_TIMEOUT_SECONDS', /whole number of seconds/],
+  [{ SIGNET_DATABASE_TIMEOUT_SECONDS: '2.5' }, 'SIGNET_DATABASE_TIMEOUT_SECONDS', /whole number of seconds/],
   [{ SIGNET_TRUST_PROXY: '10.0.0.0/99' }, 'SIGNET_TRUST_PROXY', /proxy addresses or CIDR ranges/],
   [{ SIGNET_TRUST_PROXY: 'yes' }, 'SIGNET_TRUST_PROXY', /proxy addresses or CIDR ranges/],
 ];

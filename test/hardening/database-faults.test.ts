@@ -1,0 +1,225 @@
+// Hardening 5, "Database faults answer 500 or hang instead of a quick 503": SQLite's busy wait must stay
+// off the event loop, SQLITE_FULL during a refresh must not surface as 500, PostgreSQL refusing
+// connections (SQLSTATE 55000), stopped or paused must give "503 with Retry-After within a few
+// seconds", and "the service recovers without restart". PostgreSQL's faults are made on a private
+// cluster (initdb + pg_ctl on its own port), so the shared server is never disturbed.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import SQLite from 'better-sqlite3';
+import type { LightMyRequestResponse } from 'fastify';
+import { sql } from 'kysely';
+import type { Settings } from '../../src/config/settings.ts';
+import { migrate, openDatabase } from '../../src/db/database.ts';
+import type { TestDatabase } from '../helpers/databases.ts';
+import { privatePostgresUnavailableReason, startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.ts';
+import { skipUnlessAvailable } from '../helpers/services.ts';
+import { HOST, oauthFixture, type OAuthFixture } from '../oauth/token-fixtures.ts';
+
+/** The database timeout the service runs with here (SIGNET_DATABASE_TIMEOUT_SECONDS, in ms). */
+const TIMEOUT_MS = 1000;
+/** Not a speed measurement: an answer that has not come by now is taken as a hang. */
+const HANG_MS = 20_000;
+
+async function answered(what: string, request: Promise<LightMyRequestResponse>): Promise<LightMyRequestResponse> {
+  let timer: NodeJS.Timeout | undefined;
+  const hang = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${HANG_MS / 1000} s: it hangs`)), HANG_MS);
+  });
+  try {
+    return await Promise.race([request, hang]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** 503, Retry-After in seconds, and the body in the route's error shape. */
+function assertUnavailable(res: LightMyRequestResponse, what: string): void {
+  assert.equal(res.statusCode, 503, `${what}: ${res.body}`);
+  assert.match(String(res.headers['retry-after']), /^[1-9]\d*$/, `${what}: Retry-After`);
+  assert.equal(res.headers['x-content-type-options'], 'nosniff', `${what}: security headers`);
+}
+
+function assertOAuthUnavailable(res: LightMyRequestResponse, what: string): void {
+  assertUnavailable(res, what);
+  assert.equal(res.json<{ error: string }>().error, 'temporarily_unavailable', what);
+}
+
+const get = (f: OAuthFixture, url: string) => f.app.inject({ method: 'GET', url, headers: { host: HOST } });
+
+describe('database faults on SQLite', () => {
+  const folders: string[] = [];
+  after(() => folders.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+  async function sqliteService(timeoutMs: number): Promise<{ f: OAuthFixture; file: string; close(): Promise<void> }> {
+    const dir = mkdtempSync(path.join(tmpdir(), 'signet-faults-'));
+    folders.push(dir);
+    const settings: Settings['database'] = { kind: 'sqlite', file: path.join(dir, 'signet.sqlite'), timeoutMs };
+    const handle = openDatabase(settings);
+    await migrate(handle.db);
+    const database: TestDatabase = { ...handle, settings };
+    const f = await oauthFixture(database);
+    return { f, file: settings.file, close: async () => (await f.app.close(), await handle.close()) };
+  }
+
+  test('"SQLite\'s busy wait blocks the event loop": while another process holds the write lock, /healthz answers before the waiting refresh does, and the refresh succeeds once the lock is released', async () => {
+    const { f, file, close } = await sqliteService(60_000);
+    const tokens = await f.exchange();
+    const other = new SQLite(file);
+    other.exec('BEGIN IMMEDIATE');
+    let refreshSettled = false;
+    const refresh = f.refresh(tokens.refresh_token).finally(() => (refreshSettled = true));
+    // Long enough for the refresh to get past client authentication and reach the lock: a busy wait on
+    // the event loop would stall one of these until it gave up, and the refresh would settle (503) meanwhile.
+    for (const started = Date.now(); Date.now() - started < 1500; ) {
+      // app.inject resolves in microtasks alone: yield a full turn of the event loop so the refresh's
+      // I/O (client authentication, then the lock) proceeds between these.
+      await new Promise((resolve) => setImmediate(resolve));
+      const health = await answered('/healthz', get(f, '/healthz'));
+      assert.equal(health.statusCode, 200);
+      assert.equal(refreshSettled, false, 'the refresh is still waiting for the lock, and the event loop was free to answer /healthz');
+    }
+    other.exec('COMMIT');
+    other.close();
+    const res = await answered('the refresh', refresh);
+    assert.equal(res.statusCode, 200, res.body);
+    await close();
+  });
+
+  test('a lock held past SIGNET_DATABASE_TIMEOUT_SECONDS: the refresh answers 503 temporarily_unavailable with Retry-After; once the lock is gone the same refresh token works (nothing was half-written)', async () => {
+    const { f, file, close } = await sqliteService(TIMEOUT_MS / 4);
+    const tokens = await f.exchange();
+    const other = new SQLite(file);
+    other.exec('BEGIN IMMEDIATE');
+    assertOAuthUnavailable(await answered('the refresh', f.refresh(tokens.refresh_token)), 'refresh while locked');
+    other.exec('COMMIT');
+    other.close();
+    const res = await f.refresh(tokens.refresh_token);
+    assert.equal(res.statusCode, 200, res.body);
+    await close();
+  });
+
+  test('"the explicit ROLLBACK fails after SQLite already rolled back": a transaction that SQLite rolled back itself (SQLITE_FULL) fails with SQLITE_FULL — an unavailable database, 503 — not with "no transaction is active"', async () => {
+    const { f, close } = await sqliteService(TIMEOUT_MS);
+    const { db } = f.deps;
+    const pages = await sql<{ page_count: number }>`pragma page_count`.execute(db);
+    await sql.raw(`pragma max_page_count = ${pages.rows[0]!.page_count + 20}`).execute(db);
+    const filling = db.transaction().execute(async (trx) => {
+      for (let i = 0; i < 1000; i++) {
+        await trx.insertInto('account_request_counters').values({ key: `filler-${i}-${'x'.repeat(2000)}`, window_started_at: 0, count: 1 }).execute();
+      }
+    });
+    await assert.rejects(filling, (error: { code?: string }) => error.code === 'SQLITE_FULL');
+    await sql.raw('pragma max_page_count = 1073741823').execute(db);
+    const left = await db.selectFrom('account_request_counters').select('key').where('key', 'like', 'filler-%').execute();
+    assert.deepEqual(left, [], 'nothing of the failed transaction remains');
+    await close();
+  });
+
+  test('"SQLITE_FULL during a refresh surfaces as 500": it answers 503 with Retry-After, and once there is room the refresh token that failed to rotate still works', async () => {
+    const { f, close } = await sqliteService(TIMEOUT_MS);
+    let current = (await f.exchange()).refresh_token;
+    // The database may not grow past its present size (a full disk, for SQLite); refresh until a rotation finds no room.
+    const pages = await sql<{ page_count: number }>`pragma page_count`.execute(f.deps.db);
+    await sql.raw(`pragma max_page_count = ${pages.rows[0]!.page_count}`).execute(f.deps.db);
+    let failed: LightMyRequestResponse | undefined;
+    for (let i = 0; i < 2000 && !failed; i++) {
+      const res = await f.refresh(current);
+      if (res.statusCode === 200) current = res.json<{ refresh_token: string }>().refresh_token;
+      else failed = res;
+    }
+    assert.ok(failed, 'the database filled up');
+    assertOAuthUnavailable(failed, 'refresh on a full database');
+    await sql.raw('pragma max_page_count = 1073741823').execute(f.deps.db);
+    const res = await f.refresh(current);
+    assert.equal(res.statusCode, 200, res.body);
+    await close();
+  });
+});
+
+const pgSkip = skipUnlessAvailable('private PostgreSQL cluster', privatePostgresUnavailableReason());
+
+describe('database faults on a private PostgreSQL cluster', { skip: pgSkip }, () => {
+  let cluster: PrivatePostgres;
+  let f: OAuthFixture;
+  let closeAll: () => Promise<void>;
+
+  before(async () => {
+    cluster = await startPrivatePostgres();
+    const settings: Settings['database'] = { kind: 'postgres', url: cluster.url, poolSize: 4, timeoutMs: TIMEOUT_MS };
+    const handle = openDatabase(settings);
+    await migrate(handle.db);
+    f = await oauthFixture({ ...handle, settings });
+    closeAll = async () => {
+      await f.app.close();
+      await handle.close();
+    };
+  });
+  after(async () => {
+    await closeAll?.();
+    await cluster?.dispose();
+  });
+
+  /** Every route that needs the database answers 503 in its own shape; /healthz, which does not, 200. */
+  async function assertEveryRouteUnavailable(tokens: { access_token: string; refresh_token: string }): Promise<void> {
+    const [health, ready, refresh, userinfo, revoke] = await Promise.all([
+      answered('/healthz', get(f, '/healthz')),
+      answered('/readyz', get(f, '/readyz')),
+      answered('the refresh', f.refresh(tokens.refresh_token)),
+      answered('userinfo', f.userinfo(`Bearer ${tokens.access_token}`)),
+      answered('revoke', f.revoke({ token: tokens.refresh_token, client_id: f.confidential.client.clientId, client_secret: f.confidential.secret })),
+    ]);
+    assert.equal(health.statusCode, 200);
+    assert.equal(ready.statusCode, 503, ready.body);
+    assert.deepEqual(ready.json<{ failures: Record<string, string> }>().failures, { database: 'unreachable' });
+    assertOAuthUnavailable(refresh, 'refresh');
+    assertOAuthUnavailable(userinfo, 'userinfo');
+    assertOAuthUnavailable(revoke, 'revoke');
+  }
+
+  async function assertServingAgain(tokens: { access_token: string; refresh_token: string }): Promise<void> {
+    const ready = await answered('/readyz', get(f, '/readyz'));
+    assert.equal(ready.statusCode, 200, ready.body);
+    const userinfo = await f.userinfo(`Bearer ${tokens.access_token}`);
+    assert.equal(userinfo.statusCode, 200, userinfo.body);
+    // The refresh that failed rotated nothing: the same refresh token is still the live one.
+    const refresh = await f.refresh(tokens.refresh_token);
+    assert.equal(refresh.statusCode, 200, refresh.body);
+  }
+
+  test('"a paused PostgreSQL makes every route hang, /readyz included": every route answers 503 with Retry-After within a few seconds, and after the server resumes the service serves again without restart', async () => {
+    const tokens = await f.exchange();
+    await cluster.pause();
+    try {
+      await assertEveryRouteUnavailable(tokens);
+    } finally {
+      await cluster.resume();
+    }
+    await assertServingAgain(tokens);
+  });
+
+  test('"PostgreSQL refusing connections (SQLSTATE 55000) is 500": with ALLOW_CONNECTIONS false every route answers 503; allowed again, it serves', async () => {
+    const tokens = await f.exchange();
+    await cluster.admin('alter database signet allow_connections false');
+    await cluster.admin("select pg_terminate_backend(pid) from pg_stat_activity where datname = 'signet'");
+    try {
+      await assertEveryRouteUnavailable(tokens);
+    } finally {
+      await cluster.admin('alter database signet allow_connections true');
+    }
+    await assertServingAgain(tokens);
+  });
+
+  test('a stopped PostgreSQL (connections refused): every route answers 503; started again, it serves without restart', async () => {
+    const tokens = await f.exchange();
+    await cluster.stop();
+    try {
+      await assertEveryRouteUnavailable(tokens);
+    } finally {
+      await cluster.start();
+    }
+    await assertServingAgain(tokens);
+  });
+});
