@@ -29,6 +29,9 @@ const program = new Command('signet')
   .showSuggestionAfterError(false)
   .option('--init', 'allow creating a new, empty data dir (otherwise only serve, worker and migrate do)');
 
+/** How much longer than its processes' own deadline the `serve --processes` primary waits before killing them. */
+const CLUSTER_SHUTDOWN_MARGIN_MS = 5_000;
+
 const run = makeRun(() => program.opts<{ init?: boolean }>().init === true);
 
 program
@@ -48,14 +51,15 @@ program
         const connections = trackConnections(server.app.server);
         for (const signal of ['SIGTERM', 'SIGINT'] as const) {
           // Stop accepting, let kept-alive connections end cleanly, finish in flight; exit by the deadline.
-          process.once(signal, () => shutDownOnSignal(connections, () => server.close(), (line) => process.stderr.write(line + '\n')));
+          process.once(signal, () => shutDownOnSignal(connections, () => server.close(), (line) => process.stderr.write(line + '\n'), settings.shutdownMs));
         }
       };
       if (processes === 1) {
         await serve();
       } else {
         const { runCluster } = await import('../web/cluster.ts');
-        await runCluster({ processes, serve, log: (line) => process.stderr.write(line + '\n') });
+        // The primary gives its processes their own deadline and a little more before it kills them.
+        await runCluster({ processes, serve, shutdownDeadlineMs: settings.shutdownMs + CLUSTER_SHUTDOWN_MARGIN_MS, log: (line) => process.stderr.write(line + '\n') });
       }
       const cluster = await import('node:cluster');
       if (cluster.default.isPrimary) process.stderr.write(firstRunLine(settings, processes) + '\n');
@@ -86,7 +90,6 @@ program
       const ctx = await openContext(loadSettingsFromProcess(), { mayCreateData: true });
       const { startWorker } = await import('../worker/worker.ts');
       const { createLogger } = await import('../web/logging.ts');
-      const { SHUTDOWN_DEADLINE_MS } = await import('../web/shutdown.ts');
       const kinds = o.only ? [o.only as 'tasks' | 'email'] : (['tasks', 'email'] as const).slice();
       const worker = startWorker({ settings: ctx.settings, database: ctx.database, clock: ctx.clock, logger: createLogger(ctx.settings.logLevel), kinds });
       for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -94,9 +97,9 @@ program
         process.once(signal, () => {
           // The current task is given back; should that hang, its lease gives it back after the deadline.
           setTimeout(() => {
-            process.stderr.write(`signet: worker still stopping after ${SHUTDOWN_DEADLINE_MS / 1000} s; exiting anyway\n`);
+            process.stderr.write(`signet: worker still stopping after ${ctx.settings.shutdownMs / 1000} s; exiting anyway\n`);
             process.exit(1);
-          }, SHUTDOWN_DEADLINE_MS).unref();
+          }, ctx.settings.shutdownMs).unref();
           worker
             .stop()
             .then(() => ctx.database.close())

@@ -83,6 +83,12 @@ const schema = z.object({
     .transform(Number)
     .refine((n) => n >= 1 && n <= 300, 'expected a whole number of seconds from 1 to 300')
     .default(5),
+  SIGNET_SHUTDOWN_SECONDS: z
+    .string()
+    .regex(/^\d+$/, 'expected a whole number of seconds from 1 to 3600')
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= 3600, 'expected a whole number of seconds from 1 to 3600')
+    .default(25),
   SIGNET_STORAGE_URL: z
     .string()
     .optional()
@@ -159,6 +165,8 @@ export type Settings = {
    */
   database: { kind: 'sqlite'; file: string; timeoutMs?: number } | { kind: 'postgres'; url: string; poolSize: number; timeoutMs?: number };
   storageUrl: string;
+  /** after SIGTERM, a `serve` or `worker` process exits within this whatever still runs (SIGNET_SHUTDOWN_SECONDS) */
+  shutdownMs: number;
   smtpUrl: string | undefined;
   mailFrom: string | undefined;
   /** The largest source PDF a task accepts, in bytes (SIGNET_UPLOAD_MAX_MB). */
@@ -252,6 +260,7 @@ export function parseSettings(env: Record<string, string | undefined>, cwd = pro
     dataDir,
     database,
     storageUrl: s.SIGNET_STORAGE_URL || `file:${path.join(dataDir, 'objects')}`,
+    shutdownMs: s.SIGNET_SHUTDOWN_SECONDS * 1000,
     uploadMaxBytes: s.SIGNET_UPLOAD_MAX_MB * 1024 * 1024,
     worker: { leaseSeconds: s.SIGNET_WORKER_LEASE_SECONDS },
     smtpUrl: s.SIGNET_SMTP_URL || undefined,

@@ -12,7 +12,7 @@
 import net from 'node:net';
 import type http from 'node:http';
 
-/** After SIGTERM the process exits within this, whatever still runs (the cluster primary waits 30 s). */
+/** After SIGTERM the process exits within this, whatever still runs (SIGNET_SHUTDOWN_SECONDS' default; the cluster primary waits 5 s longer). */
 export const SHUTDOWN_DEADLINE_MS = 25_000;
 
 /**

@@ -57,6 +57,7 @@ const BAD_VALUES: Array<[Record<string, string>, string, RegExp]> = [
   [{ SIGNET_LOG_LEVEL: 'verbose' }, 'SIGNET_LOG_LEVEL', /one of/],
   [{ SIGNET_METRICS_ADDR: 'nowhere' }, 'SIGNET_METRICS_ADDR', /HOST:PORT or off/],
   [{ SIGNET_DATABASE_POOL_SIZE: '0' }, 'SIGNET_DATABASE_POOL_SIZE', /whole number/],
+  [{ SIGNET_SHUTDOWN_SECONDS: '0' }, 'SIGNET_SHUTDOWN_SECONDS', /whole number of seconds from 1 to 3600/],
   [{ SIGNET_DATABASE_TIMEOUT_SECONDS: '0' }, 'SIGNET_DATABASE_TIMEOUT_SECONDS', /whole number of seconds/],
   [{ SIGNET_DATABASE_TIMEOUT_SECONDS: '2.5' }, 'SIGNET_DATABASE_TIMEOUT_SECONDS', /whole number of seconds/],
   [{ SIGNET_TRUST_PROXY: '10.0.0.0/99' }, 'SIGNET_TRUST_PROXY', /proxy addresses or CIDR ranges/],

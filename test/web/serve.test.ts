@@ -1,6 +1,7 @@
 // `signet serve` as an operator runs it: a real process, a new data dir, the public port and the metrics port.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import net from 'node:net';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -124,4 +125,34 @@ test('`signet serve --processes 2`: two server processes share the port; SIGTERM
   }
   assert.equal(await exited, 0);
   assert.equal(children(), 0, 'no server process is left');
+});
+
+test('"a hard deadline after which it exits anyway" (SIGNET_SHUTDOWN_SECONDS): with a request whose body never finishes, SIGTERM ends `signet serve` after the set seconds, exit 1, saying so', async () => {
+  const dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'signet-serve-')), 'data');
+  const port = await freePort();
+  const child = spawn(process.execPath, [SIGNET_BIN, 'serve'], {
+    env: { PATH: process.env.PATH ?? '', SIGNET_BASE_URL: `http://127.0.0.1:${port}`, SIGNET_DATA_DIR: dataDir, SIGNET_METRICS_ADDR: 'off', SIGNET_ADMIN_ADDR: 'off', SIGNET_SHUTDOWN_SECONDS: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  let socket: net.Socket | undefined;
+  try {
+    await waitFor(`http://127.0.0.1:${port}/healthz`);
+    socket = net.connect(port, '127.0.0.1');
+    const open = socket;
+    // A request in flight that will not end by itself: its body stops half-way (the request timeout is minutes).
+    await new Promise<void>((resolve, reject) => {
+      open.once('error', reject);
+      open.write(`POST /oauth/token HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\ngrant_type=`, () => resolve());
+    });
+    child.kill('SIGTERM');
+    assert.equal(await exited, 1, output);
+    assert.match(output, /still stopping after 1 s; exiting anyway/);
+  } finally {
+    socket?.destroy();
+    if (child.exitCode === null) child.kill('SIGKILL');
+  }
 });
