@@ -24,6 +24,8 @@ export type BenchOptions = {
   warmupMs: number;
   /** Write a CPU profile of each Signet server into this folder (node --cpu-prof). */
   profileDir?: string | undefined;
+  /** extra Node flags for the Signet servers (e.g. V8 heap sizes), to try them under load */
+  nodeArgs?: string[] | undefined;
   /** The rate single-use lists are sized for before any round has been measured (default 3,000/s). */
   firstGuessRps?: number | undefined;
   log?: (line: string) => void;
@@ -81,9 +83,9 @@ const MARGIN = 1.6;
 async function startTarget(name: TargetName, options: BenchOptions): Promise<Target> {
   switch (name) {
     case 'signet-sqlite':
-      return startSignet('signet-sqlite', { profileDir: options.profileDir });
+      return startSignet('signet-sqlite', { profileDir: options.profileDir, nodeArgs: options.nodeArgs });
     case 'signet-postgres':
-      return startSignetOnPostgres({ profileDir: options.profileDir });
+      return startSignetOnPostgres({ profileDir: options.profileDir, nodeArgs: options.nodeArgs });
     case 'oidc-provider':
       return startOidcProvider();
     case 'bare-node':

@@ -57,7 +57,7 @@ async function stopChild(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-export type SignetOptions = { postgresUrl?: string; profileDir?: string };
+export type SignetOptions = { postgresUrl?: string; profileDir?: string; nodeArgs?: string[] };
 
 /** A real `signet serve` process (bin/signet.js), with minting through the service layer on its database. */
 export async function startSignet(name: 'signet-sqlite' | 'signet-postgres', options: SignetOptions = {}): Promise<Target> {
@@ -77,7 +77,7 @@ export async function startSignet(name: 'signet-sqlite' | 'signet-postgres', opt
     SIGNET_SECRET: secret,
   };
   if (options.postgresUrl) env.SIGNET_DATABASE_URL = options.postgresUrl;
-  const nodeArgs = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
+  const nodeArgs = [...(options.nodeArgs ?? []), ...(options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`, `--cpu-prof-name=${name}.cpuprofile`] : [])];
   // cwd is the data dir, so a developer's .env in the checkout does not change what is measured.
   const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin/signet.js'), 'serve'], { cwd: dataDir, env, stdio: ['ignore', 'inherit', 'inherit'] });
   try {
