@@ -17,6 +17,7 @@ import { userinfoRoutes } from '../oauth/userinfo.routes.ts';
 import { healthRoutes } from './health.routes.ts';
 import { requestMetrics, type Metrics } from './metrics.ts';
 import { hosts } from './plugins/hosts.ts';
+import { lazyRequestLogger } from './plugins/request-logger.ts';
 import { answerClientError, answerFrameworkError, securityHeaders } from './plugins/security-headers.ts';
 import { sessions } from './plugins/session.ts';
 import { pageRoutes } from './pages/pages.routes.ts';
@@ -85,6 +86,8 @@ export function connectionOptions(limits: typeof CONNECTION_LIMITS = CONNECTION_
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as unknown as FastifyBaseLogger,
+    // A request's child logger is made when it first writes a line, not for every request.
+    childLoggerFactory: lazyRequestLogger,
     bodyLimit: BODY_LIMIT,
     trustProxy: trustProxyOption(deps.settings.trustProxy),
     routerOptions: { maxParamLength: 200 },
