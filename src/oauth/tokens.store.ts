@@ -3,6 +3,7 @@
 import type { CompiledQuery } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { withTransientRetry } from '../db/transient.ts';
+import { compiledOnce } from './compiled-query.ts';
 import type { AccessTokensTable, AuthorizationCodesTable, ClientsTable, RefreshTokensTable, UsersTable } from '../db/schema.ts';
 
 export type CodeRow = AuthorizationCodesTable;
@@ -23,32 +24,40 @@ export async function insertCode(db: Db, row: CodeRow): Promise<void> {
   await db.insertInto('authorization_codes').values(row).execute();
 }
 
+const findCodeStatement = compiledOnce(['codeHash'], (db, p) => db.selectFrom('authorization_codes').selectAll().where('code_hash', '=', p.codeHash));
+
 export async function findCode(db: Db, codeHash: string): Promise<CodeRow | undefined> {
-  return db.selectFrom('authorization_codes').selectAll().where('code_hash', '=', codeHash).executeTakeFirst();
+  return (await findCodeStatement(db, { codeHash })).rows[0];
 }
 
 /** Marks a code redeemed if, and only if, nobody redeemed it before. Returns whether this call won. */
+const redeemCodeStatement = compiledOnce(['codeHash', 'now'], (db, p) =>
+  db.updateTable('authorization_codes').set({ redeemed_at: p.now }).where('code_hash', '=', p.codeHash).where('redeemed_at', 'is', null).where('expires_at', '>', p.now),
+);
+
 export async function redeemCode(db: Db, codeHash: string, now: number): Promise<boolean> {
-  const result = await db
-    .updateTable('authorization_codes')
-    .set({ redeemed_at: now })
-    .where('code_hash', '=', codeHash)
-    .where('redeemed_at', 'is', null)
-    .where('expires_at', '>', now)
-    .executeTakeFirst();
-  return result.numUpdatedRows === 1n;
+  const result = await redeemCodeStatement(db, { codeHash, now });
+  return result.numAffectedRows === 1n;
 }
 
+const ACCESS_TOKEN_COLUMNS = ['token_hash', 'client_id', 'sub', 'scope', 'chain_id', 'created_at', 'expires_at', 'revoked_at'] as const satisfies readonly (keyof AccessTokenRow)[];
+const REFRESH_TOKEN_COLUMNS = ['token_hash', 'client_id', 'sub', 'scope', 'chain_id', 'created_at', 'chain_expires_at', 'rotated_at', 'revoked_at'] as const satisfies readonly (keyof RefreshTokenRow)[];
+
+const insertAccessTokenStatement = compiledOnce(ACCESS_TOKEN_COLUMNS, (db, row) => db.insertInto('access_tokens').values(row));
+const insertRefreshTokenStatement = compiledOnce(REFRESH_TOKEN_COLUMNS, (db, row) => db.insertInto('refresh_tokens').values(row));
+
 export async function insertAccessToken(db: Db, row: AccessTokenRow): Promise<void> {
-  await db.insertInto('access_tokens').values(row).execute();
+  await insertAccessTokenStatement(db, row);
 }
 
 export async function insertRefreshToken(db: Db, row: RefreshTokenRow): Promise<void> {
-  await db.insertInto('refresh_tokens').values(row).execute();
+  await insertRefreshTokenStatement(db, row);
 }
 
+const findAccessTokenStatement = compiledOnce(['tokenHash'], (db, p) => db.selectFrom('access_tokens').selectAll().where('token_hash', '=', p.tokenHash));
+
 export async function findAccessToken(db: Db, tokenHash: string): Promise<AccessTokenRow | undefined> {
-  return db.selectFrom('access_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+  return (await findAccessTokenStatement(db, { tokenHash })).rows[0];
 }
 
 /** What userinfo reads of the person an access token names: the profile columns (never the password hash). */
@@ -166,8 +175,10 @@ export async function findAccessTokenWithOwners(db: Db, tokenHash: string): Prom
   return { token, client, person };
 }
 
+const findRefreshTokenStatement = compiledOnce(['tokenHash'], (db, p) => db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', p.tokenHash));
+
 export async function findRefreshToken(db: Db, tokenHash: string): Promise<RefreshTokenRow | undefined> {
-  return db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+  return (await findRefreshTokenStatement(db, { tokenHash })).rows[0];
 }
 
 /**
@@ -176,17 +187,20 @@ export async function findRefreshToken(db: Db, tokenHash: string): Promise<Refre
  * One conditional UPDATE … RETURNING: of two concurrent calls, exactly one gets the row back; on
  * PostgreSQL the other blocks on the row lock until the winner commits, then sees the rotated row.
  */
-export async function rotateRefreshToken(db: Db, tokenHash: string, clientId: string, now: number): Promise<RefreshTokenRow | undefined> {
-  return db
+const rotateRefreshTokenStatement = compiledOnce(['tokenHash', 'clientId', 'now'], (db, p) =>
+  db
     .updateTable('refresh_tokens')
-    .set({ rotated_at: now, revoked_at: now })
-    .where('token_hash', '=', tokenHash)
-    .where('client_id', '=', clientId)
+    .set({ rotated_at: p.now, revoked_at: p.now })
+    .where('token_hash', '=', p.tokenHash)
+    .where('client_id', '=', p.clientId)
     .where('rotated_at', 'is', null)
     .where('revoked_at', 'is', null)
-    .where('chain_expires_at', '>', now)
-    .returningAll()
-    .executeTakeFirst();
+    .where('chain_expires_at', '>', p.now)
+    .returningAll(),
+);
+
+export async function rotateRefreshToken(db: Db, tokenHash: string, clientId: string, now: number): Promise<RefreshTokenRow | undefined> {
+  return (await rotateRefreshTokenStatement(db, { tokenHash, clientId, now })).rows[0];
 }
 
 const TOKEN_TABLES = ['access_tokens', 'refresh_tokens'] as const;
