@@ -18,6 +18,7 @@ export type AccountErrorCode =
   | 'invalid_picture'
   | 'invalid_name'
   | 'no_identifier'
+  | 'invalid_address'
   | 'not_found';
 
 export class AccountError extends Error {

@@ -39,8 +39,10 @@ export async function setLock(db: Db, key: string, until: number): Promise<void>
   await db.updateTable('signin_throttle').set({ locked_until: until }).where('key', '=', key).execute();
 }
 
-export async function clearKey(db: Db, key: string): Promise<void> {
-  await db.deleteFrom('signin_throttle').where('key', '=', key).execute();
+/** Removes one counter. Returns how many were removed (0 or 1). */
+export async function clearKey(db: Db, key: string): Promise<number> {
+  const result = await db.deleteFrom('signin_throttle').where('key', '=', key).executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
 
 /** Removes the counter `exact` and every counter whose key starts with `prefix`. Returns how many. */

@@ -58,11 +58,16 @@ export function accountKey(sub: string): string {
   return `account:${sub}`;
 }
 
+/** The key of the failures counted against a client address, over every account. */
+function addressKey(address: string): string {
+  return `address:${address}`;
+}
+
 /** The counter keys of an attempt, each with its rule. */
 export function throttleKeys(source: AttemptSource): Array<{ key: string; rule: ThrottleRule }> {
   return [
     { key: `${accountKey(source.account)}:${source.address}`, rule: PER_ACCOUNT_AND_ADDRESS },
-    { key: `address:${source.address}`, rule: PER_ADDRESS },
+    { key: addressKey(source.address), rule: PER_ADDRESS },
     { key: accountKey(source.account), rule: PER_ACCOUNT },
   ];
 }
@@ -121,6 +126,15 @@ export async function recordSuccess(db: Db, source: AttemptSource): Promise<void
 export async function unlockAccount(db: Db, sub: string): Promise<number> {
   // "account:<sub>" and "account:<sub>:<address>"; not "account:<sub>0…" (another numeric sub).
   return store.clearKeys(db, accountKey(sub), `${accountKey(sub)}:`);
+}
+
+/**
+ * For an operator: forgets the failures counted against one client address (over every account), so
+ * a person who shares it with whoever was failing — an office, a carrier's NAT — can sign in again.
+ * Returns the counters removed (0 or 1).
+ */
+export async function unblockAddress(db: Db, address: string): Promise<number> {
+  return store.clearKey(db, addressKey(address));
 }
 
 /**

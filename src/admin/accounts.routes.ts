@@ -106,18 +106,21 @@ export async function accountRoutes(app: FastifyInstance, { ctx }: { ctx: AdminC
     },
   );
 
-  app.post<SubParams>(
+  app.post<SubParams & { Querystring: { address?: string } }>(
     '/admin/v1/accounts/:sub/unlock',
     {
       schema: {
         tags,
         summary: 'Lift sign-in throttling for the account (from every address)',
+        description:
+          'With `address`, the failures counted against that client address over every account are forgotten too — for a person who shares the address with whoever was failing.',
         params: subParams,
+        querystring: { type: 'object', additionalProperties: false, properties: { address: { type: 'string', minLength: 1, maxLength: 64, description: 'a client IP address' } } },
         response: { ...noContent('unlocked'), ...errorResponses, ...notFound },
       },
     },
     async (request, reply) => {
-      await changes.unlockAccountAsOperator(operatorOf(request), request.params.sub);
+      await changes.unlockAccountAsOperator(operatorOf(request), request.params.sub, { address: request.query.address });
       return reply.code(204).send();
     },
   );

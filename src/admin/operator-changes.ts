@@ -2,9 +2,10 @@
 // it (an operator key, or the command line), from which address, and whether it worked. The rules
 // stay in the accounts and clients domains; this file only calls them and writes the trail. The admin
 // API uses these; `signet user …` and `signet client …` can call the same functions.
+import { isIP } from 'node:net';
 import { endSessionsOf } from '../accounts/account-admin.ts';
 import * as accounts from '../accounts/accounts.ts';
-import { unlockAccount } from '../accounts/throttle.ts';
+import { unblockAddress, unlockAccount } from '../accounts/throttle.ts';
 import { recordAudit, type AuditActor, type AuditDetail, type AuditLog, type AuditType } from '../audit/audit.ts';
 import * as clients from '../clients/clients.ts';
 import type { Clock } from '../config/clock.ts';
@@ -105,11 +106,17 @@ export async function deleteAccountAsOperator(op: OperatorContext, sub: string):
   await audited(op, { type: 'account.deleted', sub }, () => accounts.deleteAccount(op.db, sub));
 }
 
-/** Lifts sign-in throttling for the account (every address, and its ceiling). Returns the counters cleared. */
-export async function unlockAccountAsOperator(op: OperatorContext, sub: string): Promise<number> {
-  return audited(op, { type: 'account.unlocked', sub }, async () => {
+/**
+ * Lifts sign-in throttling for the account (every address, and its ceiling), and with `address` the
+ * failures counted against that client address too (over every account: the person may share it with
+ * whoever was failing). Returns the counters cleared.
+ */
+export async function unlockAccountAsOperator(op: OperatorContext, sub: string, options: { address?: string | undefined } = {}): Promise<number> {
+  const { address } = options;
+  return audited(op, { type: 'account.unlocked', sub, ...(address === undefined ? {} : { detail: { unblocked_address: address } }) }, async () => {
+    if (address !== undefined && isIP(address) === 0) throw new accounts.AccountError('invalid_address', `${JSON.stringify(address.slice(0, 60))} is not an IP address (give the client address as the sign-in page saw it, e.g. 203.0.113.9)`);
     await existingAccount(op.db, sub);
-    return unlockAccount(op.db, sub);
+    return (await unlockAccount(op.db, sub)) + (address === undefined ? 0 : await unblockAddress(op.db, address));
   });
 }
 

@@ -3,6 +3,7 @@
 // application, client address and outcome, never a secret. Kept in the database (swept after
 // SIGNET_AUDIT_RETENTION_DAYS), written as one structured log line each (`event: "audit"`), and
 // counted for Prometheus where a counter exists (audit-metrics.ts).
+import { isIP } from 'node:net';
 import type { Clock } from '../config/clock.ts';
 import type { Db } from '../db/database.ts';
 import { countAuditEvent } from './audit-metrics.ts';
@@ -70,6 +71,8 @@ const DETAIL_KEYS = {
   grant_type: (v: unknown) => v === 'authorization_code' || v === 'refresh_token',
   /** when a throttled or locked person may try again (ISO 8601) */
   retry_at: (v: unknown) => typeof v === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z$/.test(v),
+  /** a client address an operator unblocked (an IP address, as request.ip gives it) */
+  unblocked_address: (v: unknown) => typeof v === 'string' && isIP(v) !== 0,
   /** an operator key's id (its public half) */
   key_id: (v: unknown) => typeof v === 'string' && /^ak_[0-9a-f]{1,64}$/.test(v),
 } satisfies Record<string, (v: unknown) => boolean>;

@@ -134,10 +134,11 @@ export function registerUserCommands(program: Command, run: Run): void {
   user
     .command('unlock <sub>')
     .description('lift the sign-in lockout and waits after wrong passwords, from every address')
+    .option('--address <ip>', "also forget the failures counted against this client address over every account (when the person shares it with whoever was failing)")
     .option('--json', 'print JSON')
-    .action((sub: string, o: { json?: boolean }) =>
+    .action((sub: string, o: { address?: string; json?: boolean }) =>
       run(async (ctx) => {
-        const cleared = await unlockAccountAsOperator(cliOperator(ctx), sub);
+        const cleared = await unlockAccountAsOperator(cliOperator(ctx), sub, { address: o.address });
         return { sub, unlocked: true, counters_cleared: cleared };
       }, o),
     );

@@ -73,6 +73,41 @@ forEachDatabase('admin API: accounts', (open) => {
     await done(f);
   });
 
+  test('POST /admin/v1/accounts/:sub/unlock?address=IP also forgets the failures counted against that address (over every account), so a person who shares it with whoever was failing signs in; a value that is not an IP address is 400', async () => {
+    const f = await adminFixture(await open());
+    const { db, keys } = f.deps;
+    const shared = '198.51.100.8';
+    // Someone at the shared address fails against many accounts: the address itself is blocked.
+    let blocked = false;
+    for (let i = 0; i < 100 && !blocked; i++) {
+      const r = await signIn(db, keys.tokenHash, f.clock, { identifier: `nobody-${i}@example.com`, password: 'guess', address: shared });
+      // Each wait is waited out until one is a lock (15 minutes), which stays.
+      if (r.outcome !== 'signed_in' && r.retryAt !== undefined) {
+        if (r.retryAt - f.clock() > 60_000) blocked = true;
+        else f.clock.set(r.retryAt);
+      }
+    }
+    const attempt = () => signIn(db, keys.tokenHash, f.clock, { identifier: 'ada@example.com', password: 'analytical-engine', address: shared });
+    assert.equal((await attempt()).outcome, 'throttled', 'the address is blocked for everyone behind it');
+    assert.equal((await f.admin('POST', `/admin/v1/accounts/${f.sub}/unlock`)).statusCode, 204);
+    assert.equal((await attempt()).outcome, 'throttled', 'unlocking the account alone leaves the address blocked');
+    assert.equal((await f.admin('POST', `/admin/v1/accounts/${f.sub}/unlock?address=not-an-ip`)).statusCode, 400);
+    const res = await f.admin('POST', `/admin/v1/accounts/${f.sub}/unlock?address=${shared}`);
+    assert.equal(res.statusCode, 204, res.body);
+    assert.deepEqual(await attempt(), { outcome: 'signed_in', sub: f.sub });
+    const unlocked = (await events(f, `?sub=${f.sub}`)).filter((e) => e.type === 'account.unlocked');
+    assert.deepEqual(
+      unlocked.map((e) => [e.outcome, e.detail]),
+      [
+        ['success', { unblocked_address: shared }],
+        ['failure', { reason: 'invalid_address' }],
+        ['success', null],
+      ],
+      'newest first',
+    );
+    await done(f);
+  });
+
   test('PATCH takes the `user update` fields and `disabled`: one audit event per change naming the fields, never their values', async () => {
     const f = await adminFixture(await open());
     const res = await f.admin('PATCH', `/admin/v1/accounts/${f.sub}`, { body: { name: 'Ada King', phone_number: '+49 151 12345678', picture: 'https://img.example/ada.png' } });

@@ -159,6 +159,26 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       refused(await user(['unlock', 'no-such-sub']), 1, /no account with sub no-such-sub/);
     });
 
+    test('`user unlock SUB --address IP` also forgets the failures counted against that address; a value that is not an IP address is refused', async () => {
+      const clock = manualClock();
+      const { sub, email } = await newAccount();
+      const shared = '203.0.113.77';
+      let blocked = false;
+      for (let i = 0; i < 100 && !blocked; i++) {
+        const r = await signIn(handle.db, KEY, clock, { identifier: `nobody-${i}@example.com`, password: 'guess', address: shared });
+        // Each wait is waited out until one is a lock (15 minutes), which stays.
+        if (r.outcome !== 'signed_in' && r.retryAt !== undefined) {
+          if (r.retryAt - clock() > 60_000) blocked = true;
+          else clock.set(r.retryAt);
+        }
+      }
+      const attempt = () => signIn(handle.db, KEY, clock, { identifier: email, password: 'first password', address: shared });
+      assert.equal((await attempt()).outcome, 'throttled');
+      refused(await user(['unlock', sub, '--address', 'somewhere']), 1, /not an IP address/);
+      assert.equal((ok(await user(['unlock', sub, '--address', shared])) as { counters_cleared: number }).counters_cleared, 1);
+      assert.deepEqual(await attempt(), { outcome: 'signed_in', sub });
+    });
+
     test('`user delete` leaves no grant, token or session row', async () => {
       const clock = manualClock(Date.now());
       const { sub } = await newAccount();
