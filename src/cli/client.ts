@@ -55,6 +55,7 @@ export function registerClientCommands(program: Command, run: Run): void {
 
   client
     .command('list')
+    .description('list every registered application (secrets are never shown again)')
     .option('--json', 'print JSON')
     .action((o: { json?: boolean }) => run(async (ctx) => (await clients.listClients(ctx.database.db)).map((c) => clients.toView(c)), o, listView));
 

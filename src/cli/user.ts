@@ -76,11 +76,13 @@ export function registerUserCommands(program: Command, run: Run): void {
 
   user
     .command('list')
+    .description('list every account')
     .option('--json', 'print JSON')
     .action((o: { json?: boolean }) => run((ctx) => accounts.listAccounts(ctx.database.db), o, listView));
 
   user
     .command('show <sub>')
+    .description("print one account's profile")
     .option('--json', 'print JSON')
     .action((sub: string, o: { json?: boolean }) => run((ctx) => requireAccount(ctx, sub), o));
 
