@@ -13,6 +13,12 @@
 //   past the limit, a request for it that fails authentication gets the 429 instead of `invalid_client`
 //   and Retry-After. A request with the right credential is never refused by it: client_ids are public,
 //   so a per-application block would let anyone cut an application off.
+//
+// Why not @fastify/rate-limit: it counts every request before the handler runs and decides from that
+// count alone. These limits count only refusals, which are known after the handler (a success must
+// cost nothing and never count toward a block), and the per-application limit must let the right
+// secret through while refusing the wrong one — neither fits a pre-handler request counter. Its
+// shared store would also need Redis or a store of our own; the database's counters are that already.
 import { countInWindow } from '../accounts/throttle.ts';
 import { MINUTE, SECOND, type Clock } from '../config/clock.ts';
 import type { Db } from '../db/database.ts';
