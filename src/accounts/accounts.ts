@@ -283,7 +283,7 @@ export async function updateAccount(db: Db, clock: Clock, sub: string, changes: 
 /**
  * Deletes the account. Its grants, codes, access and refresh tokens, sessions, tasks and
  * notifications go with it (foreign keys cascade from users.sub); its sign-in lockout too.
- * Files of its tasks in object storage are not removed here.
+ * Files of its tasks in object storage are not removed here (the operator's delete removes them first).
  */
 export async function deleteAccount(db: Db, sub: string): Promise<void> {
   await db.transaction().execute(async (trx) => {

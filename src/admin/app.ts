@@ -8,6 +8,7 @@ import type { Clock } from '../config/clock.ts';
 import type { Keys } from '../config/keys.ts';
 import type { Settings } from '../config/settings.ts';
 import type { Db } from '../db/database.ts';
+import type { ObjectStore } from '../storage/object-store.ts';
 import { adminRoutes } from './admin.routes.ts';
 import { adminErrorHandler } from './errors.ts';
 import { sharedSchemas } from './schemas.ts';
@@ -16,6 +17,8 @@ export type AdminDeps = {
   db: Db;
   clock: Clock;
   keys: Pick<Keys, 'tokenHash'>;
+  /** where task files live: deleting an account removes its tasks' files */
+  objects: ObjectStore;
   logger: Logger;
   /** the client address of a request behind a proxy (recorded in audit events) */
   trustProxy: Settings['trustProxy'];
@@ -104,7 +107,7 @@ export async function buildAdminApp(deps: AdminDeps): Promise<FastifyInstance> {
     reply.code(404).send({ error: 'not_found', message: `Nothing is served at ${request.method} ${request.url.split('?', 1)[0]}; the API is described at /admin/v1/openapi.json.` });
   });
 
-  await app.register(adminRoutes, { ctx: { db: deps.db, clock: deps.clock, hashKey: deps.keys.tokenHash } });
+  await app.register(adminRoutes, { ctx: { db: deps.db, clock: deps.clock, hashKey: deps.keys.tokenHash, objects: deps.objects } });
   return app;
 }
 

@@ -7,6 +7,7 @@ import { AccountError } from '../accounts/accounts.ts';
 import { AuditQueryError } from '../audit/audit.ts';
 import { ClientError } from '../clients/clients.ts';
 import { isDatabaseUnavailable } from '../db/errors.ts';
+import { StorageUnavailableError } from '../storage/object-store.ts';
 
 /** A 404 for a read; changes get theirs from the domain (a not_found error). */
 export class AdminNotFound extends Error {
@@ -29,6 +30,10 @@ export function adminErrorHandler(error: FastifyError | Error, request: FastifyR
   reply.header('cache-control', 'no-store');
   const known = statusOf(error);
   if (known) return reply.code(known.status).send({ error: known.code, message: error.message });
+  if (error instanceof StorageUnavailableError) {
+    request.log.error({ err: error }, 'object storage unavailable');
+    return reply.code(503).header('retry-after', '5').send({ error: 'unavailable', message: 'Object storage cannot be reached; nothing was changed. Try again in a moment.' });
+  }
   if (isDatabaseUnavailable(error)) {
     request.log.error({ err: error }, 'database unavailable');
     return reply.code(503).header('retry-after', '5').send({ error: 'unavailable', message: 'The database cannot be reached. Try again in a moment.' });

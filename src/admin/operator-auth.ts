@@ -4,10 +4,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../config/clock.ts';
 import type { Db } from '../db/database.ts';
+import type { ObjectStore } from '../storage/object-store.ts';
 import { verifyAdminKey } from './admin-keys.ts';
 import type { OperatorContext } from './operator-changes.ts';
 
-export type AdminContext = { db: Db; clock: Clock; hashKey: Buffer };
+export type AdminContext = { db: Db; clock: Clock; hashKey: Buffer; objects: ObjectStore };
 
 const CHALLENGE = 'Bearer realm="signet-admin"';
 const operators = new WeakMap<FastifyRequest, OperatorContext>();
@@ -32,7 +33,7 @@ export function requireOperatorKey(ctx: AdminContext) {
       await reply.code(401).header('www-authenticate', CHALLENGE).header('cache-control', 'no-store').send({ error: 'unauthenticated', message });
       return;
     }
-    operators.set(request, { db: ctx.db, clock: ctx.clock, hashKey: ctx.hashKey, actor: `admin_key:${keyId}`, ip: request.ip, log: request.log });
+    operators.set(request, { db: ctx.db, clock: ctx.clock, hashKey: ctx.hashKey, objects: ctx.objects, actor: `admin_key:${keyId}`, ip: request.ip, log: request.log });
   };
 }
 

@@ -10,12 +10,15 @@ import { recordAudit, type AuditActor, type AuditDetail, type AuditLog, type Aud
 import * as clients from '../clients/clients.ts';
 import type { Clock } from '../config/clock.ts';
 import type { Db } from '../db/database.ts';
+import type { ObjectStore } from '../storage/object-store.ts';
 
 export type OperatorContext = {
   db: Db;
   clock: Clock;
   /** the key of keyed hashes (client secrets) */
   hashKey: Buffer;
+  /** where task files live (removed with an account) */
+  objects: ObjectStore;
   actor: AuditActor;
   /** the operator's client address (admin API); null on the command line */
   ip: string | null;
@@ -101,9 +104,18 @@ async function existingAccount(db: Db, sub: string): Promise<accounts.Profile> {
   return account;
 }
 
-/** spec: deleting an account revokes its grants and tokens (they go with it, see deleteAccount). */
+/**
+ * spec: deleting an account revokes its grants and tokens (they go with it, see deleteAccount). The
+ * files of its tasks are removed from object storage first (a retry after a failure starts over).
+ */
 export async function deleteAccountAsOperator(op: OperatorContext, sub: string): Promise<void> {
-  await audited(op, { type: 'account.deleted', sub }, () => accounts.deleteAccount(op.db, sub));
+  await audited(op, { type: 'account.deleted', sub }, async () => {
+    await existingAccount(op.db, sub);
+    // Loaded here: the tasks domain (and what it imports) is needed by no other command.
+    const { deleteTaskFilesOf } = await import('../tasks/tasks.ts');
+    await deleteTaskFilesOf(op.db, op.objects, sub);
+    await accounts.deleteAccount(op.db, sub);
+  });
 }
 
 /**

@@ -6,11 +6,15 @@ import { systemClock, type Clock } from '../config/clock.ts';
 import { deriveKeys, loadRootSecret, type Keys } from '../config/keys.ts';
 import { parseSettings, readEnvironment, type Settings } from '../config/settings.ts';
 import { migrate, openDatabase, type DatabaseHandle } from '../db/database.ts';
+import type { ObjectStore } from '../storage/object-store.ts';
+import { openObjectStore, parseStorageUrl } from '../storage/open.ts';
 
 export type CommandContext = {
   settings: Settings;
   keys: Keys;
   database: DatabaseHandle;
+  /** SIGNET_STORAGE_URL's store (opening it connects to nothing): `user delete` removes task files */
+  objects: ObjectStore;
   clock: Clock;
 };
 
@@ -19,7 +23,7 @@ export type CommandContext = {
  * with actor `cli` and no client address; no audit log line, since a command's stdout is its answer.
  */
 export function cliOperator(ctx: CommandContext): OperatorContext {
-  return { db: ctx.database.db, clock: ctx.clock, hashKey: ctx.keys.tokenHash, actor: 'cli', ip: null };
+  return { db: ctx.database.db, clock: ctx.clock, hashKey: ctx.keys.tokenHash, objects: ctx.objects, actor: 'cli', ip: null };
 }
 
 /** The file loadRootSecret (config/keys.ts) generates in the data dir when SIGNET_SECRET is not set. */
@@ -80,5 +84,5 @@ export async function openContext(settings = loadSettingsFromProcess(), options:
     await database.close();
     throw error;
   }
-  return { settings, keys, database, clock: systemClock };
+  return { settings, keys, database, objects: openObjectStore(parseStorageUrl(settings.storageUrl)), clock: systemClock };
 }

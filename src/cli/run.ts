@@ -4,6 +4,7 @@ import { AccountError } from '../accounts/accounts.ts';
 import { ClientError } from '../clients/clients.ts';
 import { SettingsError } from '../config/settings.ts';
 import { isUniqueViolation } from '../db/errors.ts';
+import { StorageUnavailableError } from '../storage/object-store.ts';
 import { describeData, loadSettingsFromProcess, MissingDataError, openContext, type CommandContext } from './context.ts';
 import { print, UsageError, type HumanView } from './output.ts';
 
@@ -23,6 +24,7 @@ export function describe(error: unknown): { message: string; exitCode: number } 
   if (error instanceof AccountError || error instanceof ClientError || error instanceof MissingDataError) return { message: error.message, exitCode: 1 };
   if (isUniqueViolation(error)) return { message: 'that value is taken already', exitCode: 1 };
   const code = typeof error === 'object' && error && 'code' in error ? String((error as { code: unknown }).code) : '';
+  if (error instanceof StorageUnavailableError) return { message: `${error.message}; nothing was changed`, exitCode: 69 };
   if (code === 'ECONNREFUSED') return { message: 'cannot reach the database named by SIGNET_DATABASE_URL (connection refused)', exitCode: 69 };
   return { message: error instanceof Error ? error.message : String(error), exitCode: 1 };
 }
@@ -40,9 +42,11 @@ export function makeRun(mayCreateData: () => boolean): Run {
       print(result, options, view, describeData(ctx.settings));
     } catch (error) {
       const { message, exitCode } = describe(error);
+      await ctx?.objects.close().catch(() => {});
       await ctx?.database.close().catch(() => {});
       fail(message, exitCode);
     }
+    await ctx.objects.close();
     await ctx.database.close();
   };
 }

@@ -160,7 +160,7 @@ export function registerUserCommands(program: Command, run: Run): void {
 
   user
     .command('delete <sub>')
-    .description('delete the account with its sessions, grants, tokens, tasks and notifications (task files in object storage stay)')
+    .description('delete the account with its sessions, grants, tokens, tasks and notifications, and its task files in object storage')
     .option('--json', 'print JSON')
     .action((sub: string, o: { json?: boolean }) =>
       run(async (ctx) => {

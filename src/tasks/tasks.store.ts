@@ -46,6 +46,11 @@ export async function deleteTerminalTask(db: Db, id: string): Promise<boolean> {
   return result.numDeletedRows > 0n;
 }
 
+/** Every task of a person, with what names its files (for removing them with the account). */
+export async function listTaskFilesOf(db: Db, sub: string): Promise<Array<Pick<TaskRow, 'id' | 'files'>>> {
+  return db.selectFrom('tasks').select(['id', 'files']).where('sub', '=', sub).execute();
+}
+
 /**
  * Claims the oldest task that is queued (and past its retry back-off), or running under a lease that expired (its worker died), and
  * has attempts left. One statement: on PostgreSQL the inner SELECT skips rows other workers hold

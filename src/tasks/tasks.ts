@@ -278,6 +278,19 @@ export async function deleteTaskRecord(ctx: TaskContext, sub: string, kind: Task
   await store.deleteTerminalTask(ctx.db, id);
 }
 
+/**
+ * Removes the files of every task of a person from object storage: the source and every result. For
+ * deleting the account — its task rows go with it (a cascade), so its files must go first: storage
+ * unreachable throws StorageUnavailableError before anything is deleted, and a retry starts over.
+ * Returns how many objects were removed.
+ */
+export async function deleteTaskFilesOf(db: Db, objects: ObjectStore, sub: string): Promise<number> {
+  const rows = await store.listTaskFilesOf(db, sub);
+  const keys = rows.flatMap((row) => [sourceKey(row.id), ...(JSON.parse(row.files) as ResultFile[]).map((f) => resultKey(row.id, f.name))]);
+  if (keys.length > 0) await objects.deleteMany(keys);
+  return keys.length;
+}
+
 /** A result file of the caller's task, for download. */
 export async function resultFile(ctx: TaskContext, sub: string, kind: TaskKind, id: string, name: string): Promise<{ file: ResultFile; key: string; task: store.TaskRow }> {
   const row = await owned(ctx, sub, kind, id);

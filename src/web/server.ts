@@ -37,7 +37,7 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
   await app.listen({ host: settings.host, port: settings.port });
   const metricsServer = metrics && settings.metrics !== 'off' ? await startMetricsServer(metrics, settings.metrics.host, settings.metrics.port) : undefined;
   // The admin API on its own listener, never the public port (SIGNET_ADMIN_ADDR; off: none).
-  const adminApp = settings.admin === 'off' ? undefined : await startAdminServer({ db: database.db, clock: systemClock, keys, logger, trustProxy: settings.trustProxy }, settings.admin);
+  const adminApp = settings.admin === 'off' ? undefined : await startAdminServer({ db: database.db, clock: systemClock, keys, objects, logger, trustProxy: settings.trustProxy }, settings.admin);
   const stopHousekeeping = startHousekeeping(database.db, systemClock, logger);
   const stopAuditRetention = startAuditRetention(database.db, systemClock, settings.auditRetentionDays, logger);
   logger.info({ baseUrl: settings.baseUrl.origin, altBaseUrl: settings.altBaseUrl?.origin, database: database.dialect }, 'signet is serving');

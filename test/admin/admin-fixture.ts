@@ -18,8 +18,8 @@ export type AdminFixture = OAuthFixture & {
 
 export async function adminFixture(database: TestDatabase, env: Record<string, string> = {}): Promise<AdminFixture> {
   const f = await oauthFixture(database, env);
-  const { db, clock, keys, logger } = f.deps;
-  const adminApp = await buildAdminApp({ db, clock, keys, logger, trustProxy: false });
+  const { db, clock, keys, logger, objects } = f.deps;
+  const adminApp = await buildAdminApp({ db, clock, keys, objects, logger, trustProxy: false });
   await adminApp.ready();
   const { id, key } = await createAdminKey(db, clock, keys.tokenHash, 'tests');
   return {

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { buildAdminApp } from '../../src/admin/app.ts';
+import { openObjectStore, parseStorageUrl } from '../../src/storage/open.ts';
 import { recordAudit } from '../../src/audit/audit.ts';
 import { manualClock } from '../../src/config/clock.ts';
 import { deriveKeys, loadRootSecret } from '../../src/config/keys.ts';
@@ -30,7 +31,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
     /** The admin API on the same data, as `signet serve` would build it. */
     const adminGet = async (url: string, key: string) => {
       const settings = parseSettings(env);
-      const app = await buildAdminApp({ db: database.db, clock: manualClock(Date.now()), keys: deriveKeys(loadRootSecret(settings)), logger: createLogger('silent'), trustProxy: false });
+      const app = await buildAdminApp({ db: database.db, clock: manualClock(Date.now()), keys: deriveKeys(loadRootSecret(settings)), objects: openObjectStore(parseStorageUrl(settings.storageUrl)), logger: createLogger('silent'), trustProxy: false });
       const res = await app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${key}` } });
       await app.close();
       return res;

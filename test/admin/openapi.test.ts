@@ -5,7 +5,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { buildAdminApp } from '../../src/admin/app.ts';
+import { createFsObjectStore } from '../../src/storage/fs.ts';
 import { deriveKeys } from '../../src/config/keys.ts';
 import { manualClock } from '../../src/config/clock.ts';
 import { createLogger } from '../../src/web/logging.ts';
@@ -42,7 +46,7 @@ describe('the OpenAPI document', () => {
   let dispose: () => Promise<void>;
   before(async () => {
     const database = await sqliteDatabase();
-    const app = await buildAdminApp({ db: database.db, clock: manualClock(), keys: deriveKeys('x'.repeat(40)), logger: createLogger('silent'), trustProxy: false });
+    const app = await buildAdminApp({ db: database.db, clock: manualClock(), keys: deriveKeys('x'.repeat(40)), objects: createFsObjectStore(mkdtempSync(path.join(tmpdir(), 'signet-openapi-'))), logger: createLogger('silent'), trustProxy: false });
     const res = await app.inject({ method: 'GET', url: '/admin/v1/openapi.json' });
     assert.equal(res.statusCode, 200);
     raw = res.body;

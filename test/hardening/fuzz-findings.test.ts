@@ -24,8 +24,8 @@ forEachDatabase('fuzz findings', (open) => {
 
   test('admin API: a path segment over 200 characters (a URL Fastify cannot route) is answered in the admin shape with nosniff and no-store, not Fastify\'s own body', async () => {
     const f = await oauthFixture(await open());
-    const { db, clock, keys, logger } = f.deps;
-    const admin = await buildAdminApp({ db, clock, keys, logger, trustProxy: false });
+    const { db, clock, keys, logger, objects } = f.deps;
+    const admin = await buildAdminApp({ db, clock, keys, objects, logger, trustProxy: false });
     for (const url of [`/admin/v1/accounts/${'a'.repeat(300)}`, '/admin/v1/accounts/%zz']) {
       const res = await admin.inject({ method: 'GET', url });
       assert.ok(res.statusCode >= 400 && res.statusCode < 500, `${url.slice(0, 40)} → ${res.statusCode}`);
@@ -39,8 +39,8 @@ forEachDatabase('fuzz findings', (open) => {
 
   test('admin API: a NUL character in a path parameter, the query or a JSON body is a 400 naming where it was — never a 500 (PostgreSQL text cannot hold one); without a key it is still 401', async () => {
     const f = await oauthFixture(await open());
-    const { db, clock, keys, logger } = f.deps;
-    const admin = await buildAdminApp({ db, clock, keys, logger, trustProxy: false });
+    const { db, clock, keys, logger, objects } = f.deps;
+    const admin = await buildAdminApp({ db, clock, keys, objects, logger, trustProxy: false });
     const { key } = await createAdminKey(db, clock, keys.tokenHash, 'fuzz findings');
     const calls: Array<{ method: 'GET' | 'POST' | 'PATCH'; url: string; payload?: unknown; where: string }> = [
       { method: 'GET', url: '/admin/v1/clients/%00', where: 'path' },

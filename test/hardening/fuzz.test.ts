@@ -40,8 +40,8 @@ type Fixture = { flow: Flow; admin: FastifyInstance; known: Known; browser: Tiny
 
 async function fuzzFixture(database: TestDatabase): Promise<Fixture> {
   const flow = await flowSetup(database, { SIGNET_SIGNUP: 'open', SIGNET_UPLOAD_MAX_MB: String(UPLOAD_MAX_MB), SIGNET_LOG_LEVEL: 'silent' });
-  const { db, clock, keys, logger } = flow.deps;
-  const admin = await buildAdminApp({ db, clock, keys, logger, trustProxy: false });
+  const { db, clock, keys, logger, objects } = flow.deps;
+  const admin = await buildAdminApp({ db, clock, keys, objects, logger, trustProxy: false });
   await admin.ready();
   const spa = 'https://spa.example';
   const confidential = await registerClient(db, clock, keys.tokenHash, { name: 'Fuzz App', redirectUris: ['https://app.example/callback'], allowedOrigins: [spa] });

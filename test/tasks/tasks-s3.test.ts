@@ -1,8 +1,11 @@
 // Task files on an S3-compatible store (s3rver on loopback): delete-record with the store down is a
-// 503 that hides nothing, and after it returns the delete removes every object; /readyz reports it.
+// 503 that hides nothing, and after it returns the delete removes every object; /readyz reports it;
+// deleting an account removes its tasks' files, or nothing at all while the store is down.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createAccount } from '../../src/accounts/accounts.ts';
+import { createAccount, findAccount } from '../../src/accounts/accounts.ts';
+import { createAdminKey } from '../../src/admin/admin-keys.ts';
+import { buildAdminApp } from '../../src/admin/app.ts';
 import { startSession } from '../../src/accounts/sessions.ts';
 import type { ObjectStore } from '../../src/storage/object-store.ts';
 import { openObjectStore, parseStorageUrl } from '../../src/storage/open.ts';
@@ -75,5 +78,42 @@ describe('task files on S3 (s3rver on loopback)', () => {
     assert.deepEqual(await s3.listKeys(), [], 'the bucket listing shows none left');
     assert.equal((await call('GET', `/api/v1/docparse/tasks/${id}`)).statusCode, 404);
     assert.equal((await t.app.inject({ method: 'GET', url: '/readyz', headers: { host: HOST } })).statusCode, 200);
+  });
+
+  test('deleting an account through the admin API removes its tasks\' files (source and results) from the store; with the store down it is 503 and nothing is deleted — the account, its tasks and files stay, and a retry completes it', async () => {
+    const { db, keys, logger } = t.deps;
+    const person = await createAccount(db, t.clock, { email: 'grace@example.com', password: 'correct horse battery' });
+    const own = `signet_session=${(await startSession(db, keys.tokenHash, t.clock, { sub: person.sub, origin: TEST_BASE_URL })).id}`;
+    const boundary = '----signet-s3-account';
+    const payload = Buffer.concat([
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="b.pdf"\r\nContent-Type: application/pdf\r\n\r\n`),
+      await plainPdf(1),
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]);
+    const created = await t.app.inject({ method: 'POST', url: '/api/v1/docparse/tasks', headers: { host: HOST, origin: TEST_BASE_URL, cookie: own, 'content-type': `multipart/form-data; boundary=${boundary}` }, payload });
+    assert.equal(created.statusCode, 201, created.body);
+    const id = created.json().id as string;
+    await objects.put(`tasks/${id}/document.md`, Buffer.from('# b'));
+    await db.updateTable('tasks').set({ status: 'finished', files: JSON.stringify([{ name: 'document.md', size: 3, content_type: 'text/markdown' }]) }).where('id', '=', id).execute();
+    await objects.put('tasks/someone-else/source.pdf', Buffer.from('%PDF-'));
+    const before = await s3.listKeys();
+    assert.deepEqual(before.filter((k) => k.startsWith(`tasks/${id}/`)).sort(), [`tasks/${id}/document.md`, `tasks/${id}/source.pdf`]);
+
+    const adminApp = await buildAdminApp({ db, clock: t.clock, keys, objects, logger, trustProxy: false });
+    const { key } = await createAdminKey(db, t.clock, keys.tokenHash, 'tests');
+    const remove = () => adminApp.inject({ method: 'DELETE', url: `/admin/v1/accounts/${person.sub}`, headers: { authorization: `Bearer ${key}` } });
+    await s3.stop();
+    const refused = await remove();
+    assert.equal(refused.statusCode, 503, refused.body);
+    assert.ok(Number(refused.headers['retry-after']) > 0);
+    assert.ok(await findAccount(db, person.sub), 'the account stays');
+    assert.ok(await db.selectFrom('tasks').select('id').where('id', '=', id).executeTakeFirst(), 'its task stays');
+
+    await s3.restart();
+    assert.equal((await remove()).statusCode, 204);
+    assert.equal(await findAccount(db, person.sub), undefined);
+    assert.deepEqual((await s3.listKeys()).filter((k) => k.startsWith(`tasks/${id}/`)), [], 'no file of the account is left');
+    assert.ok((await s3.listKeys()).includes('tasks/someone-else/source.pdf'), "another person's files stay");
+    await adminApp.close();
   });
 });
