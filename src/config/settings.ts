@@ -16,14 +16,16 @@ export class SettingsError extends Error {
 
 export const TRANSLATE_ENGINES = ['apertium', 'libretranslate', 'openai'] as const;
 
-const megabytes = (variable: string, fallback: number) =>
-  z
+/** A whole number of `unit` from `min` to `max`, `fallback` when unset; the message names the range. */
+const wholeNumber = (unit: string, min: number, max: number, fallback: number) => {
+  const message = `expected a whole number of ${unit} from ${min} to ${max}`;
+  return z
     .string()
-    .regex(/^\d+$/, `expected a whole number of megabytes from 1 to 10240`)
+    .regex(/^\d+$/, message)
     .transform(Number)
-    .refine((n) => n >= 1 && n <= 10240, `expected a whole number of megabytes from 1 to 10240`)
-    .default(fallback)
-    .describe(variable);
+    .refine((n) => n >= min && n <= max, message)
+    .default(fallback);
+};
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -71,35 +73,15 @@ const schema = z.object({
       (v) => v === undefined || v === '' || /^postgres(ql)?:\/\//.test(v) || /^sqlite:/.test(v),
       'expected postgres://USER@HOST:PORT/DB or sqlite:PATH',
     ),
-  SIGNET_DATABASE_POOL_SIZE: z
-    .string()
-    .regex(/^\d+$/, 'expected a whole number of connections from 1 to 1000')
-    .transform(Number)
-    .refine((n) => n >= 1 && n <= 1000, 'expected a whole number of connections from 1 to 1000')
-    .default(10),
-  SIGNET_DATABASE_TIMEOUT_SECONDS: z
-    .string()
-    .regex(/^\d+$/, 'expected a whole number of seconds from 1 to 300')
-    .transform(Number)
-    .refine((n) => n >= 1 && n <= 300, 'expected a whole number of seconds from 1 to 300')
-    .default(5),
-  SIGNET_SHUTDOWN_SECONDS: z
-    .string()
-    .regex(/^\d+$/, 'expected a whole number of seconds from 1 to 3600')
-    .transform(Number)
-    .refine((n) => n >= 1 && n <= 3600, 'expected a whole number of seconds from 1 to 3600')
-    .default(25),
+  SIGNET_DATABASE_POOL_SIZE: wholeNumber('connections', 1, 1000, 10),
+  SIGNET_DATABASE_TIMEOUT_SECONDS: wholeNumber('seconds', 1, 300, 5),
+  SIGNET_SHUTDOWN_SECONDS: wholeNumber('seconds', 1, 3600, 25),
   SIGNET_STORAGE_URL: z
     .string()
     .optional()
     .refine((v) => v === undefined || v === '' || /^file:/.test(v) || /^s3:\/\/[^/?]+/.test(v), 'expected file:PATH or s3://BUCKET?endpoint=URL&region=R'),
-  SIGNET_UPLOAD_MAX_MB: megabytes('SIGNET_UPLOAD_MAX_MB', 50),
-  SIGNET_WORKER_LEASE_SECONDS: z
-    .string()
-    .regex(/^\d+$/, 'expected a whole number of seconds from 2 to 3600')
-    .transform(Number)
-    .refine((n) => n >= 2 && n <= 3600, 'expected a whole number of seconds from 2 to 3600')
-    .default(30),
+  SIGNET_UPLOAD_MAX_MB: wholeNumber('megabytes', 1, 10240, 50),
+  SIGNET_WORKER_LEASE_SECONDS: wholeNumber('seconds', 2, 3600, 30),
   SIGNET_SMTP_URL: z
     .string()
     .optional()
@@ -145,12 +127,7 @@ const schema = z.object({
     .string()
     .regex(/^#[0-9a-fA-F]{6}$/, 'expected a colour as #rrggbb, e.g. #0b57d0')
     .optional(),
-  SIGNET_AUDIT_RETENTION_DAYS: z
-    .string()
-    .regex(/^\d+$/, 'expected a whole number of days from 1 to 36500')
-    .transform(Number)
-    .refine((n) => n >= 1 && n <= 36500, 'expected a whole number of days from 1 to 36500')
-    .default(90),
+  SIGNET_AUDIT_RETENTION_DAYS: wholeNumber('days', 1, 36500, 90),
 });
 
 export type Settings = {

@@ -189,37 +189,36 @@ describe('database faults on a private PostgreSQL cluster', { skip: pgSkip }, ()
     assert.equal(refresh.statusCode, 200, refresh.body);
   }
 
-  test('"a paused PostgreSQL makes every route hang, /readyz included": every route answers 503 with Retry-After within a few seconds, and after the server resumes the service serves again without restart', async () => {
+  /** Breaks the database, checks every route answers 503, mends it, checks the service serves again. */
+  async function throughFault(breakIt: () => Promise<void>, mendIt: () => Promise<void>): Promise<void> {
     const tokens = await f.exchange();
-    await cluster.pause();
+    await breakIt();
     try {
       await assertEveryRouteUnavailable(tokens);
     } finally {
-      await cluster.resume();
+      await mendIt();
     }
     await assertServingAgain(tokens);
-  });
+  }
 
-  test('"PostgreSQL refusing connections (SQLSTATE 55000) is 500": with ALLOW_CONNECTIONS false every route answers 503; allowed again, it serves', async () => {
-    const tokens = await f.exchange();
-    await cluster.admin('alter database signet allow_connections false');
-    await cluster.admin("select pg_terminate_backend(pid) from pg_stat_activity where datname = 'signet'");
-    try {
-      await assertEveryRouteUnavailable(tokens);
-    } finally {
-      await cluster.admin('alter database signet allow_connections true');
-    }
-    await assertServingAgain(tokens);
-  });
+  test('"a paused PostgreSQL makes every route hang, /readyz included": every route answers 503 with Retry-After within a few seconds, and after the server resumes the service serves again without restart', () =>
+    throughFault(
+      () => cluster.pause(),
+      () => cluster.resume(),
+    ));
 
-  test('a stopped PostgreSQL (connections refused): every route answers 503; started again, it serves without restart', async () => {
-    const tokens = await f.exchange();
-    await cluster.stop();
-    try {
-      await assertEveryRouteUnavailable(tokens);
-    } finally {
-      await cluster.start();
-    }
-    await assertServingAgain(tokens);
-  });
+  test('"PostgreSQL refusing connections (SQLSTATE 55000) is 500": with ALLOW_CONNECTIONS false every route answers 503; allowed again, it serves', () =>
+    throughFault(
+      async () => {
+        await cluster.admin('alter database signet allow_connections false');
+        await cluster.admin("select pg_terminate_backend(pid) from pg_stat_activity where datname = 'signet'");
+      },
+      () => cluster.admin('alter database signet allow_connections true'),
+    ));
+
+  test('a stopped PostgreSQL (connections refused): every route answers 503; started again, it serves without restart', () =>
+    throughFault(
+      () => cluster.stop(),
+      () => cluster.start(),
+    ));
 });
