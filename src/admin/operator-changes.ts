@@ -58,7 +58,8 @@ async function audited<T>(op: OperatorContext, event: EventBase, change: () => P
 // ---- accounts ----
 
 export async function createAccountAsOperator(op: OperatorContext, input: accounts.NewAccount): Promise<accounts.Profile> {
-  const fields = (['email', 'phone', 'name', 'picture'] as const).filter((f) => input[f] !== undefined).map((f) => (f === 'phone' ? 'phone_number' : f));
+  const given = (['email', 'phone', 'name', 'picture'] as const).filter((f) => input[f] !== undefined).map((f) => (f === 'phone' ? 'phone_number' : f));
+  const fields = [...given, ...(input.emailVerified ? ['email_verified'] : []), ...(input.phoneVerified ? ['phone_number_verified'] : [])];
   return audited(op, { type: 'account.created', detail: { fields } }, () => accounts.createAccount(op.db, op.clock, input), (profile) => ({ sub: profile.sub }));
 }
 

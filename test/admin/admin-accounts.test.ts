@@ -203,6 +203,7 @@ forEachDatabase('admin API: accounts', (open) => {
     assert.equal((await f.admin('POST', '/admin/v1/accounts', { body: { email: 'x@example.com', password: 'short' } })).statusCode, 400);
     const trail = await events(f, '?type=account.created');
     assert.deepEqual(trail.map((e) => [e.outcome, e.sub]), [['failure', null], ['failure', null], ['success', created.sub]]);
+    assert.deepEqual(trail.at(-1)!.detail, { fields: ['email', 'name', 'email_verified'] }, 'the fields given, a verified flag among them, never their values');
     assert.ok(!f.logs.join('').includes('correct horse'), 'the password is in no log line');
     await done(f);
   });
