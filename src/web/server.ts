@@ -1,7 +1,6 @@
 // Starting the service for real: settings → keys → database (migrated) → app → listeners.
 import type { FastifyInstance } from 'fastify';
 import type http from 'node:http';
-import { startAdminServer } from '../admin/app.ts';
 import { registerAuditCounters } from '../audit/audit-metrics.ts';
 import { startAuditRetention } from '../audit/retention.ts';
 import { systemClock } from '../config/clock.ts';
@@ -37,7 +36,8 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
   await app.listen({ host: settings.host, port: settings.port });
   const metricsServer = metrics && settings.metrics !== 'off' ? await startMetricsServer(metrics, settings.metrics.host, settings.metrics.port) : undefined;
   // The admin API on its own listener, never the public port (SIGNET_ADMIN_ADDR; off: none).
-  const adminApp = settings.admin === 'off' ? undefined : await startAdminServer({ db: database.db, clock: systemClock, keys, objects, logger, trustProxy: settings.trustProxy }, settings.admin);
+  // Loaded only when it is on: the admin app and its OpenAPI (swagger) plugin are otherwise dead weight.
+  const adminApp = settings.admin === 'off' ? undefined : await (await import('../admin/app.ts')).startAdminServer({ db: database.db, clock: systemClock, keys, objects, logger, trustProxy: settings.trustProxy }, settings.admin);
   const stopHousekeeping = startHousekeeping(database.db, systemClock, logger);
   const stopAuditRetention = startAuditRetention(database.db, systemClock, settings.auditRetentionDays, logger);
   logger.info({ baseUrl: settings.baseUrl.origin, altBaseUrl: settings.altBaseUrl?.origin, database: database.dialect }, 'signet is serving');
