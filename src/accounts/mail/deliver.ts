@@ -1,11 +1,11 @@
 // Sending one account mail: claim the next due message from the outbox, check it still makes sense,
 // mint its link token (see outbox.ts for why here), render it, hand it to the mail server, and record
-// what happened — with the lease, retry and back-off rules of notification e-mail (same policy object).
+// what happened — with the lease, retry and back-off rules of notification e-mail (sendUnderLease).
 import type { Logger } from 'pino';
 import type { Clock } from '../../config/clock.ts';
 import type { Db, Dialect } from '../../db/database.ts';
-import { retryDelay, type EmailDeliveryPolicy } from '../../notifications/email/deliver.ts';
-import { MailSendError, type Mailer, type OutgoingEmail } from '../../notifications/email/send.ts';
+import { sendUnderLease, type EmailDeliveryPolicy } from '../../notifications/email/deliver.ts';
+import type { Mailer, OutgoingEmail } from '../../notifications/email/send.ts';
 import { findAccount } from '../accounts.ts';
 import { issueAccountToken } from '../account-tokens.ts';
 import { isAccountMailKind, TOKEN_OF_KIND, type AccountMailKind } from './outbox.ts';
@@ -27,8 +27,6 @@ export type AccountMailDeps = {
 
 export type AccountMailOutcome = { id: string; kind: string; outcome: 'sent' | 'failed' | 'suppressed' | 'retry' | 'lost'; reason: string | null };
 
-const ABANDONED = 'The worker sending this e-mail stopped before it finished, on every attempt.';
-
 /** The page a kind of mail links to, with its token. */
 export function accountMailLink(baseUrl: URL, kind: AccountMailKind, token: string | undefined): string {
   switch (kind) {
@@ -46,33 +44,22 @@ export async function deliverNextAccountMail(deps: AccountMailDeps, policy: Emai
   const row = await store.claimDueMail(deps.db, deps.dialect, { owner, now: deps.clock(), leaseMs: policy.leaseMs });
   if (!row) return undefined;
   const held = { id: row.id, owner };
-  const settle = async (outcome: 'sent' | 'failed' | 'suppressed', reason: string | null): Promise<AccountMailOutcome> => {
-    const ok = await store.settleMail(deps.db, { ...held, now: deps.clock(), status: outcome, reason });
-    return { id: row.id, kind: row.kind, outcome: ok ? outcome : 'lost', reason };
-  };
-
-  if (row.attempts > policy.maxAttempts) return settle('failed', ABANDONED);
-  const message = await prepare(deps, row);
-  if ('failed' in message) return settle('failed', message.failed);
-  if ('suppressed' in message) return settle('suppressed', message.suppressed);
-
-  const renew = setInterval(() => {
-    void store.renewLease(deps.db, { ...held, now: deps.clock(), leaseMs: policy.leaseMs }).catch(() => {});
-  }, policy.heartbeatMs);
-  try {
-    await deps.mailer.send(message);
-  } catch (error) {
-    const failure = error instanceof MailSendError ? error : new MailSendError('Sending failed because of an internal error; the worker log has the details.', false);
-    if (!(error instanceof MailSendError)) deps.logger.error({ err: error, mail: row.id }, 'account mail send failed');
-    if (failure.permanent || row.attempts >= policy.maxAttempts) return settle('failed', failure.message);
-    const now = deps.clock();
-    const ok = await store.scheduleRetry(deps.db, { ...held, now, retryAt: now + retryDelay(policy, row.attempts), reason: failure.message });
-    // The token minted for this attempt was never delivered; it expires unused (only its hash exists).
-    return { id: row.id, kind: row.kind, outcome: ok ? 'retry' : 'lost', reason: failure.message };
-  } finally {
-    clearInterval(renew);
-  }
-  return settle('sent', null);
+  // A retry mints a new token: the one minted for the failed attempt was never delivered and expires
+  // unused (only its hash exists).
+  const outcome = await sendUnderLease(
+    deps,
+    policy,
+    {
+      attempts: row.attempts,
+      logFields: { mail: row.id },
+      sendErrorLine: 'account mail send failed',
+      renew: (now) => store.renewLease(deps.db, { ...held, now, leaseMs: policy.leaseMs }),
+      settle: (status, reason, now) => store.settleMail(deps.db, { ...held, now, status, reason }),
+      retry: (now, retryAt, reason) => store.scheduleRetry(deps.db, { ...held, now, retryAt, reason }),
+    },
+    () => prepare(deps, row),
+  );
+  return { id: row.id, kind: row.kind, ...outcome };
 }
 
 /** The message, or why it must not go out (decided now: the account may have changed since). */

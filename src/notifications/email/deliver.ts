@@ -61,43 +61,86 @@ export function unsubscribeUrl(baseUrl: URL, token: string): string {
   return `${baseUrl.origin}/unsubscribe?token=${encodeURIComponent(token)}`;
 }
 
-/** Claims the next due e-mail delivery and settles it; undefined when none is due. */
-export async function deliverNextEmail(deps: EmailDeliveryDeps, policy: EmailDeliveryPolicy, owner: string): Promise<EmailOutcome | undefined> {
-  const delivery = await store.claimDueDelivery(deps.db, deps.dialect, { channel: CHANNEL, owner, now: deps.clock(), leaseMs: policy.leaseMs });
-  if (!delivery) return undefined;
-  const notificationId = delivery.notification_id;
-  const held = { notificationId, channel: CHANNEL, owner };
-  const settle = async (outcome: 'sent' | 'failed' | 'suppressed', reason: string | null): Promise<EmailOutcome> => {
-    const ok = await store.settleDelivery(deps.db, { ...held, now: deps.clock(), status: outcome, reason });
-    return { notificationId, outcome: ok ? outcome : 'lost', reason };
+/** A claimed message and what this worker may do to it while it holds its lease. */
+export type LeasedMessage = {
+  /** sends so far, this one included */
+  attempts: number;
+  /** what names the message in the log line of an unexpected send error, and that line */
+  logFields: Record<string, string>;
+  sendErrorLine: string;
+  renew(now: number): Promise<boolean>;
+  settle(status: 'sent' | 'failed' | 'suppressed', reason: string | null, now: number): Promise<boolean>;
+  retry(now: number, retryAt: number, reason: string): Promise<boolean>;
+};
+
+export type LeasedSendOutcome = Omit<EmailOutcome, 'notificationId'>;
+
+/**
+ * The lease, retry and back-off rules of e-mail, for notification deliveries and account mail alike:
+ * `prepare` the claimed message (or learn why it must not go out), send it while renewing the lease, and
+ * settle it — sent; failed after a permanent answer or the last attempt; otherwise due again after
+ * `retryDelay`. `lost` when another worker took the message over meanwhile.
+ */
+export async function sendUnderLease(
+  deps: { clock: Clock; mailer: Mailer; logger: Logger },
+  policy: EmailDeliveryPolicy,
+  message: LeasedMessage,
+  prepare: () => Promise<OutgoingEmail | { suppressed: string } | { failed: string }>,
+): Promise<LeasedSendOutcome> {
+  const settle = async (outcome: 'sent' | 'failed' | 'suppressed', reason: string | null): Promise<LeasedSendOutcome> => {
+    const ok = await message.settle(outcome, reason, deps.clock());
+    return { outcome: ok ? outcome : 'lost', reason };
   };
 
   // A claim past the last attempt means a worker died holding every earlier one.
-  if (delivery.attempts > policy.maxAttempts) return settle('failed', ABANDONED);
+  if (message.attempts > policy.maxAttempts) return settle('failed', ABANDONED);
 
-  const message = await prepare(deps, notificationId);
-  if ('suppressed' in message) return settle('suppressed', message.suppressed);
+  const email = await prepare();
+  if ('failed' in email) return settle('failed', email.failed);
+  if ('suppressed' in email) return settle('suppressed', email.suppressed);
 
   const renew = setInterval(() => {
-    void store.renewLease(deps.db, { ...held, now: deps.clock(), leaseMs: policy.leaseMs }).catch(() => {});
+    void message.renew(deps.clock()).catch(() => {});
   }, policy.heartbeatMs);
   try {
-    await deps.mailer.send(message);
+    await deps.mailer.send(email);
   } catch (error) {
     const failure = error instanceof MailSendError ? error : new MailSendError('Sending failed because of an internal error; the worker log has the details.', false);
-    if (!(error instanceof MailSendError)) deps.logger.error({ err: error, notification: notificationId }, 'e-mail send failed');
+    if (!(error instanceof MailSendError)) deps.logger.error({ err: error, ...message.logFields }, message.sendErrorLine);
     // spec'd by the notifications issue: "SMTP down or a 4xx answer: retry with back-off; after the last
     // try `failed` with the reason"; a 5xx answer is permanent, so the delivery fails at once.
-    if (failure.permanent || delivery.attempts >= policy.maxAttempts) return settle('failed', failure.message);
+    if (failure.permanent || message.attempts >= policy.maxAttempts) return settle('failed', failure.message);
     const now = deps.clock();
-    const ok = await store.scheduleRetry(deps.db, { ...held, now, retryAt: now + retryDelay(policy, delivery.attempts), reason: failure.message });
-    return { notificationId, outcome: ok ? 'retry' : 'lost', reason: failure.message };
+    const ok = await message.retry(now, now + retryDelay(policy, message.attempts), failure.message);
+    return { outcome: ok ? 'retry' : 'lost', reason: failure.message };
   } finally {
     clearInterval(renew);
   }
   // The server has the message. Were the process to die right here, the lease would expire and the
   // message be sent again: at least once, never lost.
   return settle('sent', null);
+}
+
+/** Claims the next due e-mail delivery and settles it; undefined when none is due. */
+export async function deliverNextEmail(deps: EmailDeliveryDeps, policy: EmailDeliveryPolicy, owner: string): Promise<EmailOutcome | undefined> {
+  const delivery = await store.claimDueDelivery(deps.db, deps.dialect, { channel: CHANNEL, owner, now: deps.clock(), leaseMs: policy.leaseMs });
+  if (!delivery) return undefined;
+  const notificationId = delivery.notification_id;
+  const held = { notificationId, channel: CHANNEL, owner };
+  const outcome = await sendUnderLease(
+    deps,
+    policy,
+    {
+      attempts: delivery.attempts,
+      logFields: { notification: notificationId },
+      sendErrorLine: 'e-mail send failed',
+      renew: (now) => store.renewLease(deps.db, { ...held, now, leaseMs: policy.leaseMs }),
+      settle: (status, reason, now) => store.settleDelivery(deps.db, { ...held, now, status, reason }),
+      retry: (now, retryAt, reason) => store.scheduleRetry(deps.db, { ...held, now, retryAt, reason }),
+    },
+    () => prepare(deps, notificationId),
+  );
+  return { notificationId, ...outcome };
 }
 
 /** The message to send, or why this delivery must not be sent (decided now, not when it was recorded). */
