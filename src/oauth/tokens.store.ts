@@ -181,6 +181,25 @@ export async function findRefreshToken(db: Db, tokenHash: string): Promise<Refre
   return (await findRefreshTokenStatement(db, { tokenHash })).rows[0];
 }
 
+/** A refresh token with whether its person can still be issued tokens (false when the account is gone or disabled). */
+export type RefreshTokenWithPerson = { token: RefreshTokenRow; personActive: boolean };
+
+/** The refresh grant's read: the token and its person's `disabled` flag (a scalar subquery on the primary key; null when the person is gone). */
+const findRefreshTokenWithPersonStatement = compiledOnce(['tokenHash'], (db, p) =>
+  db
+    .selectFrom('refresh_tokens as t')
+    .selectAll('t')
+    .select((eb) => eb.selectFrom('users as u').whereRef('u.sub', '=', 't.sub').select('u.disabled').as('person_disabled'))
+    .where('t.token_hash', '=', p.tokenHash),
+);
+
+export async function findRefreshTokenWithPerson(db: Db, tokenHash: string): Promise<RefreshTokenWithPerson | undefined> {
+  const [row] = (await findRefreshTokenWithPersonStatement(db, { tokenHash })).rows;
+  if (!row) return undefined;
+  const { person_disabled: personDisabled, ...token } = row;
+  return { token, personActive: personDisabled === 0 };
+}
+
 /**
  * Rotation: marks the refresh token rotated (and so revoked: spec "the previous one is revoked at once")
  * if, and only if, it is the live latest one of its chain for this client and the chain has not expired.

@@ -1,5 +1,4 @@
 // Grant `refresh_token` (spec "POST /oauth/token — Grant refresh_token", "Refresh token", "Limits").
-import { findAccount } from '../../accounts/accounts.ts';
 import { recordAuditSafely } from '../../audit/audit.ts';
 import type { Client } from '../../clients/clients.ts';
 import { checkClientSecret, checkTokenEndpointClient } from '../client-auth.ts';
@@ -77,9 +76,10 @@ export const refreshTokenGrant: GrantHandler<CheckedRefresh> = {
     const presented = params.required('refresh_token');
     // spec: "client_secret — always; no PKCE branch on this grant"
     checkClientSecret(ctx.hashKey, client, params.optional('client_secret'));
-    const live = await usableRefreshToken(ctx, client, await store.findRefreshToken(ctx.db, keyedHash(ctx.hashKey, presented)));
-    const account = await findAccount(ctx.db, live.sub);
-    if (!account || account.disabled) throw new OAuthError('invalid_grant', `The account of this refresh token is disabled. ${RESTART}`, { detail: 'account missing or disabled' });
+    // The token and its person's state in one read (one statement, one round trip on PostgreSQL).
+    const found = await store.findRefreshTokenWithPerson(ctx.db, keyedHash(ctx.hashKey, presented));
+    const live = await usableRefreshToken(ctx, client, found?.token);
+    if (!found?.personActive) throw new OAuthError('invalid_grant', `The account of this refresh token is disabled. ${RESTART}`, { detail: 'account missing or disabled' });
     return { client, token: live, accessScope: accessScopeFor(live, params.optional('scope')) };
   },
 
