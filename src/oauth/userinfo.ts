@@ -23,13 +23,31 @@ export type UserinfoClaims = {
 export type ClaimsSource = Pick<Profile, 'sub' | 'name' | 'picture' | 'email' | 'email_verified' | 'phone_number' | 'phone_number_verified'>;
 
 /**
+ * The parsed scopes of a stored scope string. Stored scopes are canonical (formatScope: known scopes in
+ * the spec's order), so there are only a few distinct strings; each is parsed once instead of on every
+ * userinfo request. Bounded anyway, in case a store ever holds other spellings.
+ */
+const parsedScopes = new Map<string, ReadonlySet<string>>();
+const PARSED_SCOPES_MAX = 64;
+
+function scopeSet(scope: string): ReadonlySet<string> {
+  let scopes = parsedScopes.get(scope);
+  if (scopes === undefined) {
+    scopes = new Set(scopeList(scope));
+    if (parsedScopes.size >= PARSED_SCOPES_MAX) parsedScopes.clear();
+    parsedScopes.set(scope, scopes);
+  }
+  return scopes;
+}
+
+/**
  * spec: "The claim `sub` is always returned"; "Every claim other than `sub` also depends on the user
  * having set the value" — except `picture`, which is an "Empty string if unset"; `email` and
  * `phone_number` are "Omitted entirely if the account has no e-mail / phone", and so are their
  * `_verified` companions, which describe a value that is not there.
  */
 export function claimsFor(profile: ClaimsSource, scope: string): UserinfoClaims {
-  const scopes = new Set(scopeList(scope));
+  const scopes = scopeSet(scope);
   const claims: UserinfoClaims = { sub: profile.sub };
   if (scopes.has('profile')) {
     if (profile.name !== null && profile.name !== '') claims.name = profile.name;
