@@ -11,6 +11,7 @@ import type { Db, Dialect } from '../db/database.ts';
 import { deliverNextAccountMail } from '../accounts/mail/deliver.ts';
 import { DEFAULT_EMAIL_POLICY, deliverNextEmail, type EmailDeliveryPolicy } from '../notifications/email/deliver.ts';
 import { createSmtpMailer, type Mailer } from '../notifications/email/send.ts';
+import { startPollLoop } from './loop.ts';
 
 export type EmailRunnerDeps = {
   db: Db;
@@ -56,43 +57,31 @@ export function startEmailRunner(deps: EmailRunnerDeps, options: EmailRunnerOpti
   const pollMs = options.pollMs ?? 2_000;
   const delivery = { db: deps.db, dialect: deps.dialect, clock: deps.clock, mailer, baseUrl: deps.baseUrl, unsubscribeKey: deps.unsubscribeKey, logger: log };
   const accountMail = deps.accountMail && { db: deps.db, dialect: deps.dialect, clock: deps.clock, mailer, baseUrl: deps.baseUrl, ...deps.accountMail, logger: log };
-  let stopping = false;
-  let wake: (() => void) | undefined;
-
-  const loop = (async () => {
-    while (!stopping) {
-      try {
-        const mail = accountMail && (await deliverNextAccountMail(accountMail, policy, owner));
-        if (mail) {
-          const level = mail.outcome === 'sent' || mail.outcome === 'suppressed' ? 'info' : 'warn';
-          log[level]({ mail: mail.id, kind: mail.kind, outcome: mail.outcome, reason: mail.reason ?? undefined }, 'account mail delivery');
-          continue;
-        }
-        const done = await deliverNextEmail(delivery, policy, owner);
-        if (done) {
-          const level = done.outcome === 'sent' || done.outcome === 'suppressed' ? 'info' : 'warn';
-          log[level]({ notification: done.notificationId, outcome: done.outcome, reason: done.reason ?? undefined }, 'e-mail delivery');
-          continue;
-        }
-      } catch (error) {
-        log.error({ err: error }, 'e-mail runner error; retrying');
+  const loop = startPollLoop({
+    pollMs,
+    log,
+    errorLine: 'e-mail runner error; retrying',
+    step: async () => {
+      const mail = accountMail && (await deliverNextAccountMail(accountMail, policy, owner));
+      if (mail) {
+        const level = mail.outcome === 'sent' || mail.outcome === 'suppressed' ? 'info' : 'warn';
+        log[level]({ mail: mail.id, kind: mail.kind, outcome: mail.outcome, reason: mail.reason ?? undefined }, 'account mail delivery');
+        return true;
       }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, pollMs);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    }
-  })();
+      const done = await deliverNextEmail(delivery, policy, owner);
+      if (done) {
+        const level = done.outcome === 'sent' || done.outcome === 'suppressed' ? 'info' : 'warn';
+        log[level]({ notification: done.notificationId, outcome: done.outcome, reason: done.reason ?? undefined }, 'e-mail delivery');
+        return true;
+      }
+      return false;
+    },
+  });
 
   return {
     /** Finishes the message being sent (bounded by the SMTP timeouts), then stops. */
     async stop() {
-      stopping = true;
-      wake?.();
-      await loop;
+      await loop.stop();
       mailer.close();
     },
   };

@@ -16,6 +16,7 @@ import type { Translator } from '../tasks/engines/translate/translator.ts';
 import { discardResults, runTask, TaskFailure } from '../tasks/run-task.ts';
 import { recordTaskNotification } from '../tasks/tasks.ts';
 import * as store from '../tasks/tasks.store.ts';
+import { startPollLoop } from './loop.ts';
 
 export type TaskRunnerDeps = {
   db: Db;
@@ -56,9 +57,7 @@ export function startTaskRunner(deps: TaskRunnerDeps, options: TaskRunnerOptions
   const pollMs = options.pollMs ?? 1_000;
   const maxAttempts = options.maxAttempts ?? 3;
   const log = deps.logger.child({ worker: owner });
-  let stopping = false;
   let current: AbortController | undefined;
-  let wake: (() => void) | undefined;
 
   async function failAbandoned(): Promise<void> {
     const now = deps.clock();
@@ -108,8 +107,8 @@ export function startTaskRunner(deps: TaskRunnerDeps, options: TaskRunnerOptions
     if (controller.signal.aborted) {
       // Cancelled, taken over, or this worker is stopping: nothing of this run is kept.
       await discardResults(deps.objects, task.id).catch(() => {});
-      if (stopping) await store.giveBack(deps.db, { id: task.id, owner, now }).catch(() => {});
-      log.info({ task: task.id, reason: stopping ? 'worker stopping: given back' : 'cancelled' }, 'task stopped');
+      if (loop.stopping) await store.giveBack(deps.db, { id: task.id, owner, now }).catch(() => {});
+      log.info({ task: task.id, reason: loop.stopping ? 'worker stopping: given back' : 'cancelled' }, 'task stopped');
       return;
     }
     const message = failureMessage(error);
@@ -129,34 +128,19 @@ export function startTaskRunner(deps: TaskRunnerDeps, options: TaskRunnerOptions
     });
   }
 
-  const loop = (async () => {
-    while (!stopping) {
-      try {
-        await failAbandoned();
-        const task = await store.claimTask(deps.db, deps.dialect, { owner, now: deps.clock(), leaseMs, maxAttempts, kinds });
-        if (task) {
-          await execute(task);
-          continue;
-        }
-      } catch (error) {
-        log.error({ err: error }, 'worker loop error; retrying');
-      }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, pollMs);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    }
-  })();
-
-  return {
-    async stop() {
-      stopping = true;
-      current?.abort(new Error('the worker is stopping'));
-      wake?.();
-      await loop;
+  const loop = startPollLoop({
+    pollMs,
+    log,
+    errorLine: 'worker loop error; retrying',
+    step: async () => {
+      await failAbandoned();
+      const task = await store.claimTask(deps.db, deps.dialect, { owner, now: deps.clock(), leaseMs, maxAttempts, kinds });
+      if (!task) return false;
+      await execute(task);
+      return true;
     },
-  };
+    interrupt: () => current?.abort(new Error('the worker is stopping')),
+  });
+
+  return { stop: () => loop.stop() };
 }
