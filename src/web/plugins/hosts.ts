@@ -23,20 +23,21 @@ export const hosts = fp<{ origins: URL[] }>(
   async (app, { origins }) => {
     const byHost = new Map(origins.map((origin) => [origin.host.toLowerCase(), origin]));
     app.decorateRequest('servedOrigin', null as unknown as URL);
-    app.addHook('onRequest', async (request, reply) => {
+    // Callback style, not async: the hook runs on every request and needs no promise.
+    app.addHook('onRequest', (request, reply, done) => {
       const host = (request.headers.host ?? '').toLowerCase();
       const origin = byHost.get(host);
       if (origin) {
         request.servedOrigin = origin;
-        return;
+        return done();
       }
       const path = request.url.split('?', 1)[0]!;
       if (HOST_EXEMPT.has(path)) {
         request.servedOrigin = origins[0]!;
-        return;
+        return done();
       }
-      // In the shape of the path: an OAuth client reads `error_description`.
-      return reply
+      // In the shape of the path: an OAuth client reads `error_description`. Answered here, so no done().
+      reply
         .code(421)
         .type('application/json; charset=utf-8')
         .send(errorPayload(request.url, 'misdirected_request', `This server answers only for ${[...byHost.keys()].join(' and ')}; check the address you used.`));

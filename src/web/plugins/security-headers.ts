@@ -90,7 +90,8 @@ function errorBody(url: string | undefined, error: string, message: string): str
 
 export const securityHeaders = fp(
   async (app) => {
-    app.addHook('onSend', async (request, reply, payload) => {
+    // Callback style, not async: the hook runs on every answer and needs no promise.
+    app.addHook('onSend', (request, reply, payload, done) => {
       // A header Node cannot send (say a Location built from a value with a control character) would
       // make it answer a bare 500 without these headers. Answer that 500 here, with them.
       const unsendable = unsendableHeaders(reply);
@@ -101,7 +102,7 @@ export const securityHeaders = fp(
         payload = errorBody(request.url, 'server_error', 'The server could not complete the request. Try again later.');
       }
       reply.headers(securityHeaderValues(reply.formActionTargets));
-      return payload;
+      done(null, payload);
     });
   },
   { name: 'signet-security-headers' },
