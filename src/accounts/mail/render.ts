@@ -1,6 +1,6 @@
 // Account mail as e-mail: subject, plain text and HTML, in the language of the page it was asked from,
 // with the operator's product name. Addresses and names are escaped in the HTML part.
-import { escapeHtml, type EmailContent } from '../../notifications/email/render.ts';
+import { escapeHtml, htmlEmail, subjectLine, type EmailContent } from '../../notifications/email/render.ts';
 import type { AccountMailKind } from './outbox.ts';
 
 export type AccountMailInput = {
@@ -70,24 +70,16 @@ export function renderAccountMail(input: AccountMailInput): EmailContent {
   const texts = input.locale === 'zh-CN' ? TEXTS['zh-CN'] : TEXTS.en;
   const m = texts[input.kind](input.productName, input.email, input.secondLink ?? '');
   const text = [...m.lines, '', input.link, '', ...m.after, ...(m.after.length ? [''] : []), texts.ignore, ''].join('\n');
-  const html = `<!doctype html>
-<html lang="${texts.htmlLang}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(m.subject)}</title>
-</head>
-<body style="margin:0;padding:24px;background:#f4f5f7;color:#1b1f24;font-family:system-ui,-apple-system,'Segoe UI','PingFang SC','Noto Sans CJK SC','Microsoft YaHei',sans-serif;line-height:1.5">
-<div style="max-width:34rem;margin:0 auto;background:#fff;border:1px solid #d0d4da;border-radius:8px;padding:16px">
-<p style="font-weight:700;margin:0 0 8px">${escapeHtml(input.productName)}</p>
+  const html = htmlEmail({
+    lang: texts.htmlLang,
+    title: m.subject,
+    card: `<p style="font-weight:700;margin:0 0 8px">${escapeHtml(input.productName)}</p>
 ${m.lines.map((line) => `<p>${escapeHtml(line)}</p>`).join('\n')}
 <p><a href="${escapeHtml(input.link)}" style="color:#0b57d0">${escapeHtml(m.button)}</a></p>
 <p style="font-size:13px;color:#474f5a;word-break:break-all">${escapeHtml(input.link)}</p>
 ${m.after.map((line) => `<p>${escapeHtml(line)}</p>`).join('\n')}
 <p style="font-size:13px;color:#474f5a">${escapeHtml(texts.ignore)}</p>
-</div>
-</body>
-</html>
-`;
-  return { subject: m.subject.replace(/\s+/g, ' ').trim(), text, html };
+`,
+  });
+  return { subject: subjectLine(m.subject), text, html };
 }

@@ -63,8 +63,24 @@ export function renderEmail(input: RenderInput): EmailContent {
   const because = t.because(t.categories[input.category]);
   const text = [input.title, '', input.body, ...(url ? ['', `${t.open}: ${url}`] : []), '', '-- ', because, `${t.unsubscribe}: ${input.unsubscribeUrl}`, ''].join('\n');
   const paragraph = (value: string) => escapeHtml(value).replace(/\r?\n/g, '<br>\n');
-  const html = `<!doctype html>
-<html lang="${t.htmlLang}">
+  const html = htmlEmail({
+    lang: t.htmlLang,
+    title: input.title,
+    card: `<h1 style="font-size:20px;margin:0 0 8px">${escapeHtml(input.title)}</h1>
+<p>${paragraph(input.body)}</p>
+${url ? `<p><a href="${escapeHtml(url)}" style="color:#0b57d0">${escapeHtml(t.open)}</a></p>\n` : ''}`,
+    below: `<p style="max-width:34rem;margin:16px auto 0;font-size:13px;color:#474f5a">${escapeHtml(because)} <a href="${escapeHtml(input.unsubscribeUrl)}" style="color:#0b57d0">${escapeHtml(t.unsubscribe)}</a></p>\n`,
+  });
+  return { subject: subjectLine(input.title), text, html };
+}
+
+/**
+ * The HTML part of every e-mail Signet sends (notifications and account mail): a page titled `title`,
+ * `card` (HTML, each line ending in a line break) in a white box, and `below` (HTML, the same) under it.
+ */
+export function htmlEmail(input: { lang: string; title: string; card: string; below?: string }): string {
+  return `<!doctype html>
+<html lang="${input.lang}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -72,13 +88,13 @@ export function renderEmail(input: RenderInput): EmailContent {
 </head>
 <body style="margin:0;padding:24px;background:#f4f5f7;color:#1b1f24;font-family:system-ui,-apple-system,'Segoe UI','PingFang SC','Noto Sans CJK SC','Microsoft YaHei',sans-serif;line-height:1.5">
 <div style="max-width:34rem;margin:0 auto;background:#fff;border:1px solid #d0d4da;border-radius:8px;padding:16px">
-<h1 style="font-size:20px;margin:0 0 8px">${escapeHtml(input.title)}</h1>
-<p>${paragraph(input.body)}</p>
-${url ? `<p><a href="${escapeHtml(url)}" style="color:#0b57d0">${escapeHtml(t.open)}</a></p>\n` : ''}</div>
-<p style="max-width:34rem;margin:16px auto 0;font-size:13px;color:#474f5a">${escapeHtml(because)} <a href="${escapeHtml(input.unsubscribeUrl)}" style="color:#0b57d0">${escapeHtml(t.unsubscribe)}</a></p>
-</body>
+${input.card}</div>
+${input.below ?? ''}</body>
 </html>
 `;
-  // A header is one line: a title never carries a line break into it.
-  return { subject: input.title.replace(/\s+/g, ' ').trim(), text, html };
+}
+
+/** A header is one line: a subject never carries a line break into it. */
+export function subjectLine(subject: string): string {
+  return subject.replace(/\s+/g, ' ').trim();
 }
