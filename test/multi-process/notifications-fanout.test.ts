@@ -3,7 +3,6 @@
 // records one) and the unread count after a notification is marked read through process A. When B's
 // listening connection is killed, B reconnects and its streams catch up by sequence number.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -16,55 +15,11 @@ import { deriveKeys } from '../../src/config/keys.ts';
 import { migrate, openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
 import { LISTENER_APPLICATION_NAME } from '../../src/notifications/fanout.ts';
 import { recordNotification } from '../../src/notifications/notifications.ts';
-import { SIGNET_BIN } from '../helpers/cli.ts';
-import { freePort } from '../helpers/live-server.ts';
 import { createPostgresDatabase, postgresUnavailableReason, skipUnlessAvailable } from '../helpers/services.ts';
 import { openSse } from '../helpers/sse.ts';
+import { startServeAtOwnOrigin, stop, type ServeAtOwnOrigin as Server } from './scale-out-support.ts';
 
 const SECRET = 'multi-process-shared-secret-0123456789abcdef';
-
-type Server = { baseUrl: string; child: ChildProcess; output: string[] };
-
-async function startServer(databaseUrl: string, dataDir: string): Promise<Server> {
-  const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const output: string[] = [];
-  const child = spawn(process.execPath, [SIGNET_BIN, 'serve'], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      SIGNET_DATABASE_URL: databaseUrl,
-      SIGNET_BASE_URL: baseUrl,
-      SIGNET_PORT: String(port),
-      SIGNET_SECRET: SECRET,
-      SIGNET_METRICS_ADDR: 'off',
-      SIGNET_ADMIN_ADDR: 'off',
-      SIGNET_LOG_LEVEL: 'warn',
-      SIGNET_DATA_DIR: dataDir,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout?.on('data', (d: Buffer) => output.push(d.toString()));
-  child.stderr?.on('data', (d: Buffer) => output.push(d.toString()));
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`signet serve exited with ${child.exitCode}: ${output.join('')}`);
-    try {
-      if ((await fetch(`${baseUrl}/healthz`)).ok) return { baseUrl, child, output };
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`signet serve did not answer /healthz within 30 s: ${output.join('')}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-async function stopServer(server: Server | undefined): Promise<void> {
-  if (!server || server.child.exitCode !== null) return;
-  const exited = new Promise((resolve) => server.child.once('exit', resolve));
-  server.child.kill('SIGTERM');
-  await exited;
-}
 
 const pgSkip = skipUnlessAvailable('PostgreSQL', await postgresUnavailableReason());
 
@@ -83,11 +38,12 @@ describe('live notifications across two server processes on one PostgreSQL', { s
     database = openDatabase({ kind: 'postgres', url: created.url, poolSize: 4 });
     await migrate(database.db);
     sub = (await createAccount(database.db, systemClock, { email: 'ada@example.com', name: 'Ada', password: 'analytical-engine' })).sub;
-    [a, b] = await Promise.all([startServer(created.url, path.join(dataDir, 'a')), startServer(created.url, path.join(dataDir, 'b'))]);
+    const serve = (name: string) => startServeAtOwnOrigin(name, { databaseUrl: created.url, secret: SECRET, dataDir: path.join(dataDir, name) });
+    [a, b] = await Promise.all([serve('a'), serve('b')]);
   });
 
   after(async () => {
-    await Promise.all([stopServer(a), stopServer(b)]);
+    await Promise.all([stop(a), stop(b)]);
     await database?.close();
     await created?.drop();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });

@@ -2,7 +2,6 @@
 // `signet serve` processes, 20 concurrent refreshes of one token split between them → exactly one 200,
 // and afterwards every token of that person for that application is revoked.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,56 +12,12 @@ import { systemClock } from '../../src/config/clock.ts';
 import { deriveKeys } from '../../src/config/keys.ts';
 import { migrate, openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
 import { issueAuthorizationCode } from '../../src/oauth/codes.ts';
-import { SIGNET_BIN } from '../helpers/cli.ts';
-import { freePort } from '../helpers/live-server.ts';
 import { createPostgresDatabase, postgresUnavailableReason, skipUnlessAvailable } from '../helpers/services.ts';
+import { startServeAtOwnOrigin, stop, type ServeAtOwnOrigin as Server } from './scale-out-support.ts';
 
 const SECRET = 'multi-process-shared-secret-0123456789abcdef';
 const REDIRECT_URI = 'https://app.example/callback';
 const CONCURRENT = 20;
-
-type Server = { baseUrl: string; child: ChildProcess; output: string[] };
-
-async function startServer(databaseUrl: string, dataDir: string): Promise<Server> {
-  const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const output: string[] = [];
-  const child = spawn(process.execPath, [SIGNET_BIN, 'serve'], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      SIGNET_DATABASE_URL: databaseUrl,
-      SIGNET_BASE_URL: baseUrl,
-      SIGNET_PORT: String(port),
-      SIGNET_SECRET: SECRET,
-      SIGNET_METRICS_ADDR: 'off',
-      SIGNET_ADMIN_ADDR: 'off',
-      SIGNET_LOG_LEVEL: 'warn',
-      SIGNET_DATA_DIR: dataDir,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout?.on('data', (d: Buffer) => output.push(d.toString()));
-  child.stderr?.on('data', (d: Buffer) => output.push(d.toString()));
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`signet serve exited with ${child.exitCode}: ${output.join('')}`);
-    try {
-      if ((await fetch(`${baseUrl}/healthz`)).ok) return { baseUrl, child, output };
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`signet serve did not answer /healthz within 30 s: ${output.join('')}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-async function stopServer(server: Server | undefined): Promise<void> {
-  if (!server || server.child.exitCode !== null) return;
-  const exited = new Promise((resolve) => server.child.once('exit', resolve));
-  server.child.kill('SIGTERM');
-  await exited;
-}
 
 function postForm(url: string, form: Record<string, string>): Promise<Response> {
   return fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form).toString() });
@@ -87,11 +42,11 @@ describe('refresh race across two server processes on one PostgreSQL', { skip: p
     sub = (await createAccount(database.db, systemClock, { email: 'ada@example.com', name: 'Ada', password: 'analytical-engine' })).sub;
     const registered = await registerClient(database.db, systemClock, keys.tokenHash, { name: 'Race App', redirectUris: [REDIRECT_URI], scopes: ['openid', 'profile'] });
     client = { clientId: registered.client.clientId, secret: registered.clientSecret! };
-    servers.push(await startServer(created.url, path.join(dataDir, 'a')), await startServer(created.url, path.join(dataDir, 'b')));
+    for (const name of ['a', 'b']) servers.push(await startServeAtOwnOrigin(name, { databaseUrl: created.url, secret: SECRET, dataDir: path.join(dataDir, name) }));
   });
 
   after(async () => {
-    await Promise.all(servers.map(stopServer));
+    await Promise.all(servers.map((server) => stop(server)));
     await database?.close();
     await created?.drop();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });

@@ -19,6 +19,9 @@ export type SignetProcess = {
 
 export type ServeProcess = SignetProcess & { port: number };
 
+/** A serve process clients reach directly at `baseUrl`, its public address. */
+export type ServeAtOwnOrigin = ServeProcess & { baseUrl: string };
+
 function spawnSignet(name: string, args: string[], env: Record<string, string>): SignetProcess {
   const child = spawn(process.execPath, [SIGNET_BIN, ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
@@ -36,9 +39,9 @@ function spawnSignet(name: string, args: string[], env: Record<string, string>):
   return { name, child, lines, exited };
 }
 
-/** `signet serve` on its own port; resolves once /healthz answers. */
-export async function startServe(name: string, env: Record<string, string>): Promise<ServeProcess> {
-  const port = await freePort();
+/** `signet serve` on its own port (a free one unless given); resolves once /healthz answers. */
+export async function startServe(name: string, env: Record<string, string>, port?: number): Promise<ServeProcess> {
+  port ??= await freePort();
   const started = { ...spawnSignet(name, ['serve'], { ...env, SIGNET_HOST: '127.0.0.1', SIGNET_PORT: String(port) }), port };
   const deadline = Date.now() + 60_000;
   for (;;) {
@@ -51,6 +54,25 @@ export async function startServe(name: string, env: Record<string, string>): Pro
     if (Date.now() > deadline) throw new Error(`${name}: signet serve did not answer /healthz within 60 s: ${started.lines.join('\n')}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/**
+ * `signet serve` that clients reach directly, with no balancer in front: its public address
+ * (SIGNET_BASE_URL) is its own, `baseUrl`. Metrics and admin listeners off, warnings only in the log.
+ */
+export async function startServeAtOwnOrigin(name: string, input: { databaseUrl: string; secret: string; dataDir: string }): Promise<ServeAtOwnOrigin> {
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const env = {
+    SIGNET_DATABASE_URL: input.databaseUrl,
+    SIGNET_BASE_URL: baseUrl,
+    SIGNET_SECRET: input.secret,
+    SIGNET_METRICS_ADDR: 'off',
+    SIGNET_ADMIN_ADDR: 'off',
+    SIGNET_LOG_LEVEL: 'warn',
+    SIGNET_DATA_DIR: input.dataDir,
+  };
+  return { ...(await startServe(name, env, port)), baseUrl };
 }
 
 /** `signet worker` (tasks and e-mail); it logs a JSON line per task it starts. */
