@@ -1,6 +1,6 @@
 // Fastify assembly: plugins in declared order, then routes. Routes only parse, call a domain function
 // and render. Built without listening, so tests use app.inject.
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { Logger } from 'pino';
@@ -28,7 +28,7 @@ import { taskRoutes } from '../tasks/tasks.routes.ts';
 import { unsubscribeRoutes } from '../notifications/unsubscribe.routes.ts';
 import { createFanout, type NotificationFanout } from '../notifications/fanout.ts';
 import { notificationRoutes } from '../notifications/notifications.routes.ts';
-import { localeOf } from './pages/view.ts';
+import { localeOf, renderError } from './pages/view.ts';
 import { branding } from './branding.ts';
 
 /** Everything a route needs, passed down explicitly. */
@@ -83,6 +83,16 @@ export function connectionOptions(limits: typeof CONNECTION_LIMITS = CONNECTION_
   };
 }
 
+/**
+ * Whether a request that found nothing came from a person's browser: a GET or HEAD that accepts HTML,
+ * outside the OAuth, API and discovery paths (whose clients read JSON whatever they accept).
+ */
+function wantsPage(request: FastifyRequest): boolean {
+  if (request.method !== 'GET' && request.method !== 'HEAD') return false;
+  if (/^\/(oauth|api|\.well-known)\//.test(request.url)) return false;
+  return (request.headers.accept ?? '').includes('text/html');
+}
+
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as unknown as FastifyBaseLogger,
@@ -134,7 +144,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   app.setNotFoundHandler((request, reply) => {
-    reply.code(404).send({ error: 'not_found', message: `Nothing is served at ${request.method} ${request.url.split('?', 1)[0]}.` });
+    // A person who typed or followed a wrong address gets a page (in their language, with a way on);
+    // programs, and every API path, get JSON.
+    if (wantsPage(request)) return renderError(deps.db, request, reply, 404, (t) => t.pageNotFound);
+    return reply.code(404).send({ error: 'not_found', message: `Nothing is served at ${request.method} ${request.url.split('?', 1)[0]}.` });
   });
 
   await app.register(healthRoutes, { db: deps.db, checks: [{ name: 'storage', check: () => deps.objects.ping() }] });

@@ -33,7 +33,10 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
   const app = await buildApp({ settings, db: database.db, dialect: database.dialect, keys, clock: systemClock, logger, metrics, objects, translator, fanout });
   // The timeouts are Fastify options (app.ts); the connection cap is only a property of http.Server.
   app.server.maxConnections = CONNECTION_LIMITS.maxConnections;
-  await app.listen({ host: settings.host, port: settings.port });
+  // Fastify's own line would read "Server listening at http://127.0.0.1:8080", an address that answers
+  // 421 when the base URL names another host: say where it listens and which address to open.
+  const served = settings.baseUrl.origin;
+  await app.listen({ host: settings.host, port: settings.port, listenTextResolver: (address) => `listening on ${address.replace(/^https?:\/\//, '')}; open ${served}` });
   const metricsServer = metrics && settings.metrics !== 'off' ? await startMetricsServer(metrics, settings.metrics.host, settings.metrics.port) : undefined;
   // The admin API on its own listener, never the public port (SIGNET_ADMIN_ADDR; off: none).
   // Loaded only when it is on: the admin app and its OpenAPI (swagger) plugin are otherwise dead weight.

@@ -5,6 +5,7 @@ import { DAY } from '../../src/config/clock.ts';
 import * as clients from '../../src/clients/clients.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { assertFrameHeaders, csrfOf, EMAIL, flowSetup, PASSWORD, TinyBrowser } from '../oauth/authorize-support.ts';
+import { HOST } from '../oauth/token-fixtures.ts';
 
 forEachDatabase('pages', (open) => {
   test('the session cookie is HttpOnly, SameSite=Lax, Path=/, has no Domain, and its id is rotated at sign-in', async () => {
@@ -61,6 +62,31 @@ forEachDatabase('pages', (open) => {
     const res = await alt.get('/account');
     assert.equal(res.statusCode, 302, 'the cookie value means nothing on the other host');
     assert.equal(res.headers.location, '/signin?return=%2Faccount');
+  });
+
+  test('a wrong address typed in a browser gets an HTML 404 page in the person\'s language (title, lang, a way back, the security headers); programs and the OAuth and API paths get JSON; GET /signout sends a person to the page with the Sign out button, or to sign-in', async () => {
+    const flow = await flowSetup(await open());
+    const browser = new TinyBrowser(flow);
+    const page = await flow.app.inject({ method: 'GET', url: '/no/such/page', headers: { host: HOST, accept: 'text/html,application/xhtml+xml', 'accept-language': 'zh-CN' } });
+    assert.equal(page.statusCode, 404);
+    assert.match(String(page.headers['content-type']), /^text\/html/);
+    assert.match(page.body, /<html lang="zh-CN"/);
+    assert.match(page.body, /<title>[^<]+<\/title>/);
+    assert.match(page.body, /href="\/account"/);
+    assertFrameHeaders(page.headers);
+    for (const [url, accept] of [['/no/such/page', 'application/json'], ['/no/such/page', '*/*'], ['/oauth/nothing', 'text/html'], ['/api/v1/nothing', 'text/html']] as const) {
+      const res = await flow.app.inject({ method: 'GET', url, headers: { host: HOST, accept } });
+      assert.equal(res.statusCode, 404, url);
+      assert.equal(res.json<{ error: string }>().error, 'not_found', `${url} with Accept ${accept}`);
+    }
+    const anonymous = await browser.get('/signout');
+    assert.equal(anonymous.statusCode, 303);
+    assert.equal(anonymous.headers.location, '/signin');
+    await browser.signIn();
+    const signedIn = await browser.get('/signout');
+    assert.equal(signedIn.statusCode, 303);
+    assert.equal(signedIn.headers.location, '/account');
+    assert.equal((await browser.get('/account')).statusCode, 200, 'a GET signs nobody out');
   });
 
   test('"GET / sends a person to /account or /signin"; a favicon.ico is served', async () => {

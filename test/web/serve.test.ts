@@ -38,6 +38,8 @@ test('`signet serve` with a new data dir: /healthz 200, metrics on their own lis
     assert.ok(existsSync(path.join(dataDir, 'signet.sqlite')), 'the SQLite database is created in the data dir');
     assert.ok(existsSync(path.join(dataDir, 'secret.key')), 'the secret is generated into the data dir');
     assert.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 200);
+    assert.match(output, new RegExp(`"msg":"listening on 127\\.0\\.0\\.1:${port}; open http://127\\.0\\.0\\.1:${port}"`), 'the listen line names the address to open');
+    assert.ok(!output.includes('Server listening at'), "not Fastify's own line, whose address may answer 421");
 
     const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
     assert.equal(metrics.status, 200);

@@ -173,6 +173,7 @@ export const en = {
   csrfFailed: 'This form has expired or was not sent from this site. Go back, reload the page and try again.',
   serverError: 'The service could not complete your request. Try again in a moment.',
   unavailable: 'The service is temporarily unavailable. Try again in a moment.',
+  pageNotFound: 'There is no page at this address. Check the address, or go back to your account.',
   notSignedIn: 'Sign in to see this page.',
   backToAccount: 'Go to your account',
 

@@ -163,6 +163,7 @@ export const zhCN: Messages = {
   csrfFailed: '此表单已过期或并非从本站提交。请返回、刷新页面后重试。',
   serverError: '服务暂时无法完成你的请求。请稍后重试。',
   unavailable: '服务暂时不可用。请稍后重试。',
+  pageNotFound: '此地址没有页面。请检查地址，或前往你的账户。',
   notSignedIn: '请登录后查看此页面。',
   backToAccount: '前往我的账户',
 

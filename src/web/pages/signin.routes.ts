@@ -127,6 +127,10 @@ export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app
     return reply.redirect(nextAfterSignIn(form), 303);
   });
 
+  // Sign-out is a form (POST with a CSRF token, so no link or image elsewhere can sign a person out);
+  // someone who types /signout is sent to the page that has the button, or to sign-in.
+  app.get('/signout', async (request, reply) => reply.redirect((await request.currentSession()) ? '/account' : '/signin', 303));
+
   app.post('/signout', { preHandler: app.csrfProtection }, async (request, reply) => {
     await reply.signOut();
     rotateCsrfSecret(request, reply);
