@@ -70,6 +70,7 @@ try {
   const results = {};
   const workloads = {
     'serve → first 200': () => serveToFirst200(dataDir),
+    'signet --version': () => command(dataDir, ['--version']),
     'signet --help': () => command(dataDir, ['--help']),
     'signet client list': () => command(dataDir, ['client', 'list', '--json']),
   };
