@@ -294,6 +294,6 @@ function parseTrustProxy(value: string | undefined): Settings['trustProxy'] {
 }
 
 /** The origins this service answers for: the base URL first, then the alternate one. */
-export function servedOrigins(settings: Settings): URL[] {
+export function servedOrigins(settings: Pick<Settings, 'baseUrl' | 'altBaseUrl'>): URL[] {
   return settings.altBaseUrl ? [settings.baseUrl, settings.altBaseUrl] : [settings.baseUrl];
 }

@@ -45,9 +45,9 @@ export const authorizeRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (
     const origin = request.servedOrigin.origin;
     // The pending request belongs to this browser: the binding cookie it already has (other tabs' flows
     // keep working), else a new one; refreshed so it outlives every request it binds.
-    const existing = request.cookies[BROWSER_BINDING_COOKIE];
+    const existing = request.cookies[request.server.cookieNames.flow];
     const binding = isBrowserBinding(existing) ? existing : newBrowserBinding();
-    reply.setCookie(BROWSER_BINDING_COOKIE, binding, {
+    reply.setCookie(request.server.cookieNames.flow, binding, {
       path: '/',
       httpOnly: true,
       sameSite: 'lax',

@@ -30,6 +30,7 @@ import { createFanout, type NotificationFanout } from '../notifications/fanout.t
 import { notificationRoutes } from '../notifications/notifications.routes.ts';
 import { localeOf, renderError } from './pages/view.ts';
 import { branding } from './branding.ts';
+import { cookieNames } from './cookies.ts';
 
 /** Everything a route needs, passed down explicitly. */
 export type AppDeps = {
@@ -108,6 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     frameworkErrors: answerFrameworkError,
   });
 
+  app.decorate('cookieNames', cookieNames(deps.settings));
   await app.register(securityHeaders);
   await app.register(hosts, { origins: servedOrigins(deps.settings) });
   if (deps.metrics) await app.register(requestMetrics, { metrics: deps.metrics });

@@ -1,4 +1,4 @@
-// Hardening 12, "Smaller": CSRF tokens rotated at sign-in; log redaction of `code` that keeps
+// Hardening 12, "Smaller": CSRF tokens rotated at sign-in; `__Host-` cookie names on https; log redaction of `code` that keeps
 // `err.code`; 405 with `Allow: POST` on GET /oauth/token and /oauth/revoke; and a warning naming the
 // application (client_id) for each of the spec's own risky rules.
 import assert from 'node:assert/strict';
@@ -48,6 +48,37 @@ forEachDatabase('smaller hardening items', (open) => {
     const fresh = csrfOf((await browser.get('/account')).body);
     assert.notEqual(fresh, before);
     assert.equal((await browser.post('/signout', { _csrf: fresh })).statusCode, 303);
+  });
+
+  test('"`__Host-` cookie names on https": with every host on https, the session, CSRF, browser-binding and language cookies are named __Host-… and are Secure, Path=/, with no Domain; the whole flow works with them; on plain http the names stay bare', async () => {
+    const flow = await flowSetup(await open(), { SIGNET_BASE_URL: 'https://signet.test', SIGNET_ALT_BASE_URL: 'https://alt.signet.test' });
+    const browser = new TinyBrowser(flow);
+    const seen = new Map<string, { secure?: boolean; path?: string; domain?: string }>();
+    const keep = <R extends { cookies: Array<{ name: string; value: string; secure?: boolean; path?: string; domain?: string }> }>(res: R): R => {
+      for (const c of res.cookies) if (c.value !== '') seen.set(c.name, c);
+      return res;
+    };
+    const authorized = keep(await browser.get(flow.authorizePath({ response_type: 'code', state: 's' })));
+    const requestId = new URL(String(authorized.headers.location)).searchParams.get('request')!;
+    keep(await browser.get(`/signin?request=${requestId}`));
+    keep(await browser.signIn(requestId));
+    const decided = keep(await browser.consent(requestId, 'allow'));
+    assert.equal(decided.statusCode, 303, decided.body);
+    assert.match(String(decided.headers.location), /^https:\/\/app\.example\/callback\?.*code=/, 'the flow completes with the prefixed cookies');
+    keep(await browser.post('/language', { _csrf: csrfOf((await browser.get('/account')).body), lang: 'zh-CN', return: '/account' }));
+    assert.match((await browser.get('/account')).body, /<html lang="zh-CN"/, 'the language choice is read back');
+    for (const name of ['__Host-signet_session', '__Host-signet_csrf', '__Host-signet_flow', '__Host-signet_lang']) {
+      const cookie = seen.get(name);
+      assert.ok(cookie, `${name} was set (saw ${[...seen.keys()].join(', ')})`);
+      assert.equal(cookie.secure, true, `${name} is Secure`);
+      assert.equal(cookie.path, '/', `${name} has Path=/`);
+      assert.equal(cookie.domain, undefined, `${name} has no Domain`);
+    }
+    assert.ok(![...seen.keys()].some((name) => name.startsWith('signet_')), 'no bare name on https');
+
+    const plain = new TinyBrowser(await flowSetup(await open()));
+    const names = (await plain.get('/signin')).cookies.map((c) => c.name);
+    assert.deepEqual(names, ['signet_csrf'], 'on http the names stay bare (a browser would drop a __Host- cookie without Secure)');
   });
 
   test('CSRF tokens are rotated at sign-out too: a token from the signed-in pages is refused after it', async () => {

@@ -12,7 +12,6 @@ import type { Db } from '../../db/database.ts';
 import { AVAILABLE_CHANNELS, CATEGORIES, CHANNELS } from '../../notifications/categories.ts';
 import { getPreferences, type Preferences } from '../../notifications/preferences.ts';
 import type { Messages } from '../i18n/en.ts';
-import { SESSION_COOKIE } from '../plugins/session.ts';
 import { formatDate, localeOf, renderPage } from './view.ts';
 
 export type AccountPageContext = { db: Db; clock: Clock; /** Keys.tokenHash: which listed session is this browser's */ sessionKey: Buffer };
@@ -51,7 +50,7 @@ export async function showAccount(ctx: AccountPageContext, request: FastifyReque
   const account = await findAccount(ctx.db, sub);
   const preferences = await getPreferences(ctx.db, sub);
   const applications = await listAuthorizedApplications(ctx.db, sub);
-  const cookie = request.cookies[SESSION_COOKIE];
+  const cookie = request.cookies[request.server.cookieNames.session];
   const sessions = await listSessions(ctx.db, ctx.sessionKey, ctx.clock, sub, cookie ? { id: cookie, origin: request.servedOrigin.origin } : undefined);
   // The browser's own session first, then the others newest first.
   sessions.sort((a, b) => Number(b.current) - Number(a.current));

@@ -7,7 +7,6 @@ import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../accounts/passwor
 import { endOtherSessions, endSessionByHandle } from '../../accounts/sessions.ts';
 import { recordAudit } from '../../audit/audit.ts';
 import { SECOND } from '../../config/clock.ts';
-import { SESSION_COOKIE } from '../plugins/session.ts';
 import { waitText } from './signin.routes.ts';
 import { showAccount, type AccountPageContext } from './account-page.ts';
 import { field } from './forms.ts';
@@ -64,7 +63,7 @@ export const accountSecurityRoutes: FastifyPluginAsync<{ ctx: AccountPageContext
 
   app.post('/account/sessions/end-others', { preHandler: app.csrfProtection }, async (request, reply) => {
     const session = await request.currentSession();
-    const id = request.cookies[SESSION_COOKIE];
+    const id = request.cookies[request.server.cookieNames.session];
     if (!session || !id) return reply.redirect('/signin?return=%2Faccount', 303);
     const ended = await endOtherSessions(ctx.db, ctx.sessionKey, session.sub, { id, origin: request.servedOrigin.origin });
     return reply.redirect(`/account?ended_others=${ended}#sessions-heading`, 303);

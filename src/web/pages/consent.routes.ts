@@ -5,7 +5,7 @@ import { recordAuditSafely } from '../../audit/audit.ts';
 import type { Client } from '../../clients/clients.ts';
 import { continueAuthorization, decide } from '../../consent/decision.ts';
 import { refuseFramedNavigation } from '../../oauth/framing.ts';
-import { BROWSER_BINDING_COOKIE, forBrowser, type FlowContext, type PendingRequest } from '../../oauth/authorization-requests.ts';
+import { forBrowser, type FlowContext, type PendingRequest } from '../../oauth/authorization-requests.ts';
 import { CLAIMS_BY_SCOPE, formatScope } from '../../oauth/scopes.ts';
 import type { Messages } from '../i18n/en.ts';
 import { allowFormRedirectTo } from '../plugins/security-headers.ts';
@@ -36,7 +36,7 @@ export const consentRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (ap
     const session = await request.currentSession();
     if (!session) return reply.redirect(`/signin?request=${encodeURIComponent(requestId)}`, 302);
     // The pending request is found only in the browser that started it (its binding cookie).
-    const next = await continueAuthorization(forBrowser(ctx, request.cookies[BROWSER_BINDING_COOKIE]), requestId, request.servedOrigin.origin, session.sub);
+    const next = await continueAuthorization(forBrowser(ctx, request.cookies[request.server.cookieNames.flow]), requestId, request.servedOrigin.origin, session.sub);
     if (next.kind === 'expired') return renderError(db, request, reply, 400, (t) => t.requestExpired, { header: true });
     if (next.kind === 'redirect') return reply.redirect(next.url, 302);
     return showConsent(request, reply, requestId, next.pending, next.client);
@@ -47,7 +47,7 @@ export const consentRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (ap
     const session = await request.currentSession();
     if (!session) return reply.redirect(`/signin?request=${encodeURIComponent(requestId)}`, 303);
     const choice = field(request.body, 'decision') === 'allow' ? { decision: 'allow' as const, ticked: fields(request.body, 'scope') } : { decision: 'deny' as const };
-    const result = await decide(forBrowser(ctx, request.cookies[BROWSER_BINDING_COOKIE]), requestId, request.servedOrigin.origin, session.sub, choice, localeOf(request));
+    const result = await decide(forBrowser(ctx, request.cookies[request.server.cookieNames.flow]), requestId, request.servedOrigin.origin, session.sub, choice, localeOf(request));
     if (result.kind === 'expired') return renderError(db, request, reply, 400, (t) => t.requestExpired, { header: true });
     if (result.kind === 'nothing_granted' || result.kind === 'ask') return showConsent(request, reply, requestId, result.pending, result.client, (t) => t.nothingGranted);
     request.log.info({ event: choice.decision === 'allow' ? 'consent_given' : 'consent_declined' }, 'consent decided');

@@ -1,6 +1,6 @@
 // The language switch: a choice that sticks (a signed cookie), then back to the page it was made on.
 import type { FastifyPluginAsync } from 'fastify';
-import { isLocale, LANGUAGE_COOKIE } from '../i18n/i18n.ts';
+import { isLocale } from '../i18n/i18n.ts';
 import { field } from './forms.ts';
 import { localPath, YEAR_MS } from './view.ts';
 
@@ -8,7 +8,7 @@ export const languageRoutes: FastifyPluginAsync = async (app) => {
   app.post('/language', { preHandler: app.csrfProtection }, async (request, reply) => {
     const lang = field(request.body, 'lang');
     if (isLocale(lang)) {
-      reply.setCookie(LANGUAGE_COOKIE, lang, {
+      reply.setCookie(request.server.cookieNames.language, lang, {
         path: '/',
         httpOnly: true,
         sameSite: 'lax',

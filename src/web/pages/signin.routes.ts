@@ -5,9 +5,8 @@ import { recordAuditSafely, type AuditEventInput } from '../../audit/audit.ts';
 import { findClient } from '../../clients/clients.ts';
 import { SECOND, MINUTE } from '../../config/clock.ts';
 import { refuseFramedNavigation } from '../../oauth/framing.ts';
-import { BROWSER_BINDING_COOKIE, findPendingRequest, forBrowser, type FlowContext, type PendingRequest } from '../../oauth/authorization-requests.ts';
+import { findPendingRequest, forBrowser, type FlowContext, type PendingRequest } from '../../oauth/authorization-requests.ts';
 import { allowFormRedirectTo } from '../plugins/security-headers.ts';
-import { CSRF_COOKIE } from '../plugins/session.ts';
 import type { Messages } from '../i18n/en.ts';
 import { field, fields } from './forms.ts';
 import { localPath, renderError, renderPage } from './view.ts';
@@ -18,7 +17,7 @@ import { localPath, renderError, renderPage } from './view.ts';
  * planted cookie, to anyone — works after it.
  */
 function rotateCsrfSecret(request: FastifyRequest, reply: FastifyReply): void {
-  delete request.cookies[CSRF_COOKIE];
+  delete request.cookies[request.server.cookieNames.csrf];
   reply.csrfToken();
 }
 
@@ -68,7 +67,7 @@ export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app
 
   /** The pending request this page serves: found only in the browser that started it. */
   function pendingFor(request: FastifyRequest, requestId: string): Promise<PendingRequest | undefined> {
-    return findPendingRequest(forBrowser(ctx, request.cookies[BROWSER_BINDING_COOKIE]), requestId, request.servedOrigin.origin);
+    return findPendingRequest(forBrowser(ctx, request.cookies[request.server.cookieNames.flow]), requestId, request.servedOrigin.origin);
   }
 
   /**

@@ -7,7 +7,7 @@ import { findAccount } from '../../accounts/accounts.ts';
 import type { Db } from '../../db/database.ts';
 import { unreadCount } from '../../notifications/inbox.ts';
 import type { Site } from '../branding.ts';
-import { brandedMessages, chooseLocale, LANGUAGE_COOKIE, LOCALES, messages, type Locale } from '../i18n/i18n.ts';
+import { brandedMessages, chooseLocale, LOCALES, messages, type Locale } from '../i18n/i18n.ts';
 import type { Messages } from '../i18n/en.ts';
 
 /** How long the language choice is kept. */
@@ -26,7 +26,7 @@ async function templates(): Promise<Eta> {
 
 /** The language of this request: the switch's cookie, then Accept-Language, then English. */
 export function localeOf(request: FastifyRequest): Locale {
-  const raw = request.cookies[LANGUAGE_COOKIE];
+  const raw = request.cookies[request.server.cookieNames.language];
   const chosen = raw ? request.unsignCookie(raw) : undefined;
   return chooseLocale(chosen?.valid ? (chosen.value ?? undefined) : undefined, request.headers['accept-language']);
 }

@@ -1,5 +1,6 @@
 // Sessions and CSRF for the server-rendered pages. The session cookie is HttpOnly, SameSite=Lax,
 // Path=/, Secure on https, and has no Domain attribute, so each served host keeps its own.
+// Cookie names are the deployment's (cookies.ts: `__Host-` prefixed when every host is https).
 // CSRF: @fastify/csrf-protection with its secret in a signed cookie (stateless across processes);
 // every form carries the token in a hidden `_csrf` field.
 import fp from 'fastify-plugin';
@@ -41,7 +42,7 @@ export const sessions = fp<{ db: Db; tokenHashKey: Buffer; clock: Clock }>(
     // Loaded here, not at module load: CLI commands import the app's modules but never serve pages.
     const { default: csrfProtection } = await import('@fastify/csrf-protection');
     await app.register(csrfProtection, {
-      cookieKey: CSRF_COOKIE,
+      cookieKey: app.cookieNames.csrf,
       cookieOpts: { path: '/', sameSite: 'lax', httpOnly: true, signed: true },
     });
 
@@ -49,7 +50,7 @@ export const sessions = fp<{ db: Db; tokenHashKey: Buffer; clock: Clock }>(
     app.decorateRequest('currentSession', function (this: FastifyRequest) {
       let lookup = lookups.get(this);
       if (!lookup) {
-        const id = this.cookies[SESSION_COOKIE];
+        const id = this.cookies[app.cookieNames.session];
         lookup = id ? findSession(db, tokenHashKey, clock, id, this.servedOrigin.origin) : Promise.resolve(undefined);
         lookups.set(this, lookup);
       }
@@ -77,16 +78,16 @@ export const sessions = fp<{ db: Db; tokenHashKey: Buffer; clock: Clock }>(
     app.decorateReply('signIn', async function (this: FastifyReply, sub: string) {
       const request = this.request;
       const client = { userAgent: request.headers['user-agent'], ip: request.ip }; // shown in the person's list of sessions
-      const { id, expiresAt } = await startSession(db, tokenHashKey, clock, { sub, origin: request.servedOrigin.origin, previousId: request.cookies[SESSION_COOKIE], client });
-      this.setCookie(SESSION_COOKIE, id, { path: '/', httpOnly: true, sameSite: 'lax', secure: isHttps(request), expires: new Date(expiresAt) });
+      const { id, expiresAt } = await startSession(db, tokenHashKey, clock, { sub, origin: request.servedOrigin.origin, previousId: request.cookies[app.cookieNames.session], client });
+      this.setCookie(app.cookieNames.session, id, { path: '/', httpOnly: true, sameSite: 'lax', secure: isHttps(request), expires: new Date(expiresAt) });
       lookups.set(request, Promise.resolve({ sub, expiresAt }));
     });
 
     app.decorateReply('signOut', async function (this: FastifyReply) {
       const request = this.request;
-      const id = request.cookies[SESSION_COOKIE];
+      const id = request.cookies[app.cookieNames.session];
       if (id) await endSession(db, tokenHashKey, id, request.servedOrigin.origin);
-      this.clearCookie(SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'lax', secure: isHttps(request) });
+      this.clearCookie(app.cookieNames.session, { path: '/', httpOnly: true, sameSite: 'lax', secure: isHttps(request) });
       lookups.set(request, Promise.resolve(undefined));
     });
 
@@ -94,7 +95,7 @@ export const sessions = fp<{ db: Db; tokenHashKey: Buffer; clock: Clock }>(
       return this.generateCsrf({ path: '/', sameSite: 'lax', httpOnly: true, signed: true, secure: isHttps(this.request) });
     });
   },
-  { name: 'signet-sessions', dependencies: ['@fastify/cookie', 'signet-hosts'] },
+  { name: 'signet-sessions', dependencies: ['@fastify/cookie', 'signet-hosts'], decorators: { fastify: ['cookieNames'] } },
 );
 
 function httpError(statusCode: number, message: string): Error & { statusCode: number } {

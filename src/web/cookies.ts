@@ -1,0 +1,34 @@
+// The names of Signet's cookies. When every host Signet serves is https, each name carries the
+// `__Host-` prefix: a browser then accepts the cookie only if it is Secure, has Path=/ and no Domain,
+// so neither a sibling subdomain nor a plain-http page on the same host can plant or overwrite it
+// (RFC 6265bis §4.1.3.2). On plain http (development) the prefix would make browsers drop the
+// cookies, so the names stay bare. Every cookie Signet sets is already Secure on https, Path=/ and
+// host-only.
+import type { Settings } from '../config/settings.ts';
+import { servedOrigins } from '../config/settings.ts';
+import { BROWSER_BINDING_COOKIE } from '../oauth/authorization-requests.ts';
+import { LANGUAGE_COOKIE } from './i18n/i18n.ts';
+import { CSRF_COOKIE, SESSION_COOKIE } from './plugins/session.ts';
+
+export type CookieNames = {
+  /** the signed-in session (plugins/session.ts) */
+  session: string;
+  /** the CSRF secret (@fastify/csrf-protection) */
+  csrf: string;
+  /** the browser binding of pending authorization requests (oauth/authorize.routes.ts) */
+  flow: string;
+  /** the language switch's choice */
+  language: string;
+};
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** this deployment's cookie names (see cookies.ts) */
+    cookieNames: CookieNames;
+  }
+}
+
+export function cookieNames(settings: Pick<Settings, 'baseUrl' | 'altBaseUrl'>): CookieNames {
+  const prefix = servedOrigins(settings).every((origin) => origin.protocol === 'https:') ? '__Host-' : '';
+  return { session: prefix + SESSION_COOKIE, csrf: prefix + CSRF_COOKIE, flow: prefix + BROWSER_BINDING_COOKIE, language: prefix + LANGUAGE_COOKIE };
+}
