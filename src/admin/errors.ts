@@ -7,6 +7,7 @@ import { AccountError } from '../accounts/accounts.ts';
 import { AuditQueryError } from '../audit/audit.ts';
 import { ClientError } from '../clients/clients.ts';
 import { isDatabaseUnavailable } from '../db/errors.ts';
+import { answerGoneClient, clientWentAway } from '../web/client-gone.ts';
 import { StorageUnavailableError } from '../storage/object-store.ts';
 
 /** A 404 for a read; changes get theirs from the domain (a not_found error). */
@@ -28,6 +29,7 @@ function statusOf(error: unknown): { status: number; code: string } | undefined 
 
 export function adminErrorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   reply.header('cache-control', 'no-store');
+  if (clientWentAway(request, error)) return answerGoneClient(request, reply);
   const known = statusOf(error);
   if (known) return reply.code(known.status).send({ error: known.code, message: error.message });
   if (error instanceof StorageUnavailableError) {

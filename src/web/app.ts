@@ -1,5 +1,7 @@
 // Fastify assembly: plugins in declared order, then routes. Routes only parse, call a domain function
 // and render. Built without listening, so tests use app.inject.
+import type http from 'node:http';
+import type { Socket } from 'node:net';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
@@ -30,6 +32,7 @@ import { createFanout, type NotificationFanout } from '../notifications/fanout.t
 import { notificationRoutes } from '../notifications/notifications.routes.ts';
 import { localeOf, renderError } from './pages/view.ts';
 import { branding } from './branding.ts';
+import { answerGoneClient, clientWentAway } from './client-gone.ts';
 import { cookieNames } from './cookies.ts';
 
 /** Everything a route needs, passed down explicitly. */
@@ -64,6 +67,11 @@ export const BODY_LIMIT = 64 * 1024;
  *   connection we are closing.
  * - `maxConnections` stays below the usual limit of 1024 open files, so the cap refuses connections
  *   before the process runs out of descriptors (set in server.ts: http.Server has no option for it).
+ * - `perAddress`: one client address may hold at most this many of them, so a single slow-loris host
+ *   (a body trickled a byte at a time stays within every timeout for `requestMs`) cannot take them
+ *   all. A browser opens about 6 per host; an office behind one NAT address, some dozens. Not applied
+ *   behind a trusted proxy (SIGNET_TRUST_PROXY), whose connections all come from its own address: the
+ *   proxy must limit clients itself.
  */
 export const CONNECTION_LIMITS = {
   headersMs: 10_000,
@@ -72,7 +80,47 @@ export const CONNECTION_LIMITS = {
   keepAliveMs: 65_000,
   checkIntervalMs: 5_000,
   maxConnections: 1000,
+  perAddress: 100,
 };
+
+/** How often, at most, a refused connection is logged (per address, and for the process-wide cap). */
+const REFUSAL_LOG_INTERVAL_MS = 60_000;
+
+/**
+ * Applies the connection caps to a listening server: `maxConnections` for the process, and (when
+ * `perAddress` is given) a per-client-address cap; a connection over either is closed at once. Each
+ * refusal is logged as a warning, at most once a minute per address, so an operator sees the flood.
+ */
+export function capConnections(server: http.Server, limits: { maxConnections: number; perAddress?: number | undefined }, log: { warn(object: object, message: string): void }): void {
+  server.maxConnections = limits.maxConnections;
+  const lastLogged = new Map<string, number>();
+  const warnOnce = (key: string, object: object, message: string) => {
+    const now = Date.now();
+    if ((lastLogged.get(key) ?? 0) > now - REFUSAL_LOG_INTERVAL_MS) return;
+    if (lastLogged.size > 10_000) lastLogged.clear();
+    lastLogged.set(key, now);
+    log.warn(object, message);
+  };
+  server.on('drop', (data) => warnOnce('*', { event: 'connection_refused', address: data?.remoteAddress, limit: limits.maxConnections }, 'connection refused: the process holds its maximum of connections'));
+  const { perAddress } = limits;
+  if (perAddress === undefined) return;
+  const open = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? '';
+    const count = (open.get(address) ?? 0) + 1;
+    if (count > perAddress) {
+      warnOnce(address, { event: 'connection_refused', address, limit: perAddress }, 'connection refused: this client address holds its maximum of connections');
+      socket.destroy();
+      return;
+    }
+    open.set(address, count);
+    socket.once('close', () => {
+      const left = (open.get(address) ?? 1) - 1;
+      if (left <= 0) open.delete(address);
+      else open.set(address, left);
+    });
+  });
+}
 
 /** The Fastify options that apply CONNECTION_LIMITS (a parameter, so tests can check the semantics at a smaller scale). */
 export function connectionOptions(limits: typeof CONNECTION_LIMITS = CONNECTION_LIMITS) {
@@ -119,6 +167,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(branding, { settings: deps.settings });
 
   app.setErrorHandler((error: FastifyError | OAuthError | Error, request, reply) => {
+    if (clientWentAway(request, error)) return answerGoneClient(request, reply);
     const isOAuthPath = request.url.startsWith('/oauth/');
     if (error instanceof OAuthError) {
       if (error.status >= 500) request.log.error({ err: error }, 'oauth server error');

@@ -1,6 +1,7 @@
 // Starting the service for real: settings → keys → database (migrated) → app → listeners.
 import type { FastifyInstance } from 'fastify';
 import type http from 'node:http';
+import type { DestinationStream } from 'pino';
 import { registerAuditCounters } from '../audit/audit-metrics.ts';
 import { startAuditRetention } from '../audit/retention.ts';
 import { systemClock } from '../config/clock.ts';
@@ -10,15 +11,16 @@ import { migrate, openDatabase } from '../db/database.ts';
 import { openObjectStore, parseStorageUrl } from '../storage/open.ts';
 import { createFanout } from '../notifications/fanout.ts';
 import { createTranslator } from '../tasks/engines/translate/create.ts';
-import { buildApp, CONNECTION_LIMITS } from './app.ts';
+import { buildApp, capConnections, CONNECTION_LIMITS } from './app.ts';
 import { startHousekeeping } from './housekeeping.ts';
 import { createLogger } from './logging.ts';
 import { createMetrics, startMetricsServer } from './metrics.ts';
 
 export type RunningServer = { app: FastifyInstance; metricsServer: http.Server | undefined; adminApp: FastifyInstance | undefined; close(): Promise<void> };
 
-export async function startServer(settings: Settings): Promise<RunningServer> {
-  const logger = createLogger(settings.logLevel);
+/** `logDestination`: where log lines go instead of stdout (tests read them). */
+export async function startServer(settings: Settings, logDestination?: DestinationStream): Promise<RunningServer> {
+  const logger = createLogger(settings.logLevel, logDestination);
   const keys = deriveKeys(loadRootSecret(settings));
   const database = openDatabase(settings.database);
   await migrate(database.db);
@@ -31,8 +33,8 @@ export async function startServer(settings: Settings): Promise<RunningServer> {
   const fanout = createFanout({ db: database.db, database: settings.database, logger });
   await fanout.start();
   const app = await buildApp({ settings, db: database.db, dialect: database.dialect, keys, clock: systemClock, logger, metrics, objects, translator, fanout });
-  // The timeouts are Fastify options (app.ts); the connection cap is only a property of http.Server.
-  app.server.maxConnections = CONNECTION_LIMITS.maxConnections;
+  // The timeouts are Fastify options (app.ts); the connection caps are set on the http.Server.
+  capConnections(app.server, { maxConnections: CONNECTION_LIMITS.maxConnections, perAddress: settings.trustProxy === false ? CONNECTION_LIMITS.perAddress : undefined }, logger);
   // Fastify's own line would read "Server listening at http://127.0.0.1:8080", an address that answers
   // 421 when the base URL names another host: say where it listens and which address to open.
   const served = settings.baseUrl.origin;

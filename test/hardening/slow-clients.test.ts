@@ -9,7 +9,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { parseSettings } from '../../src/config/settings.ts';
-import { CONNECTION_LIMITS, connectionOptions } from '../../src/web/app.ts';
+import { capConnections, CONNECTION_LIMITS, connectionOptions } from '../../src/web/app.ts';
 import { startServer, type RunningServer } from '../../src/web/server.ts';
 import { freePort } from '../helpers/live-server.ts';
 
@@ -72,8 +72,77 @@ describe('slow clients against `signet serve` (startServer)', () => {
   });
 });
 
+describe('connection caps at a small scale (capConnections, as signet serve applies it)', () => {
+  test('one client address may hold at most perAddress connections: a slow-loris host over its cap is cut at once (with one warning), while another address — and /healthz from it — is still served', async () => {
+    const warnings: Array<{ object: { event?: string; address?: string }; message: string }> = [];
+    const app = Fastify();
+    app.get('/healthz', async () => ({ status: 'ok' }));
+    capConnections(app.server, { maxConnections: 50, perAddress: 5 }, { warn: (object, message) => warnings.push({ object, message }) });
+    const port = await freePort();
+    await app.listen({ host: '127.0.0.1', port });
+    const held: net.Socket[] = [];
+    try {
+      const open = (localAddress: string) =>
+        new Promise<{ socket: net.Socket; cut: Promise<void> }>((resolve) => {
+          const socket = net.connect({ port, host: '127.0.0.1', localAddress }, () => resolve({ socket, cut }));
+          const cut = new Promise<void>((closed) => socket.once('close', () => closed()));
+          socket.on('error', () => {});
+          held.push(socket);
+        });
+      // Five trickling uploads from one address are held; the sixth is closed by the server at once.
+      for (let i = 0; i < 5; i++) (await open('127.0.0.1')).socket.write(`POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\na`);
+      const sixth = await open('127.0.0.1');
+      await sixth.cut;
+      const other = await new Promise<string>((resolve, reject) => {
+        const socket = net.connect({ port, host: '127.0.0.1', localAddress: '127.0.0.2' }, () => socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'));
+        let answer = '';
+        socket.setEncoding('latin1');
+        socket.on('data', (chunk: string) => (answer += chunk));
+        socket.on('close', () => resolve(answer));
+        socket.on('error', reject);
+      });
+      assert.match(other, /^HTTP\/1\.1 200 /, 'another address is served');
+      assert.deepEqual(
+        warnings.map((w) => [w.object.event, w.object.address]),
+        [['connection_refused', '127.0.0.1']],
+        'one warning names the address',
+      );
+    } finally {
+      for (const socket of held) socket.destroy();
+      await app.close();
+    }
+  });
+});
+
+describe('a client that closes its connection mid-body', () => {
+  test('is noted at info level as client_gone — not logged as "database unavailable" (its ECONNRESET is the client\'s, not the database\'s)', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'signet-gone-'));
+    const port = await freePort();
+    const lines: string[] = [];
+    const running = await startServer(parseSettings({ SIGNET_BASE_URL: `http://127.0.0.1:${port}`, SIGNET_DATA_DIR: dir, SIGNET_METRICS_ADDR: 'off', SIGNET_ADMIN_ADDR: 'off', SIGNET_LOG_LEVEL: 'info' }), {
+      write: (line: string) => void lines.push(line),
+    });
+    try {
+      for (const url of ['/oauth/token', '/signin']) {
+        const socket = net.connect(port, '127.0.0.1');
+        await new Promise((resolve) => socket.once('connect', resolve));
+        socket.write(`POST ${url} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\ngrant_type=`);
+        // The request has reached its body parser once the server logged it.
+        for (let i = 0; i < 200 && !lines.some((l) => l.includes(`"path":"${url}"`)); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+        socket.destroy();
+      }
+      for (let i = 0; i < 200 && lines.filter((l) => l.includes('"event":"client_gone"')).length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      assert.equal(lines.filter((l) => l.includes('"event":"client_gone"')).length, 2, 'both noted as client_gone');
+      assert.deepEqual(lines.filter((l) => /"level":(40|50)/.test(l)), [], 'no warning or error');
+    } finally {
+      await running.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('the same options at a smaller scale: what each timeout cuts', () => {
-  const scaled = { headersMs: 300, requestMs: 600, idleMs: 500, keepAliveMs: 500, checkIntervalMs: 100, maxConnections: 10 };
+  const scaled = { headersMs: 300, requestMs: 600, idleMs: 500, keepAliveMs: 500, checkIntervalMs: 100, maxConnections: 10, perAddress: 5 };
   let app: FastifyInstance;
   let port: number;
 

@@ -3,6 +3,7 @@
 // Errors on these routes are pages that say what to do next; the CSRF check failing is a 403 page.
 import { fileURLToPath } from 'node:url';
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
+import { answerGoneClient, clientWentAway } from '../client-gone.ts';
 import { isDatabaseUnavailable } from '../../db/errors.ts';
 import type { AccountLinkContext } from '../../accounts/account-tokens.ts';
 import type { FlowContext } from '../../oauth/authorization-requests.ts';
@@ -35,6 +36,7 @@ export const pageRoutes: FastifyPluginAsync<{ ctx: FlowContext; tasks: TaskConte
   });
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    if (clientWentAway(request, error)) return answerGoneClient(request, reply);
     if (CSRF_ERRORS.has(error.code)) {
       request.log.warn({ event: 'csrf_rejected' }, 'form without a valid CSRF token');
       return renderError(db, request, reply, 403, (t) => t.csrfFailed);
