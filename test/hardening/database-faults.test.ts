@@ -101,6 +101,24 @@ describe('database faults on SQLite', () => {
     await close();
   });
 
+  test('requests queued behind a lock held by another process each answer 503 within about SIGNET_DATABASE_TIMEOUT_SECONDS — a request that waited behind another waiter does not start a wait of its own from zero (which made it nearly twice the limit)', async () => {
+    const limitMs = 1000;
+    const { f, file, close } = await sqliteService(limitMs);
+    const tokens = await Promise.all([f.exchange(), f.exchange(), f.exchange(), f.exchange()]);
+    const other = new SQLite(file);
+    other.exec('BEGIN IMMEDIATE');
+    const started = Date.now();
+    const answers = await Promise.all(tokens.map(async (t) => ({ res: await answered('a refresh', f.refresh(t.refresh_token)), ms: Date.now() - started })));
+    other.exec('COMMIT');
+    other.close();
+    for (const { res } of answers) assertOAuthUnavailable(res, 'a queued refresh');
+    const slowest = Math.max(...answers.map((a) => a.ms));
+    // Not a speed measurement: a bound on the wait's semantics (the old behaviour took 2 × the limit or more).
+    assert.ok(slowest < 1.75 * limitMs, `the last of the queue answered after ${slowest} ms, the limit being ${limitMs} ms`);
+    for (const t of tokens) assert.equal((await f.refresh(t.refresh_token)).statusCode, 200, 'nothing was half-written');
+    await close();
+  });
+
   test('"the explicit ROLLBACK fails after SQLite already rolled back": a transaction that SQLite rolled back itself (SQLITE_FULL) fails with SQLITE_FULL — an unavailable database, 503 — not with "no transaction is active"', async () => {
     const { f, close } = await sqliteService(TIMEOUT_MS);
     const { db } = f.deps;
