@@ -1,7 +1,9 @@
 // Prometheus counters for the events operators watch: sign-ins by outcome, tokens issued by grant,
 // refresh-token replays. One set per process, registered on each metrics registry that wants them
 // (startServer registers them on the /metrics registry), so they can be counted from anywhere
-// without passing the registry down to the sign-in and token code.
+// without passing the registry down to the sign-in and token code. With `serve --processes` each
+// worker's set is counted in its own registry and the primary's /metrics sums them (counters' default
+// aggregation in prom-client's cluster support; see web/metrics.ts).
 import { Counter, type Registry } from 'prom-client';
 import type { AuditType } from './audit.ts';
 

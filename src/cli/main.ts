@@ -59,7 +59,7 @@ program
       } else {
         const { runCluster } = await import('../web/cluster.ts');
         // The primary gives its processes their own deadline and a little more before it kills them.
-        await runCluster({ processes, serve, shutdownDeadlineMs: settings.shutdownMs + CLUSTER_SHUTDOWN_MARGIN_MS, log: (line) => process.stderr.write(line + '\n') });
+        await runCluster({ processes, serve, metrics: settings.metrics, shutdownDeadlineMs: settings.shutdownMs + CLUSTER_SHUTDOWN_MARGIN_MS, log: (line) => process.stderr.write(line + '\n') });
       }
       const cluster = await import('node:cluster');
       if (cluster.default.isPrimary) process.stderr.write(firstRunLine(settings, processes) + '\n');

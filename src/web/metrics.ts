@@ -1,6 +1,7 @@
 // Prometheus metrics on their own listener (SIGNET_METRICS_ADDR), never on the public port.
+// With `serve --processes N` the listener is the primary's, and reports the sum of every process.
 import http from 'node:http';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { AggregatorRegistry, Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import fp from 'fastify-plugin';
 
 export type Metrics = { registry: Registry; requests: Counter<'method' | 'route' | 'status'>; duration: Histogram<'method' | 'route'> };
@@ -36,19 +37,46 @@ export const requestMetrics = fp<{ metrics: Metrics }>(
   { name: 'signet-metrics' },
 );
 
-export function startMetricsServer(metrics: Metrics, host: string, port: number): Promise<http.Server> {
+/** What the listener serves: one process's registry, or the cluster primary's sum of its processes. */
+export type MetricsSource = { readonly contentType: string; metrics(): Promise<string> };
+
+export function startMetricsServer(source: MetricsSource, host: string, port: number): Promise<http.Server> {
   const server = http.createServer((req, res) => {
     if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found: metrics are at /metrics\n');
       return;
     }
-    metrics.registry.metrics().then(
-      (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
-      () => res.writeHead(500).end(),
+    source.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': source.contentType }).end(text),
+      (error: unknown) =>
+        res
+          .writeHead(503, { 'content-type': 'text/plain' })
+          .end(`Metrics unavailable (${error instanceof Error ? error.message : String(error)}); a server process may be starting or stopping: scrape again\n`),
     );
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve(server));
   });
+}
+
+/**
+ * In the `serve --processes` primary: the metrics listener, answering each scrape with every
+ * worker's metrics as prom-client's cluster support aggregates them (counters and histograms
+ * summed, process metrics as prom-client defines per metric). Without it each worker would open a
+ * listener on the same port and a scrape would see one random process's counters.
+ */
+export function startClusterMetricsServer(host: string, port: number): Promise<http.Server> {
+  const aggregator = new AggregatorRegistry();
+  return startMetricsServer({ contentType: aggregator.contentType, metrics: () => aggregator.clusterMetrics() }, host, port);
+}
+
+/**
+ * In a `serve --processes` worker: answer the primary's requests for this process's metrics, from
+ * `registry` (before the server has made its registry: an empty one, as nothing was served yet).
+ */
+export function answerClusterPrimary(registry: Registry = new Registry()): void {
+  AggregatorRegistry.setRegistries(registry);
+  // prom-client installs the worker's answering listener only in this constructor (once per process).
+  new AggregatorRegistry();
 }

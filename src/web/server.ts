@@ -1,5 +1,6 @@
 // Starting the service for real: settings → keys → database (migrated) → app → listeners.
 import type { FastifyInstance } from 'fastify';
+import cluster from 'node:cluster';
 import type http from 'node:http';
 import type { DestinationStream } from 'pino';
 import { registerAuditCounters } from '../audit/audit-metrics.ts';
@@ -14,7 +15,7 @@ import { createTranslator } from '../tasks/engines/translate/create.ts';
 import { buildApp, capConnections, CONNECTION_LIMITS } from './app.ts';
 import { startHousekeeping } from './housekeeping.ts';
 import { createLogger } from './logging.ts';
-import { createMetrics, startMetricsServer } from './metrics.ts';
+import { answerClusterPrimary, createMetrics, startMetricsServer } from './metrics.ts';
 
 export type RunningServer = { app: FastifyInstance; metricsServer: http.Server | undefined; adminApp: FastifyInstance | undefined; close(): Promise<void> };
 
@@ -26,6 +27,9 @@ export async function startServer(settings: Settings, logDestination?: Destinati
   await migrate(database.db);
   const metrics = settings.metrics === 'off' ? undefined : createMetrics();
   if (metrics) registerAuditCounters(metrics.registry);
+  // In a `serve --processes` worker the metrics listener is the primary's (cluster.ts): it asks every
+  // process for its registry and sums them; a listener per worker on the shared port would not.
+  if (metrics && cluster.isWorker) answerClusterPrimary(metrics.registry);
   const objects = openObjectStore(parseStorageUrl(settings.storageUrl));
   const translator = settings.translate.engine ? createTranslator(settings.translate) : undefined;
   // Live notifications: LISTEN (PostgreSQL) or a short poll (SQLite), so streams on this process
@@ -39,7 +43,7 @@ export async function startServer(settings: Settings, logDestination?: Destinati
   // 421 when the base URL names another host: say where it listens and which address to open.
   const served = settings.baseUrl.origin;
   await app.listen({ host: settings.host, port: settings.port, listenTextResolver: (address) => `listening on ${address.replace(/^https?:\/\//, '')}; open ${served}` });
-  const metricsServer = metrics && settings.metrics !== 'off' ? await startMetricsServer(metrics, settings.metrics.host, settings.metrics.port) : undefined;
+  const metricsServer = metrics && settings.metrics !== 'off' && !cluster.isWorker ? await startMetricsServer(metrics.registry, settings.metrics.host, settings.metrics.port) : undefined;
   // The admin API on its own listener, never the public port (SIGNET_ADMIN_ADDR; off: none).
   // Loaded only when it is on: the admin app and its OpenAPI (swagger) plugin are otherwise dead weight.
   const adminApp = settings.admin === 'off' ? undefined : await (await import('../admin/app.ts')).startAdminServer({ db: database.db, clock: systemClock, keys, objects, logger, trustProxy: settings.trustProxy }, settings.admin);

@@ -129,6 +129,52 @@ test('`signet serve --processes 2`: two server processes share the port; SIGTERM
   assert.equal(children(), 0, 'no server process is left');
 });
 
+test('`signet serve --processes 2` with SIGNET_METRICS_ADDR: the primary serves /metrics, and every scrape reports the sum of both processes', async () => {
+  const dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'signet-cluster-metrics-')), 'data');
+  const [port, metricsPort] = [await freePort(), await freePort()];
+  const child = spawn(process.execPath, [SIGNET_BIN, 'serve', '--processes', '2'], {
+    env: { PATH: process.env.PATH ?? '', SIGNET_BASE_URL: `http://127.0.0.1:${port}`, SIGNET_DATA_DIR: dataDir, SIGNET_METRICS_ADDR: `127.0.0.1:${metricsPort}`, SIGNET_ADMIN_ADDR: 'off', SIGNET_LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const children = () => {
+    const out = spawnSync('ps', ['--ppid', String(child.pid), '-o', 'pid='], { encoding: 'utf8' }).stdout;
+    return out.split('\n').filter((l) => l.trim() !== '').length;
+  };
+  try {
+    // The readiness probe is the first counted /healthz (attempts before a process listens reach none).
+    assert.equal((await waitFor(`http://127.0.0.1:${port}/healthz`, Date.now() + 60_000)).status, 200);
+    // Both processes listening (each logs its listen line), so the requests below are shared between them.
+    const listening = () => output.split('\n').filter((l) => l.includes('"msg":"listening on')).length;
+    const deadline = Date.now() + 30_000;
+    while (listening() < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(listening(), 2, output);
+    assert.equal(children(), 2, 'two server processes under the primary');
+    // A new connection for each request and each scrape (no keep-alive to pin one process).
+    const answers = await Promise.all(Array.from({ length: 40 }, () => fetch(`http://127.0.0.1:${port}/healthz`, { headers: { connection: 'close' } }).then((r) => r.status)));
+    assert.deepEqual([...new Set(answers)], [200]);
+
+    for (let scrape = 0; scrape < 6; scrape++) {
+      const response = await fetch(`http://127.0.0.1:${metricsPort}/metrics`, { headers: { connection: 'close' } });
+      const text = await response.text();
+      assert.equal(response.status, 200, text);
+      const healthz = text.split('\n').filter((l) => l.startsWith('signet_http_requests_total{method="GET",route="/healthz",status="200"}'));
+      assert.deepEqual(healthz, ['signet_http_requests_total{method="GET",route="/healthz",status="200"} 41'], `scrape ${scrape + 1}: one series, the 41 requests of both processes`);
+      // The audit counters are in each process's registry and aggregated with it: one series each, not one per process.
+      assert.equal(text.split('\n').filter((l) => l === '# TYPE signet_signins_total counter').length, 1);
+      assert.deepEqual(text.split('\n').filter((l) => l.startsWith('signet_refresh_replays_total')), ['signet_refresh_replays_total 0']);
+    }
+  } finally {
+    child.kill('SIGTERM');
+  }
+  assert.equal(await exited, 0, output);
+  assert.equal(children(), 0, 'no server process is left');
+  assert.equal(await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then(() => 'answering', () => 'closed'), 'closed', 'the metrics listener went with the primary');
+});
+
 test('"a hard deadline after which it exits anyway" (SIGNET_SHUTDOWN_SECONDS): with a request whose body never finishes, SIGTERM ends `signet serve` after the set seconds, exit 1, saying so', async () => {
   const dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'signet-serve-')), 'data');
   const port = await freePort();
