@@ -25,6 +25,7 @@ export const SECRET_FILE_MODE = 0o600;
 
 /** Returns the root secret: SIGNET_SECRET when set, else the one in the data dir, generated on first use. */
 export function loadRootSecret(settings: Settings): string {
+  tightenDataDir(settings.dataDir);
   if (settings.secret) return settings.secret;
   mkdirSync(settings.dataDir, { recursive: true, mode: DATA_DIR_MODE });
   const file = path.join(settings.dataDir, SECRET_FILE);
@@ -39,6 +40,20 @@ export function loadRootSecret(settings: Settings): string {
   // A secret file that others may read (copied in, or made by an older version) is tightened.
   if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, SECRET_FILE_MODE);
   return readFileSync(file, 'utf8').trim();
+}
+
+/**
+ * A data dir that others may enter (made by an older version, or by hand) is tightened to 0700 —
+ * the files in it are tightened where they are opened. One Signet cannot change (not its owner) is
+ * left as it is.
+ */
+function tightenDataDir(dataDir: string): void {
+  try {
+    if ((statSync(dataDir).mode & 0o077) !== 0) chmodSync(dataDir, DATA_DIR_MODE);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'EPERM') throw error;
+  }
 }
 
 export function deriveKeys(rootSecret: string): Keys {

@@ -1,7 +1,7 @@
 // Hardening 10, "Files at rest": the data dir is 0700, the SQLite database (and its WAL) and the
 // secret file 0600 — set where they are created, whatever the umask lets through.
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
@@ -22,6 +22,16 @@ test('"Files at rest": a new data dir is 0700 and the generated secret file 0600
   assert.equal(mode(dataDir), '700');
   assert.equal(mode(path.join(scratch, 'secret-first')), '700', 'parents created on the way too');
   assert.equal(mode(path.join(dataDir, 'secret.key')), '600');
+});
+
+test('"Files at rest": an existing data dir others may enter (0755, as an older version left it) is tightened to 0700 at start, with SIGNET_SECRET set or not', () => {
+  for (const env of [{}, { SIGNET_SECRET: 'k'.repeat(40) }]) {
+    const dataDir = path.join(scratch, `loose-dir-${Object.keys(env).length}`);
+    mkdirSync(dataDir, { recursive: true });
+    chmodSync(dataDir, 0o755);
+    loadRootSecret(parseSettings({ SIGNET_DATA_DIR: dataDir, ...env }));
+    assert.equal(mode(dataDir), '700');
+  }
 });
 
 test('"Files at rest": a secret file others may read is tightened to 0600', () => {
