@@ -15,6 +15,8 @@ export type CommandContext = {
   database: DatabaseHandle;
   /** SIGNET_STORAGE_URL's store (opening it connects to nothing): `user delete` removes task files */
   objects: ObjectStore;
+  /** the migrations opening the database applied (every command brings the schema up to date) */
+  migrationsApplied: string[];
   clock: Clock;
 };
 
@@ -78,11 +80,12 @@ export async function openContext(settings = loadSettingsFromProcess(), options:
   if (!options.mayCreateData) checkDataExists(settings);
   const keys = deriveKeys(loadRootSecret(settings));
   const database = openDatabase(settings.database);
+  let migrationsApplied: string[];
   try {
-    await migrate(database.db);
+    migrationsApplied = await migrate(database.db);
   } catch (error) {
     await database.close();
     throw error;
   }
-  return { settings, keys, database, objects: openObjectStore(parseStorageUrl(settings.storageUrl)), clock: systemClock };
+  return { settings, keys, database, objects: openObjectStore(parseStorageUrl(settings.storageUrl)), migrationsApplied, clock: systemClock };
 }

@@ -120,7 +120,7 @@ program
   .description('bring the database schema up to date')
   .option('--json', 'print JSON')
   .action((o: { json?: boolean }) =>
-    makeRun(() => true)(async (ctx) => ({ database: ctx.database.dialect, applied: await migrate(ctx.database.db), status: 'up to date' }), o),
+    makeRun(() => true)(async (ctx) => ({ database: ctx.database.dialect, applied: [...ctx.migrationsApplied, ...(await migrate(ctx.database.db))], status: 'up to date' }), o),
   );
 
 registerClientCommands(program, run);

@@ -9,6 +9,7 @@ import {
   Kysely,
   Migrator,
   PostgresDialect,
+  SqliteAdapter,
   SqliteDialect,
   SqliteDriver,
   sql,
@@ -116,16 +117,42 @@ export function openDatabase(database: Settings['database']): DatabaseHandle {
 /** How often a migration that found the database unavailable (another process holding the migration lock past the statement timeout, say) is tried again. */
 const MIGRATION_ATTEMPTS = 5;
 
-/** Brings the schema up to date. Safe to run from several processes at once (Kysely takes a lock). */
+/**
+ * Brings the schema up to date. Safe to run from several processes at once: on PostgreSQL Kysely
+ * takes an advisory lock; on SQLite, where it takes none, every migration runs inside one transaction
+ * holding the write lock (BEGIN IMMEDIATE), so a second process waits and then finds them done —
+ * without it, two processes starting on a new file both created the tables and one failed.
+ */
 export async function migrate(db: Db): Promise<string[]> {
-  for (let attempt = 1; ; attempt++) {
-    const migrator = new Migrator({ db, provider });
-    const { error, results } = await migrator.migrateToLatest();
-    if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-    // Migrations run in one transaction: an unavailable database left nothing half-applied.
-    if (attempt < MIGRATION_ATTEMPTS && isDatabaseUnavailable(error)) continue;
-    throw error instanceof Error ? error : new Error(String(error));
+  if (db.getExecutor().adapter instanceof SqliteAdapter) {
+    return db.connection().execute(async (connection) => {
+      await sql`begin immediate`.execute(connection);
+      try {
+        const applied = await migrateToLatest(connection);
+        await sql`commit`.execute(connection);
+        return applied;
+      } catch (error) {
+        await sql`rollback`.execute(connection).catch(() => {}); // SQLite may have rolled back already
+        throw error;
+      }
+    });
   }
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await migrateToLatest(db);
+    } catch (error) {
+      // Migrations run in one transaction: an unavailable database left nothing half-applied.
+      if (attempt < MIGRATION_ATTEMPTS && isDatabaseUnavailable(error)) continue;
+      throw error;
+    }
+  }
+}
+
+/** Kysely's migrator, once: the names of the migrations it applied. */
+async function migrateToLatest(db: Db): Promise<string[]> {
+  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
 /** Whether every known migration has been applied. */
