@@ -96,6 +96,7 @@ program
         // spec'd by the tasks issue: "SIGTERM: finish or give back the current task, then exit"
         process.once(signal, () => {
           // The current task is given back; should that hang, its lease gives it back after the deadline.
+          process.stderr.write(`signet: worker stopping (pid ${process.pid}): claiming nothing new; giving back the current task, at most ${ctx.settings.shutdownMs / 1000} s\n`);
           setTimeout(() => {
             process.stderr.write(`signet: worker still stopping after ${ctx.settings.shutdownMs / 1000} s; exiting anyway\n`);
             process.exit(1);
@@ -104,7 +105,10 @@ program
             .stop()
             .then(() => ctx.database.close())
             .then(
-              () => process.exit(0),
+              () => {
+                process.stderr.write(`signet: worker stopped (pid ${process.pid})\n`);
+                process.exit(0);
+              },
               () => process.exit(1),
             );
         });

@@ -79,6 +79,7 @@ export function trackConnections(server: http.Server): ConnectionTracker {
  * other listeners, the database). Exits 0 when all of it finished, 1 on an error or at the deadline.
  */
 export function shutDownOnSignal(connections: ConnectionTracker, close: () => Promise<void>, log: (line: string) => void, deadlineMs = SHUTDOWN_DEADLINE_MS): void {
+  log(`signet: stopping (pid ${process.pid}): no new connections; finishing what was accepted, at most ${Math.round(deadlineMs / 1000)} s`);
   const deadline = setTimeout(() => {
     log(`signet: still stopping after ${Math.round(deadlineMs / 1000)} s; exiting anyway`);
     process.exit(1);
@@ -88,7 +89,10 @@ export function shutDownOnSignal(connections: ConnectionTracker, close: () => Pr
     .drain()
     .then(close)
     .then(
-      () => process.exit(0),
+      () => {
+        log(`signet: stopped (pid ${process.pid})`);
+        process.exit(0);
+      },
       (error: unknown) => {
         log(`signet: stopping failed: ${error instanceof Error ? error.message : String(error)}`);
         process.exit(1);

@@ -50,6 +50,8 @@ test('`signet serve` with a new data dir: /healthz 200, metrics on their own lis
     child.kill('SIGTERM');
   }
   assert.equal(await exited, 0, output);
+  assert.match(output, /signet: stopping \(pid \d+\): no new connections/, 'a graceful stop says it began');
+  assert.match(output, /signet: stopped \(pid \d+\)/, 'and that it ended');
   for (const line of output.trim().split('\n').filter((l) => l.startsWith('{'))) JSON.parse(line);
 });
 
