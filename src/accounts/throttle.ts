@@ -2,10 +2,13 @@
 // passwords are counted under three keys, each with its own rule:
 // - one account from one address: slows down, then locks — a guesser at one account is stopped;
 // - one address, over every account: slows down, then locks — one address spraying many accounts;
-// - one account, over every address: a ceiling that only slows (a short, capped wait), never locks.
-// So a stranger who knows an account can lock out only their own address: the person with the right
-// password, from an address that has not been failing, still gets in. Counters live in the database,
-// so every process sees them.
+// - one account, over every address: a ceiling that only slows (a short, capped wait), never locks;
+//   or, for a browser that proves with a device cookie that it signed in to this account before
+//   (device-cookies.ts), that device instead: it slows, then locks, like one address.
+// So a stranger who knows an account can lock out only their own address, and strangers from many
+// addresses can only slow the browsers the account has never signed in from: the person with the right
+// password, from an address that has not been failing and a browser they signed in with before, always
+// gets in. Counters live in the database, so every process sees them.
 import { MINUTE, SECOND, type Clock } from '../config/clock.ts';
 import type { Db } from '../db/database.ts';
 import * as store from './throttle.store.ts';
@@ -40,6 +43,13 @@ export const PER_ADDRESS: ThrottleRule = { slowAfter: 15, firstWaitMs: 5 * SECON
  */
 export const PER_ACCOUNT: ThrottleRule = { slowAfter: 20, firstWaitMs: 5 * SECOND, maxWaitMs: 30 * SECOND };
 
+/**
+ * One known browser (a valid device cookie) at its account, over every address, in place of the
+ * ceiling: like one address, 5 s from the 5th failure, doubling; the 10th locks that device cookie out
+ * for 15 minutes, so a stolen cookie cannot be used to guess freely.
+ */
+export const PER_DEVICE: ThrottleRule = { slowAfter: 5, firstWaitMs: 5 * SECOND, maxWaitMs: 15 * MINUTE, lock: { after: 10, ms: 15 * MINUTE } };
+
 /** The wait imposed after the n-th failure in a window under a rule: none, then doubling up to the cap, then the lock. */
 export function waitAfterFailure(rule: ThrottleRule, failures: number): number {
   if (rule.lock && failures >= rule.lock.after) return rule.lock.ms;
@@ -50,8 +60,10 @@ export function waitAfterFailure(rule: ThrottleRule, failures: number): number {
 /**
  * Who a sign-in attempt is about. `account` is the account's `sub`, or a stand-in for an identifier
  * with no account (so an unknown account is throttled exactly like a real one and reveals nothing).
+ * `device`: the id of the device cookie that proved this browser signed in to this account before
+ * (device-cookies.ts knownDevice), when it did.
  */
-export type AttemptSource = { account: string; address: string };
+export type AttemptSource = { account: string; address: string; device?: string | undefined };
 
 /** The key of an account's ceiling; its (account, address) keys extend it with `:address`. */
 export function accountKey(sub: string): string {
@@ -63,12 +75,16 @@ function addressKey(address: string): string {
   return `address:${address}`;
 }
 
-/** The counter keys of an attempt, each with its rule. */
+/**
+ * The counter keys of an attempt, each with its rule. A known browser is exempt from the account's
+ * ceiling — neither held back by it nor adding to it — and counted against its device cookie instead
+ * (under "account:<sub>:device:", so unlocking the account lifts it too).
+ */
 export function throttleKeys(source: AttemptSource): Array<{ key: string; rule: ThrottleRule }> {
   return [
     { key: `${accountKey(source.account)}:${source.address}`, rule: PER_ACCOUNT_AND_ADDRESS },
     { key: addressKey(source.address), rule: PER_ADDRESS },
-    { key: accountKey(source.account), rule: PER_ACCOUNT },
+    source.device === undefined ? { key: accountKey(source.account), rule: PER_ACCOUNT } : { key: `${accountKey(source.account)}:device:${source.device}`, rule: PER_DEVICE },
   ];
 }
 
@@ -112,19 +128,20 @@ export async function recordFailure(db: Db, clock: Clock, source: AttemptSource)
 
 /**
  * A successful sign-in clears the counter of that account from that address — the person's own typos.
- * Not the address's (one good account must not reset a sprayer's count) and not the account's ceiling
- * (the owner signing in must not hand guessers elsewhere a fresh allowance).
+ * Not the address's (one good account must not reset a sprayer's count), not the account's ceiling
+ * (the owner signing in must not hand guessers elsewhere a fresh allowance), and not the device
+ * cookie's: the browser gets a new one, and a copy of the old one in a thief's hands stays counted.
  */
 export async function recordSuccess(db: Db, source: AttemptSource): Promise<void> {
   await store.clearKey(db, throttleKeys(source)[0]!.key);
 }
 
 /**
- * For an operator: lifts every lock and wait on an account — from every address, and its ceiling.
+ * For an operator: lifts every lock and wait on an account — from every address and device, and its ceiling.
  * Address counters stay (they are about the addresses, not the account). Returns the counters removed.
  */
 export async function unlockAccount(db: Db, sub: string): Promise<number> {
-  // "account:<sub>" and "account:<sub>:<address>"; not "account:<sub>0…" (another numeric sub).
+  // "account:<sub>", "account:<sub>:<address>" and "account:<sub>:device:<id>"; not "account:<sub>0…" (another numeric sub).
   return store.clearKeys(db, accountKey(sub), `${accountKey(sub)}:`);
 }
 

@@ -14,6 +14,11 @@ export type Keys = {
   unsubscribe: Buffer;
   /** HMAC key of the password-reset and e-mail-verification links at rest (good for nothing else). */
   accountToken: Buffer;
+  /**
+   * HMAC key of the device cookies, a browser's proof that it signed in to an account before (the
+   * per-account sign-in ceiling does not apply to it; good for nothing else).
+   */
+  deviceCookie: Buffer;
 };
 
 const SECRET_FILE = 'secret.key';
@@ -58,5 +63,5 @@ function tightenDataDir(dataDir: string): void {
 
 export function deriveKeys(rootSecret: string): Keys {
   const derive = (purpose: string) => Buffer.from(hkdfSync('sha256', rootSecret, 'signet', purpose, 32));
-  return { tokenHash: derive('token-hash'), cookie: derive('cookie'), unsubscribe: derive('unsubscribe-token'), accountToken: derive('account-token') };
+  return { tokenHash: derive('token-hash'), cookie: derive('cookie'), unsubscribe: derive('unsubscribe-token'), accountToken: derive('account-token'), deviceCookie: derive('device-cookie') };
 }

@@ -206,7 +206,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const tasks = { db: deps.db, dialect: deps.dialect, clock: deps.clock, objects: deps.objects, translator: deps.translator, uploadMaxBytes: deps.settings.uploadMaxBytes };
   await app.register(authorizeRoutes, { ctx: flow });
   const accounts = { db: deps.db, clock: deps.clock, hashKey: deps.keys.tokenHash, tokenKey: deps.keys.accountToken, signupOpen: deps.settings.signup === 'open' };
-  await app.register(pageRoutes, { ctx: flow, tasks, accounts });
+  await app.register(pageRoutes, { ctx: flow, tasks, accounts, deviceKey: deps.keys.deviceCookie });
   // OAuth endpoints (token and revoke read form bodies only, in their own encapsulated contexts).
   await app.register(tokenRoutes, { deps });
   await app.register(revokeRoutes, { deps });

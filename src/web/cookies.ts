@@ -6,6 +6,7 @@
 // host-only.
 import type { Settings } from '../config/settings.ts';
 import { servedOrigins } from '../config/settings.ts';
+import { DEVICE_COOKIE } from '../accounts/device-cookies.ts';
 import { BROWSER_BINDING_COOKIE } from '../oauth/authorization-requests.ts';
 import { LANGUAGE_COOKIE } from './i18n/i18n.ts';
 import { CSRF_COOKIE, SESSION_COOKIE } from './plugins/session.ts';
@@ -19,6 +20,8 @@ export type CookieNames = {
   flow: string;
   /** the language switch's choice */
   language: string;
+  /** the proof that this browser signed in to an account before (accounts/device-cookies.ts) */
+  device: string;
 };
 
 declare module 'fastify' {
@@ -30,5 +33,5 @@ declare module 'fastify' {
 
 export function cookieNames(settings: Pick<Settings, 'baseUrl' | 'altBaseUrl'>): CookieNames {
   const prefix = servedOrigins(settings).every((origin) => origin.protocol === 'https:') ? '__Host-' : '';
-  return { session: prefix + SESSION_COOKIE, csrf: prefix + CSRF_COOKIE, flow: prefix + BROWSER_BINDING_COOKIE, language: prefix + LANGUAGE_COOKIE };
+  return { session: prefix + SESSION_COOKIE, csrf: prefix + CSRF_COOKIE, flow: prefix + BROWSER_BINDING_COOKIE, language: prefix + LANGUAGE_COOKIE, device: prefix + DEVICE_COOKIE };
 }

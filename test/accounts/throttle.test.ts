@@ -12,6 +12,7 @@ import {
   PER_ACCOUNT,
   PER_ACCOUNT_AND_ADDRESS,
   PER_ADDRESS,
+  PER_DEVICE,
   unlockAccount,
   waitAfterFailure,
 } from '../../src/accounts/throttle.ts';
@@ -41,6 +42,13 @@ test('the per-account ceiling slows, not locks: from 20 failures over every addr
   assert.deepEqual(
     [19, 20, 21, 22, 23, 100, 10_000].map((n) => waitAfterFailure(PER_ACCOUNT, n)),
     [0, 5 * SECOND, 10 * SECOND, 20 * SECOND, 30 * SECOND, 30 * SECOND, 30 * SECOND],
+  );
+});
+
+test('a known browser (device cookie) is counted per device instead of the ceiling: 5 s from the 5th failure, doubling; the 10th locks that device cookie out for 15 minutes', () => {
+  assert.deepEqual(
+    [4, 5, 6, 9, 10, 11].map((n) => waitAfterFailure(PER_DEVICE, n)),
+    [0, 5 * SECOND, 10 * SECOND, 80 * SECOND, 15 * MINUTE, 15 * MINUTE],
   );
 });
 

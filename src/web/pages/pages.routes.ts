@@ -22,7 +22,8 @@ import { renderError } from './view.ts';
 
 const CSRF_ERRORS = new Set(['FST_CSRF_INVALID_TOKEN', 'FST_CSRF_MISSING_SECRET']);
 
-export const pageRoutes: FastifyPluginAsync<{ ctx: FlowContext; tasks: TaskContext; accounts: AccountLinkContext & { signupOpen: boolean } }> = async (app, { ctx, tasks, accounts }) => {
+/** `deviceKey`: keys.deviceCookie, for the sign-in page's device cookies. */
+export const pageRoutes: FastifyPluginAsync<{ ctx: FlowContext; tasks: TaskContext; accounts: AccountLinkContext & { signupOpen: boolean }; deviceKey: Buffer }> = async (app, { ctx, tasks, accounts, deviceKey }) => {
   const { db } = ctx;
 
   // Loaded here, not at module load: CLI commands import the app's modules but never serve pages.
@@ -51,7 +52,7 @@ export const pageRoutes: FastifyPluginAsync<{ ctx: FlowContext; tasks: TaskConte
     return renderError(db, request, reply, status, (t) => (status === 500 ? t.serverError : t.csrfFailed));
   });
 
-  await app.register(signinRoutes, { ctx });
+  await app.register(signinRoutes, { ctx, deviceKey });
   await app.register(consentRoutes, { ctx });
   await app.register(accountRoutes, { ctx: { db, clock: ctx.clock, sessionKey: accounts.hashKey }, links: accounts });
   await app.register(passwordResetRoutes, { ctx: accounts });

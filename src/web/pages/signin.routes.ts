@@ -1,5 +1,6 @@
 // The sign-in page (e-mail or phone plus password) and signing out.
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { DEVICE_COOKIE_LIFETIME_MS } from '../../accounts/device-cookies.ts';
 import { signIn, type SignInResult } from '../../accounts/signin.ts';
 import { recordAuditSafely, type AuditEventInput } from '../../audit/audit.ts';
 import { findClient } from '../../clients/clients.ts';
@@ -26,7 +27,11 @@ export function waitText(t: Messages, ms: number): string {
   return ms < 2 * MINUTE ? t.waitSeconds(Math.max(1, Math.ceil(ms / SECOND))) : t.waitMinutes(Math.ceil(ms / MINUTE));
 }
 
-export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app, { ctx }) => {
+/**
+ * `deviceKey`: keys.deviceCookie, which makes and checks the device cookies (a browser that signed in
+ * to an account before is exempt from that account's sign-in ceiling; accounts/device-cookies.ts).
+ */
+export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext; deviceKey: Buffer }> = async (app, { ctx, deviceKey }) => {
   const { db } = ctx;
   // spec: the flow "cannot run in a hidden frame" — refused before any page, session or code.
   app.addHook('onRequest', refuseFramedNavigation);
@@ -105,7 +110,8 @@ export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app
     const form: Form = { requestId, pending, returnTo: localPath(field(request.body, 'return')), identifier };
     if (!identifier || !password) return show(request, reply, form, { status: 400, error: (t) => t.missingFields });
 
-    const result = await signIn(db, ctx.hashKey, ctx.clock, { identifier, password, address: request.ip });
+    const deviceCookie = request.cookies[request.server.cookieNames.device];
+    const result = await signIn(db, ctx.hashKey, ctx.clock, { identifier, password, address: request.ip }, { key: deviceKey, cookie: deviceCookie });
     await recordSignIn(request, form, result);
     if (result.outcome === 'throttled') {
       const wait = result.retryAt - ctx.clock();
@@ -122,6 +128,16 @@ export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app
     }
     await reply.signIn(result.sub);
     rotateCsrfSecret(request, reply);
+    if (result.deviceCookie !== undefined) {
+      // This browser is now known to this account: the per-account ceiling no longer holds it back.
+      reply.setCookie(request.server.cookieNames.device, result.deviceCookie, {
+        path: '/',
+        httpOnly: true,
+        sameSite: 'lax',
+        secure: request.servedOrigin.protocol === 'https:',
+        maxAge: DEVICE_COOKIE_LIFETIME_MS / 1000,
+      });
+    }
     request.log.info({ event: 'signed_in' }, 'person signed in');
     return reply.redirect(nextAfterSignIn(form), 303);
   });
