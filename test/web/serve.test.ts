@@ -20,6 +20,23 @@ async function waitFor(url: string, deadline = Date.now() + 20000): Promise<Resp
   }
 }
 
+/** `signet serve --processes N` as a real process: its output, its exit, and how many server processes it runs. */
+function serveProcesses(processes: number, env: Record<string, string>) {
+  const child = spawn(process.execPath, [SIGNET_BIN, 'serve', '--processes', String(processes)], {
+    env: { PATH: process.env.PATH ?? '', SIGNET_ADMIN_ADDR: 'off', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const children = () => {
+    const out = spawnSync('ps', ['--ppid', String(child.pid), '-o', 'pid='], { encoding: 'utf8' }).stdout;
+    return out.split('\n').filter((l) => l.trim() !== '').length;
+  };
+  return { child, output: () => output, exited, children };
+}
+
 test('`signet serve` with a new data dir: /healthz 200, metrics on their own listener and not on the public port, SIGTERM exits 0', async () => {
   const dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'signet-serve-')), 'data');
   const [port, metricsPort] = [await freePort(), await freePort()];
@@ -108,15 +125,7 @@ test('"npm start prints one human line with the address to open … and the next
 test('`signet serve --processes 2`: two server processes share the port; SIGTERM stops them all', async () => {
   const dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'signet-cluster-')), 'data');
   const port = await freePort();
-  const child = spawn(process.execPath, [SIGNET_BIN, 'serve', '--processes', '2'], {
-    env: { PATH: process.env.PATH ?? '', SIGNET_BASE_URL: `http://127.0.0.1:${port}`, SIGNET_DATA_DIR: dataDir, SIGNET_METRICS_ADDR: 'off', SIGNET_ADMIN_ADDR: 'off', SIGNET_LOG_LEVEL: 'warn' },
-    stdio: 'ignore',
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-  const children = () => {
-    const out = spawnSync('ps', ['--ppid', String(child.pid), '-o', 'pid='], { encoding: 'utf8' }).stdout;
-    return out.split('\n').filter((l) => l.trim() !== '').length;
-  };
+  const { child, exited, children } = serveProcesses(2, { SIGNET_BASE_URL: `http://127.0.0.1:${port}`, SIGNET_DATA_DIR: dataDir, SIGNET_METRICS_ADDR: 'off', SIGNET_LOG_LEVEL: 'warn' });
   try {
     assert.equal((await waitFor(`http://127.0.0.1:${port}/healthz`, Date.now() + 60_000)).status, 200);
     const deadline = Date.now() + 30_000;
@@ -134,26 +143,16 @@ test('`signet serve --processes 2`: two server processes share the port; SIGTERM
 test('`signet serve --processes 2` with SIGNET_METRICS_ADDR: the primary serves /metrics, and every scrape reports the sum of both processes', async () => {
   const dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'signet-cluster-metrics-')), 'data');
   const [port, metricsPort] = [await freePort(), await freePort()];
-  const child = spawn(process.execPath, [SIGNET_BIN, 'serve', '--processes', '2'], {
-    env: { PATH: process.env.PATH ?? '', SIGNET_BASE_URL: `http://127.0.0.1:${port}`, SIGNET_DATA_DIR: dataDir, SIGNET_METRICS_ADDR: `127.0.0.1:${metricsPort}`, SIGNET_ADMIN_ADDR: 'off', SIGNET_LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-  const children = () => {
-    const out = spawnSync('ps', ['--ppid', String(child.pid), '-o', 'pid='], { encoding: 'utf8' }).stdout;
-    return out.split('\n').filter((l) => l.trim() !== '').length;
-  };
+  const serving = serveProcesses(2, { SIGNET_BASE_URL: `http://127.0.0.1:${port}`, SIGNET_DATA_DIR: dataDir, SIGNET_METRICS_ADDR: `127.0.0.1:${metricsPort}`, SIGNET_LOG_LEVEL: 'info' });
+  const { child, exited, children } = serving;
   try {
     // The readiness probe is the first counted /healthz (attempts before a process listens reach none).
     assert.equal((await waitFor(`http://127.0.0.1:${port}/healthz`, Date.now() + 60_000)).status, 200);
     // Both processes listening (each logs its listen line), so the requests below are shared between them.
-    const listening = () => output.split('\n').filter((l) => l.includes('"msg":"listening on')).length;
+    const listening = () => serving.output().split('\n').filter((l) => l.includes('"msg":"listening on')).length;
     const deadline = Date.now() + 30_000;
     while (listening() < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    assert.equal(listening(), 2, output);
+    assert.equal(listening(), 2, serving.output());
     assert.equal(children(), 2, 'two server processes under the primary');
     // A new connection for each request and each scrape (no keep-alive to pin one process).
     const answers = await Promise.all(Array.from({ length: 40 }, () => fetch(`http://127.0.0.1:${port}/healthz`, { headers: { connection: 'close' } }).then((r) => r.status)));
@@ -172,7 +171,7 @@ test('`signet serve --processes 2` with SIGNET_METRICS_ADDR: the primary serves 
   } finally {
     child.kill('SIGTERM');
   }
-  assert.equal(await exited, 0, output);
+  assert.equal(await exited, 0, serving.output());
   assert.equal(children(), 0, 'no server process is left');
   assert.equal(await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then(() => 'answering', () => 'closed'), 'closed', 'the metrics listener went with the primary');
 });
