@@ -3,6 +3,40 @@
 
 export type SseEvent = { id: string | undefined; event: string; data: string };
 
+/**
+ * Parses text/event-stream text as it arrives, as EventSource does: fields gathered until a blank
+ * line dispatch an event (if it had data); `retry:` values and comment lines are reported as read.
+ * Returns the function to feed each decoded chunk to.
+ */
+export function sseFrameReader(on: { event(event: SseEvent): void; retry(ms: number): void; comment(text: string): void }): (chunk: string) => void {
+  let buffer = '';
+  let fields: { id?: string; event?: string; data: string[] } = { data: [] };
+  return (chunk) => {
+    buffer += chunk;
+    let newline: number;
+    while ((newline = buffer.search(/\r\n|\r|\n/)) >= 0) {
+      const line = buffer.slice(0, newline);
+      buffer = buffer.slice(newline + (buffer.startsWith('\r\n', newline) ? 2 : 1));
+      if (line === '') {
+        if (fields.data.length > 0) on.event({ id: fields.id, event: fields.event ?? 'message', data: fields.data.join('\n') });
+        fields = { data: [] };
+        continue;
+      }
+      if (line.startsWith(':')) {
+        on.comment(line.slice(1).trim());
+        continue;
+      }
+      const colon = line.indexOf(':');
+      const name = colon < 0 ? line : line.slice(0, colon);
+      const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+      if (name === 'data') fields.data.push(value);
+      else if (name === 'id') fields.id = value;
+      else if (name === 'event') fields.event = value;
+      else if (name === 'retry') on.retry(Number(value));
+    }
+  };
+}
+
 export type SseConnection = {
   status: number;
   headers: Headers;
@@ -64,34 +98,16 @@ export async function openSse(url: string, headers: Record<string, string> = {})
 
   connection.ended = (async () => {
     const decoder = new TextDecoder();
-    let buffer = '';
-    let fields: { id?: string; event?: string; data: string[] } = { data: [] };
+    const read = sseFrameReader({
+      event(event) {
+        events.push(event);
+        for (const waiter of [...waiters]) waiter();
+      },
+      retry: (ms) => retries.push(ms),
+      comment: (text) => comments.push(text),
+    });
     try {
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-        buffer += decoder.decode(chunk, { stream: true });
-        let newline: number;
-        while ((newline = buffer.search(/\r\n|\r|\n/)) >= 0) {
-          const line = buffer.slice(0, newline);
-          buffer = buffer.slice(newline + (buffer.startsWith('\r\n', newline) ? 2 : 1));
-          if (line === '') {
-            if (fields.data.length > 0) events.push({ id: fields.id, event: fields.event ?? 'message', data: fields.data.join('\n') });
-            fields = { data: [] };
-            for (const waiter of [...waiters]) waiter();
-            continue;
-          }
-          if (line.startsWith(':')) {
-            comments.push(line.slice(1).trim());
-            continue;
-          }
-          const colon = line.indexOf(':');
-          const name = colon < 0 ? line : line.slice(0, colon);
-          const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-          if (name === 'data') fields.data.push(value);
-          else if (name === 'id') fields.id = value;
-          else if (name === 'event') fields.event = value;
-          else if (name === 'retry') retries.push(Number(value));
-        }
-      }
+      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) read(decoder.decode(chunk, { stream: true }));
     } catch (error) {
       if (!abort.signal.aborted) throw error;
     }

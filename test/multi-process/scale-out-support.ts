@@ -8,6 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SIGNET_BIN } from '../helpers/cli.ts';
 import { freePort } from '../helpers/live-server.ts';
+import { sseFrameReader, type SseEvent } from '../helpers/sse.ts';
 
 export type SignetProcess = {
   name: string;
@@ -303,7 +304,7 @@ export async function steadyLoad(port: number, concurrency: number, requests: Ou
 // ---------------------------------------------------------------------------------------------------
 // Server-sent events from one chosen process (fetch cannot set Host, so this reads over node:http)
 
-export type StreamEvent = { id: string | undefined; event: string; data: string };
+export type StreamEvent = SseEvent;
 export type EventStream = {
   status: number;
   events: StreamEvent[];
@@ -321,32 +322,19 @@ export function openStream(port: number, path: string, headers: Record<string, s
       const events: StreamEvent[] = [];
       const retries: number[] = [];
       const waiters = new Set<() => void>();
-      let buffer = '';
-      let fields: { id?: string; event?: string; data: string[] } = { data: [] };
       res.setEncoding('utf8');
       res.on('error', () => {}); // a stream closed by the test, or cut by a process that died
-      res.on('data', (chunk: string) => {
-        buffer += chunk;
-        let newline: number;
-        while ((newline = buffer.indexOf('\n')) >= 0) {
-          const line = buffer.slice(0, newline).replace(/\r$/, '');
-          buffer = buffer.slice(newline + 1);
-          if (line === '') {
-            if (fields.data.length > 0) events.push({ id: fields.id, event: fields.event ?? 'message', data: fields.data.join('\n') });
-            fields = { data: [] };
+      res.on(
+        'data',
+        sseFrameReader({
+          event(event) {
+            events.push(event);
             for (const waiter of [...waiters]) waiter();
-            continue;
-          }
-          if (line.startsWith(':')) continue;
-          const colon = line.indexOf(':');
-          const name = colon < 0 ? line : line.slice(0, colon);
-          const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-          if (name === 'data') fields.data.push(value);
-          else if (name === 'id') fields.id = value;
-          else if (name === 'event') fields.event = value;
-          else if (name === 'retry') retries.push(Number(value));
-        }
-      });
+          },
+          retry: (ms) => retries.push(ms),
+          comment: () => {},
+        }),
+      );
       const ended = new Promise<void>((done) => {
         res.on('end', () => done());
         res.on('close', () => done());
