@@ -4,13 +4,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
-import * as accounts from '../../src/accounts/accounts.ts';
-import * as clients from '../../src/clients/clients.ts';
 import { BROWSER_BINDING_COOKIE, PENDING_REQUEST_LIFETIME_MS } from '../../src/oauth/authorization-requests.ts';
-import { chromiumSkip, launchChromium } from '../helpers/browser.ts';
-import { startCallbackServer, type CallbackServer } from '../helpers/callback-server.ts';
-import { forEachDatabase, sqliteDatabase } from '../helpers/databases.ts';
-import { startSignet, type RunningSignet } from '../helpers/live-server.ts';
+import { chromiumSkip } from '../helpers/browser.ts';
+import { startBrowserFlow, type BrowserFlow } from '../helpers/browser-flow.ts';
+import type { CallbackServer } from '../helpers/callback-server.ts';
+import { forEachDatabase } from '../helpers/databases.ts';
+import type { RunningSignet } from '../helpers/live-server.ts';
 import { csrfOf, EMAIL, flowSetup, PASSWORD, TinyBrowser } from '../oauth/authorize-support.ts';
 
 forEachDatabase('pending requests bound to the browser', (open) => {
@@ -77,27 +76,20 @@ forEachDatabase('pending requests bound to the browser', (open) => {
 });
 
 describe('pending requests bound to the browser, in Chromium', { skip: chromiumSkip() }, () => {
-  let database: Awaited<ReturnType<typeof sqliteDatabase>>;
+  let database: BrowserFlow['database'];
   let signet: RunningSignet;
   let callback: CallbackServer;
   let browser: Browser;
   let clientId: string;
 
+  let flow: BrowserFlow | undefined;
+
   before(async () => {
-    database = await sqliteDatabase();
-    signet = await startSignet(database);
-    callback = await startCallbackServer();
-    await accounts.createAccount(database.db, signet.clock, { email: 'bound@example.com', password: 'a long bound password' });
-    clientId = (await clients.registerClient(database.db, signet.clock, signet.deps.keys.tokenHash, { name: 'Bound App', redirectUris: [callback.url], scopes: ['openid', 'profile'] })).client.clientId;
-    browser = await launchChromium();
+    flow = await startBrowserFlow({ email: 'bound@example.com', password: 'a long bound password' }, 'Bound App');
+    ({ database, signet, callback, browser, clientId } = flow);
   });
 
-  after(async () => {
-    await browser?.close();
-    await callback?.close();
-    await signet?.close();
-    await database?.dispose();
-  });
+  after(() => flow?.close());
 
   test('"a different browser opening /signin?request=… gets an error page" — while the browser that started it signs in and lands on the callback', async () => {
     const starter = await browser.newContext();

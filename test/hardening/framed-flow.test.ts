@@ -7,12 +7,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
-import * as accounts from '../../src/accounts/accounts.ts';
-import * as clients from '../../src/clients/clients.ts';
-import { chromiumSkip, launchChromium } from '../helpers/browser.ts';
-import { startCallbackServer, type CallbackServer } from '../helpers/callback-server.ts';
-import { forEachDatabase, sqliteDatabase } from '../helpers/databases.ts';
-import { startSignet, type RunningSignet } from '../helpers/live-server.ts';
+import { chromiumSkip } from '../helpers/browser.ts';
+import { startBrowserFlow, type BrowserFlow } from '../helpers/browser-flow.ts';
+import type { CallbackServer } from '../helpers/callback-server.ts';
+import { forEachDatabase } from '../helpers/databases.ts';
+import type { RunningSignet } from '../helpers/live-server.ts';
 import { assertFrameHeaders, csrfOf, flowSetup, TinyBrowser } from '../oauth/authorize-support.ts';
 
 const FRAMES = ['iframe', 'frame', 'embed', 'object'];
@@ -77,7 +76,7 @@ forEachDatabase('framed navigations', (open) => {
 });
 
 describe('framed navigations in Chromium', { skip: chromiumSkip() }, () => {
-  let database: Awaited<ReturnType<typeof sqliteDatabase>>;
+  let database: BrowserFlow['database'];
   let signet: RunningSignet;
   let callback: CallbackServer;
   let framer: http.Server;
@@ -85,12 +84,11 @@ describe('framed navigations in Chromium', { skip: chromiumSkip() }, () => {
   let browser: Browser;
   let clientId: string;
 
+  let flow: BrowserFlow | undefined;
+
   before(async () => {
-    database = await sqliteDatabase();
-    signet = await startSignet(database);
-    callback = await startCallbackServer();
-    await accounts.createAccount(database.db, signet.clock, { email: 'framed@example.com', password: 'a long framed password' });
-    clientId = (await clients.registerClient(database.db, signet.clock, signet.deps.keys.tokenHash, { name: 'Framed App', redirectUris: [callback.url], scopes: ['openid', 'profile'] })).client.clientId;
+    flow = await startBrowserFlow({ email: 'framed@example.com', password: 'a long framed password' }, 'Framed App');
+    ({ database, signet, callback, browser, clientId } = flow);
     // A page on the same site as Signet (127.0.0.1, another port), so SameSite=Lax cookies go along into its frame.
     framer = http.createServer((req, res) => {
       const src = new URL(req.url ?? '/', 'http://x').searchParams.get('src') ?? '';
@@ -98,15 +96,11 @@ describe('framed navigations in Chromium', { skip: chromiumSkip() }, () => {
     });
     await new Promise<void>((resolve) => framer.listen(0, '127.0.0.1', resolve));
     framerUrl = `http://127.0.0.1:${(framer.address() as AddressInfo).port}/`;
-    browser = await launchChromium();
   });
 
   after(async () => {
-    await browser?.close();
     await new Promise<void>((resolve) => (framer ? framer.close(() => resolve()) : resolve()));
-    await callback?.close();
-    await signet?.close();
-    await database?.dispose();
+    await flow?.close();
   });
 
   test('"cannot run in a hidden frame": a signed-in person with a grant, framed by a same-site page — prompt=none mints no code and nothing reaches the callback', async () => {
