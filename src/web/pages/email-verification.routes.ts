@@ -5,7 +5,7 @@ import type { AccountLinkContext } from '../../accounts/account-tokens.ts';
 import { verifyEmail } from '../../accounts/email-verification.ts';
 import type { Messages } from '../i18n/en.ts';
 import { field } from './forms.ts';
-import { renderPage } from './view.ts';
+import { renderMessage } from './view.ts';
 
 export const emailVerificationRoutes: FastifyPluginAsync<{ ctx: AccountLinkContext }> = async (app, { ctx }) => {
   app.get('/verify-email', async (request, reply) => {
@@ -24,14 +24,9 @@ export const emailVerificationRoutes: FastifyPluginAsync<{ ctx: AccountLinkConte
     };
     const failed = result.outcome === 'stale' || result.outcome === 'invalid_link';
     if (!failed) request.log.info({ event: 'email_verified' }, 'e-mail address verified by link');
-    return renderPage(
-      ctx.db,
-      request,
-      reply,
-      'message',
-      (t) => t.verify.title,
-      (t) => ({ heading: t.verify.title, message: message(t), failed, links: [{ href: '/account', text: t.backToAccount }] }),
-      { status: failed ? 400 : 200, here: '/account' },
-    );
+    return renderMessage(ctx.db, request, reply, (t) => ({ title: t.verify.title, message: message(t), link: { href: '/account', text: t.backToAccount } }), {
+      status: failed ? 400 : 200,
+      here: '/account',
+    });
   });
 };

@@ -10,7 +10,7 @@ import { SECOND } from '../../config/clock.ts';
 import type { Messages } from '../i18n/en.ts';
 import { waitText } from './signin.routes.ts';
 import { field } from './forms.ts';
-import { localeOf, renderPage } from './view.ts';
+import { localeOf, renderMessage, renderPage } from './view.ts';
 
 type Text = (t: Messages) => string;
 
@@ -39,15 +39,10 @@ export const passwordResetRoutes: FastifyPluginAsync<{ ctx: AccountLinkContext }
 
   /** spec (issue): "a used or expired reset link is refused". */
   function linkRefused(request: FastifyRequest, reply: FastifyReply) {
-    return renderPage(
-      db,
-      request,
-      reply,
-      'message',
-      (t) => t.reset.title,
-      (t) => ({ heading: t.reset.title, message: t.reset.linkInvalid, failed: true, links: [{ href: '/forgot-password', text: t.reset.askAgain }] }),
-      { status: 400, here: '/forgot-password' },
-    );
+    return renderMessage(db, request, reply, (t) => ({ title: t.reset.title, message: t.reset.linkInvalid, link: { href: '/forgot-password', text: t.reset.askAgain } }), {
+      status: 400,
+      here: '/forgot-password',
+    });
   }
 
   app.get('/forgot-password', async (request, reply) => showRequest(request, reply, { email: '' }));
@@ -84,14 +79,9 @@ export const passwordResetRoutes: FastifyPluginAsync<{ ctx: AccountLinkContext }
     // spec (issue): "a reset ends every session" — this browser's cookie too.
     await reply.signOut();
     request.log.info({ event: 'password_reset' }, 'password reset by link; every session ended');
-    return renderPage(
-      db,
-      request,
-      reply,
-      'message',
-      (t) => t.reset.doneTitle,
-      (t) => ({ heading: t.reset.doneTitle, message: t.reset.done, failed: false, links: [{ href: '/signin', text: t.reset.signIn }] }),
-      { header: false, here: '/signin' },
-    );
+    return renderMessage(db, request, reply, (t) => ({ title: t.reset.doneTitle, message: t.reset.done, link: { href: '/signin', text: t.reset.signIn } }), {
+      header: false,
+      here: '/signin',
+    });
   });
 };

@@ -10,7 +10,7 @@ import { SECOND } from '../../config/clock.ts';
 import type { Messages } from '../i18n/en.ts';
 import { waitText } from './signin.routes.ts';
 import { field } from './forms.ts';
-import { localeOf, renderPage } from './view.ts';
+import { localeOf, renderMessage, renderPage } from './view.ts';
 
 type Form = { email: string; name: string };
 type Failure = { status: number; field: 'email' | 'password' | 'name' | undefined; error: (t: Messages) => string };
@@ -53,15 +53,10 @@ export const signupRoutes: FastifyPluginAsync<{ ctx: AccountLinkContext }> = asy
         return show(request, reply, form, { status: 429, field: undefined, error: (t) => t.signup.throttled(waitText(t, wait)) });
       }
       case 'check_email':
-        return renderPage(
-          ctx.db,
-          request,
-          reply,
-          'message',
-          (t) => t.signup.checkTitle,
-          (t) => ({ heading: t.signup.checkTitle, message: t.signup.check(result.email), failed: false, links: [{ href: '/signin', text: t.signInButton }] }),
-          { header: false, here: '/signin' },
-        );
+        return renderMessage(ctx.db, request, reply, (t) => ({ title: t.signup.checkTitle, message: t.signup.check(result.email), link: { href: '/signin', text: t.signInButton } }), {
+          header: false,
+          here: '/signin',
+        });
     }
   });
 };

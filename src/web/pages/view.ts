@@ -119,6 +119,32 @@ export async function renderPage(
     .send(html);
 }
 
+/**
+ * A page with one message and a way on (template `message`): its heading is its title, and a status
+ * of 400 or more shows the message as an alert.
+ */
+export function renderMessage(
+  db: Db,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  content: (t: Messages) => { title: string; message: string; link: { href: string; text: string } },
+  options: RenderOptions = {},
+): Promise<FastifyReply> {
+  const failed = (options.status ?? 200) >= 400;
+  return renderPage(
+    db,
+    request,
+    reply,
+    'message',
+    (t) => content(t).title,
+    (t) => {
+      const { title, message, link } = content(t);
+      return { heading: title, message, failed, links: [link] };
+    },
+    options,
+  );
+}
+
 /** An error page that says what to do next. */
 export function renderError(db: Db, request: FastifyRequest, reply: FastifyReply, status: number, message: (t: Messages) => string, options: { header?: boolean } = {}): Promise<FastifyReply> {
   return renderPage(db, request, reply, 'error', (t) => t.errorTitle, (t) => ({ message: message(t) }), { status, header: options.header ?? false });
