@@ -83,7 +83,8 @@ describe('browser: /inbox, the unread badge and /account notification settings i
     assert.deepEqual(titles, ['Translation of live.pdf finished', 'Translation of earlier.pdf finished'], 'newest first');
     assert.equal(await live.getByRole('link', { name: 'Translation of live.pdf finished' }).getAttribute('href'), '/tasks');
     assert.equal(await live.locator('.notification-state').textContent(), 'Unread');
-    assert.equal(await page.locator('#inbox-announce').textContent(), 'New notification: Translation of live.pdf finished');
+    // The live region is emptied and then filled on the next tick (so a screen reader hears a repeat): wait for it.
+    await page.waitForFunction((text) => document.getElementById('inbox-announce')?.textContent === text, 'New notification: Translation of live.pdf finished', { timeout: 10_000 });
 
     // Mark as read and Mark all as read, through the API, in place.
     await live.getByRole('button', { name: 'Mark as read' }).click();
