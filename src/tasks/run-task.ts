@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { toMarkdown, runDocparse } from './engines/docparse.ts';
 import type { OnProgress } from './engines/document.ts';
-import { extractDocument } from './engines/pdf.ts';
+import { extractDocument } from './engines/pdf/extract.ts';
 import { translateDocument } from './engines/translate/translate-document.ts';
 import { renderTranslatedPdf } from './engines/translate/translated-pdf.ts';
 import type { Translator } from './engines/translate/translator.ts';

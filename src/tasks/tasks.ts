@@ -9,7 +9,7 @@ import type { TaskKind, TaskStatus } from '../db/schema.ts';
 import { recordNotification } from '../notifications/notifications.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { StorageUnavailableError } from '../storage/object-store.ts';
-import { NotAPdfError, UnreadablePdfError } from './engines/pdf-errors.ts';
+import { NotAPdfError, UnreadablePdfError } from './engines/pdf/errors.ts';
 import type { Translator } from './engines/translate/translator.ts';
 import * as store from './tasks.store.ts';
 
@@ -147,7 +147,7 @@ export async function createTask(
     const data = inspecting.bytes();
     if (data.length < 5 || !data.subarray(0, 1024).includes('%PDF-')) throw new NotAPdfError('The file is not a PDF. Upload a .pdf file.');
     // pdf.js loads on the first upload, not at start-up.
-    const { inspectPdf } = await import('./engines/pdf.ts');
+    const { inspectPdf } = await import('./engines/pdf/extract.ts');
     const { pages } = await inspectPdf(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
     const options = await input.options();
     const now = ctx.clock();

@@ -10,7 +10,7 @@ import { isDatabaseUnavailable } from '../db/errors.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { StorageUnavailableError } from '../storage/object-store.ts';
 import type { TaskKind } from '../db/schema.ts';
-import { UnreadablePdfError } from '../tasks/engines/pdf-errors.ts';
+import { UnreadablePdfError } from '../tasks/engines/pdf/errors.ts';
 import { TranslationError, UnsupportedLanguagePairError } from '../tasks/engines/translate/translator.ts';
 import type { Translator } from '../tasks/engines/translate/translator.ts';
 import { discardResults, runTask, TaskFailure } from '../tasks/run-task.ts';

@@ -1,4 +1,4 @@
-// The two ways an upload can fail to be a usable PDF. Apart from pdf.ts, so the web service can tell
+// The two ways an upload can fail to be a usable PDF. Apart from the reader, so the web service can tell
 // them apart without loading pdf.js at start (it loads on the first upload).
 
 /** The upload is not a PDF at all (HTTP 415). */

@@ -1,0 +1,45 @@
+// Rendering a page (or a region of one) to an image with poppler's pdftoppm, under runLimited's
+// time and memory limits: page images for OCR, PNG crops for pictures.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { BoundingBox } from '../document.ts';
+import { runLimited, type Limits } from '../limited.ts';
+
+/** The most pixels one render may have (≈ A4 at 600 dpi): a 20,000 × 20,000-point page is drawn at a lower resolution instead. */
+export const MAX_RENDER_PIXELS = 36_000_000;
+
+/** The resolution to draw a page of this size at: `dpi`, or less when that would pass MAX_RENDER_PIXELS. */
+export function renderDpi(page: { width: number; height: number }, dpi: number): number {
+  const inches = (Math.max(1, page.width) / 72) * (Math.max(1, page.height) / 72);
+  return Math.max(1, Math.min(dpi, Math.floor(Math.sqrt(MAX_RENDER_PIXELS / inches))));
+}
+
+export type RenderedPage = { file: string; dpi: number };
+
+/**
+ * Draws page `pageNo` of the PDF at `pdfPath` in gray at `dpi` (or lower, see renderDpi) into
+ * `outDir`; returns the PGM file's path. The crop box is drawn, as pdf.js reports coordinates in it.
+ */
+export async function renderPageGray(pdfPath: string, pageNo: number, page: { width: number; height: number }, dpi: number, outDir: string, limits: Limits): Promise<RenderedPage> {
+  const used = renderDpi(page, dpi);
+  const root = path.join(outDir, `page-${pageNo}`);
+  await runLimited('pdftoppm', ['-f', String(pageNo), '-l', String(pageNo), '-r', String(used), '-gray', '-cropbox', '-singlefile', pdfPath, root], limits);
+  return { file: `${root}.pgm`, dpi: used };
+}
+
+/**
+ * A PNG of one region of a page (a picture), at `dpi` (or lower for huge regions). The box is in
+ * page points from the bottom left; pdftoppm crops in pixels from the top left.
+ */
+export async function renderRegionPng(pdfPath: string, pageNo: number, page: { width: number; height: number }, box: BoundingBox, dpi: number, outDir: string, limits: Limits): Promise<Uint8Array> {
+  const used = renderDpi({ width: box.r - box.l, height: box.t - box.b }, dpi);
+  const scale = used / 72;
+  const x = Math.max(0, Math.floor(box.l * scale));
+  const y = Math.max(0, Math.floor((page.height - box.t) * scale));
+  const w = Math.max(1, Math.ceil((box.r - box.l) * scale));
+  const h = Math.max(1, Math.ceil((box.t - box.b) * scale));
+  const root = path.join(outDir, `picture-${pageNo}-${x}-${y}`);
+  const args = ['-f', String(pageNo), '-l', String(pageNo), '-r', String(used), '-cropbox', '-x', String(x), '-y', String(y), '-W', String(w), '-H', String(h), '-png', '-singlefile', pdfPath, root];
+  await runLimited('pdftoppm', args, limits);
+  return new Uint8Array(await readFile(`${root}.png`));
+}
