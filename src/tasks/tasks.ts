@@ -51,6 +51,8 @@ export type TaskView = {
   options: { source_lang: string; target_lang: string } | Record<string, never>;
   files: Array<ResultFile & { url: string }>;
   error: string | null;
+  /** Sentences about what a finished result lacks and why (for example pages without text); empty when nothing is missing. */
+  notes: string[];
   created_at: string;
   updated_at: string;
   started_at: string | null;
@@ -71,8 +73,9 @@ export function taskView(row: store.TaskRow): TaskView {
     progress: { done: row.progress_done, total: row.progress_total || row.source_pages, unit: 'pages' },
     source: { name: row.source_name, size: row.source_size, pages: row.source_pages },
     options: row.kind === 'translate' ? { source_lang: row.source_lang ?? '', target_lang: row.target_lang ?? '' } : {},
-    files: files.map((f) => ({ ...f, url: `/api/v1/${row.kind}/tasks/${row.id}/files/${encodeURIComponent(f.name)}` })),
+    files: files.map((f) => ({ ...f, url: `/api/v1/${row.kind}/tasks/${row.id}/files/${f.name.split('/').map(encodeURIComponent).join('/')}` })),
     error: row.error,
+    notes: row.notes ? (JSON.parse(row.notes) as string[]) : [],
     created_at: new Date(row.created_at).toISOString(),
     updated_at: new Date(row.updated_at).toISOString(),
     started_at: iso(row.started_at),
@@ -167,6 +170,7 @@ export async function createTask(
       progress_total: pages,
       error: null,
       files: '[]',
+      notes: null,
       attempts: 0,
       lease_owner: null,
       lease_expires_at: null,

@@ -79,7 +79,7 @@ export function startTaskRunner(deps: TaskRunnerDeps, options: TaskRunnerOptions
     const timer = setInterval(() => void beat(), heartbeatMs);
     log.info({ task: task.id, kind: task.kind, attempt: task.attempts }, 'task started');
     try {
-      const files = await runTask(task, deps, {
+      const { files, notes } = await runTask(task, deps, {
         signal: controller.signal,
         onProgress: async (done, total) => {
           progress = { done, total };
@@ -88,7 +88,7 @@ export function startTaskRunner(deps: TaskRunnerDeps, options: TaskRunnerOptions
       });
       const now = deps.clock();
       const finished = await deps.db.transaction().execute(async (trx) => {
-        const ok = await store.endRun(trx, { id: task.id, owner, now, status: 'finished', files: JSON.stringify(files), progress: { done: progress.total, total: progress.total } });
+        const ok = await store.endRun(trx, { id: task.id, owner, now, status: 'finished', files: JSON.stringify(files), notes: notes.length > 0 ? JSON.stringify(notes) : null, progress: { done: progress.total, total: progress.total } });
         if (ok) await recordTaskNotification(trx, deps.dialect, now, { ...task, status: 'finished', files: JSON.stringify(files) });
         return ok;
       });
