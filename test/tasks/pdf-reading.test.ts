@@ -1,0 +1,187 @@
+// Reading PDFs (issue 17): scanned pages read by OCR, mixed documents keep their text layer,
+// pictures cut out as PNG result files, what a page without text says when no OCR engine exists,
+// and the style fields of text runs. Real poppler, real tesseract, real object storage.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import PDFKit from 'pdfkit';
+import type { ParsedDocument } from '../../src/tasks/engines/document.ts';
+import { wordsToRuns } from '../../src/tasks/engines/ocr/ocr.ts';
+import { parseTsv } from '../../src/tasks/engines/ocr/tesseract.ts';
+import { extractDocument } from '../../src/tasks/engines/pdf/extract.ts';
+import { PdfReader } from '../../src/tasks/engines/pdf/reader-client.ts';
+import { discardResults, runTask } from '../../src/tasks/run-task.ts';
+import type { TaskRow } from '../../src/tasks/tasks.store.ts';
+import { sourceKey } from '../../src/tasks/tasks.ts';
+import { openObjectStore, parseStorageUrl } from '../../src/storage/open.ts';
+import { skipUnlessAvailable } from '../helpers/services.ts';
+import { joinPdfs, prosePdf, scanPdf, scanToolsMissing, tesseractMissing } from '../helpers/scans.ts';
+
+const popplerSkip = skipUnlessAvailable('poppler (pdftoppm)', scanToolsMissing());
+const ocrSkip = popplerSkip || skipUnlessAvailable('tesseract (eng)', tesseractMissing());
+
+const HEADING = 'Quarterly Review Summary';
+const PROSE = [
+  'The committee reviewed forty two quarterly reports and found the figures consistent with the audited accounts of the previous year.',
+  'Optical character recognition turns the pixels of a scanned page back into words with boxes, so that layout can still find paragraphs and headings.',
+];
+const words = (text: string) => text.toLowerCase().match(/[a-z0-9]+/g) ?? [];
+const docText = (doc: ParsedDocument, pageNo: number) => (doc.pages[pageNo - 1]?.blocks ?? []).map((b) => b.text).join('\n');
+
+/** Share of the source's words found (as a multiset) in the read text. */
+function wordRecall(source: string, read: string): number {
+  const pool = new Map<string, number>();
+  for (const w of words(read)) pool.set(w, (pool.get(w) ?? 0) + 1);
+  const expected = words(source);
+  let found = 0;
+  for (const w of expected) {
+    const n = pool.get(w) ?? 0;
+    if (n > 0) {
+      found += 1;
+      pool.set(w, n - 1);
+    }
+  }
+  return found / expected.length;
+}
+
+describe('scanned pages', { skip: ocrSkip }, () => {
+  let prose: Buffer;
+  let scan: Buffer;
+  before(async () => {
+    prose = await prosePdf(HEADING, PROSE);
+    scan = await scanPdf(prose, 300);
+  });
+
+  test('issue 17: "scanned page read" — a page without a text layer is rendered and read by OCR, with its words, heading and paragraphs', async () => {
+    const doc = await extractDocument(scan);
+    const page = doc.pages[0];
+    assert.equal(page?.textSource, 'ocr');
+    const recall = wordRecall([HEADING, ...PROSE].join(' '), docText(doc, 1));
+    assert.ok(recall >= 0.9, `OCR word recall ${recall.toFixed(3)} on a clean 300-dpi scan`);
+    // Words keep their boxes: the heading is its own block above the paragraphs, in reading order.
+    const blocks = page?.blocks ?? [];
+    const headingAt = blocks.findIndex((b) => b.text.includes('Quarterly Review'));
+    const firstParagraph = blocks.findIndex((b) => b.text.includes('committee reviewed'));
+    assert.ok(headingAt >= 0 && firstParagraph > headingAt, JSON.stringify(blocks.map((b) => b.text)));
+    assert.ok((blocks[headingAt]?.fontSize ?? 0) > (blocks[firstParagraph]?.fontSize ?? 0), 'the 20 pt heading reads larger than 12 pt text');
+    // The scan itself is the page, not a picture on it.
+    assert.equal((page?.pictures ?? []).length, 0);
+  });
+
+  test('issue 17: "mixed document" — text-layer pages keep their real text, only the scanned page is read by OCR', async () => {
+    const doc = await extractDocument(await joinPdfs(prose, scan, prose));
+    assert.deepEqual(doc.pages.map((p) => p.textSource), ['text-layer', 'ocr', 'text-layer']);
+    assert.ok(docText(doc, 1).includes(PROSE[0] ?? ''), 'page 1 is its text layer, verbatim');
+    assert.ok(wordRecall(PROSE.join(' '), docText(doc, 2)) >= 0.9);
+    assert.ok(docText(doc, 3).includes(PROSE[1] ?? ''));
+  });
+});
+
+test('issue 17: "if no OCR engine is installed, the task still finishes" and says which pages had no text and why', { skip: popplerSkip }, async () => {
+  const prose = await prosePdf(HEADING, PROSE);
+  const doc = await extractDocument(await joinPdfs(prose, await scanPdf(prose, 100)), { ocr: null });
+  assert.equal(doc.pages[1]?.textSource, 'none');
+  assert.equal(doc.pages[0]?.textSource, 'text-layer');
+  assert.equal(doc.notes?.length, 1);
+  assert.match(doc.notes?.[0] ?? '', /^Page 2 has no text layer .* no OCR engine is installed .*tesseract-ocr/);
+  assert.deepEqual(doc.pages[1]?.notes, doc.notes);
+});
+
+test('OCR words become TextRuns in page points: a line shares one baseline, boxes scale by 72/dpi', () => {
+  const tsv = ['level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext', '5\t1\t1\t1\t1\t1\t300\t600\t200\t50\t96\tHello', '5\t1\t1\t1\t1\t2\t540\t590\t250\t60\t95\tworld', '5\t1\t1\t1\t2\t1\t300\t700\t100\t50\t-1\t '].join('\n');
+  const runs = wordsToRuns(parseTsv(tsv), 300, 842);
+  assert.equal(runs.length, 2);
+  assert.equal(runs[0]?.text, 'Hello ');
+  assert.equal(runs[1]?.text, 'world');
+  assert.equal(runs[0]?.y, runs[1]?.y);
+  assert.equal(runs[0]?.x, 72);
+  assert.equal(runs[1]?.width, 60);
+  assert.equal(runs[1]?.hasEOL, true);
+  assert.ok(Math.abs((runs[0]?.y ?? 0) - (842 - 650 * 0.24 + 0.2 * (60 * 0.24 * 0.85))) < 1e-9);
+});
+
+/** A page with a photo-like image (a render of another page) and its caption below it. */
+async function picturePdf(): Promise<{ pdf: Buffer; box: { l: number; t: number; r: number } }> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'signet-picture-'));
+  try {
+    const source = await prosePdf('Inside the picture', ['Some text that becomes pixels.']);
+    execFileSync('pdftoppm', ['-r', '30', '-png', '-singlefile', '-', path.join(dir, 'img')], { input: source });
+    const png = readFileSync(path.join(dir, 'img.png'));
+    const doc = new PDFKit({ size: 'A4', margin: 56 });
+    const chunks: Buffer[] = [];
+    doc.on('data', (c: Buffer) => chunks.push(c));
+    const done = new Promise<Buffer>((resolve) => doc.on('end', () => resolve(Buffer.concat(chunks))));
+    doc.font('Helvetica').fontSize(12).text('A page with one figure and its caption.', 56, 80);
+    doc.image(png, 100, 200, { width: 200 });
+    doc.font('Helvetica').fontSize(10).text('Figure 1. A page drawn as an image.', 100, 500);
+    doc.end();
+    return { pdf: await done, box: { l: 100, t: 842 - 200, r: 300 } };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('pictures', { skip: popplerSkip }, () => {
+  const storeDir = mkdtempSync(path.join(tmpdir(), 'signet-picture-objects-'));
+  const objects = openObjectStore(parseStorageUrl(`file:${storeDir}`));
+  after(() => rmSync(storeDir, { recursive: true, force: true }));
+
+  test('issue 17: "picture exported with caption" (export half) — an embedded image becomes pictures/page-1-1.png, stored as a result file with its box, and discarded with the run', async () => {
+    const { pdf, box } = await picturePdf();
+    const id = 'picture-task';
+    await objects.put(sourceKey(id), pdf);
+    const task = { id, kind: 'docparse', source_name: 'figure.pdf', source_pages: 1 } as TaskRow;
+    const { files } = await runTask(task, { objects, translator: undefined }, { signal: new AbortController().signal, onProgress: () => {} });
+    const picture = files.find((f) => f.name === 'pictures/page-1-1.png');
+    assert.ok(picture, JSON.stringify(files));
+    assert.equal(picture.content_type, 'image/png');
+    const { body } = await objects.get(`tasks/${id}/pictures/page-1-1.png`);
+    const chunks: Buffer[] = [];
+    for await (const chunk of body) chunks.push(chunk as Buffer);
+    const png = Buffer.concat(chunks);
+    assert.equal(png.subarray(1, 4).toString('latin1'), 'PNG');
+    // 200 points wide at 150 dpi ≈ 417 pixels (IHDR width at byte 16).
+    assert.ok(Math.abs(png.readUInt32BE(16) - (200 * 150) / 72) <= 2, `width ${png.readUInt32BE(16)}`);
+    await discardResults(objects, id);
+    assert.deepEqual(await objects.list(`tasks/${id}/`), [sourceKey(id)]);
+    // The picture's box is where it was drawn.
+    const doc = await extractDocument(pdf, { onPicture: async () => {} });
+    const found = doc.pages[0]?.pictures?.[0];
+    assert.equal(found?.file, 'pictures/page-1-1.png');
+    assert.ok(found && Math.abs(found.bbox.l - box.l) < 0.5 && Math.abs(found.bbox.t - box.t) < 0.5 && Math.abs(found.bbox.r - box.r) < 0.5, JSON.stringify(found?.bbox));
+  });
+});
+
+test('text runs carry the style of their font: mono (Courier), italic (Oblique), bold, and a height', async () => {
+  const doc = new PDFKit({ size: 'A4', margin: 56 });
+  const chunks: Buffer[] = [];
+  doc.on('data', (c: Buffer) => chunks.push(c));
+  const done = new Promise<Buffer>((resolve) => doc.on('end', () => resolve(Buffer.concat(chunks))));
+  doc.font('Courier').fontSize(10).text('const answer = 42;', 56, 80);
+  doc.font('Helvetica-Oblique').fontSize(12).text('An emphasised line.', 56, 120);
+  doc.font('Helvetica-Bold').fontSize(12).text('A bold line.', 56, 160);
+  doc.end();
+  const dir = mkdtempSync(path.join(tmpdir(), 'signet-style-'));
+  try {
+    const file = path.join(dir, 'style.pdf');
+    (await import('node:fs')).writeFileSync(file, await done);
+    const reader = await PdfReader.open(file);
+    try {
+      const { runs } = await reader.page(1);
+      const run = (text: string) => runs.find((r) => r.text.includes(text));
+      assert.equal(run('answer')?.mono, true);
+      assert.equal(run('answer')?.italic, false);
+      assert.equal(run('emphasised')?.italic, true);
+      assert.equal(run('emphasised')?.mono, false);
+      assert.equal(run('bold line')?.bold, true);
+      assert.ok((run('answer')?.height ?? 0) > 5);
+    } finally {
+      reader.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
