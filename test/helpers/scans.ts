@@ -127,3 +127,24 @@ export function manyPagesPdf(pages: number, text = (n: number) => `This is page 
   objects[1] = `<< /Type /Pages /Kids [${kids.join(' ')}] /Count ${pages} >>`;
   return rawPdf(objects);
 }
+
+/** A typical long document: `pages` A4 pages of headings and justified paragraphs, drawn by pdfkit. */
+export function longDocumentPdf(pages: number): Promise<Buffer> {
+  const doc = new PDFKit({ size: 'A4', margin: 56, autoFirstPage: false });
+  const chunks: Buffer[] = [];
+  doc.on('data', (c: Buffer) => chunks.push(c));
+  const done = new Promise<Buffer>((resolve) => doc.on('end', () => resolve(Buffer.concat(chunks))));
+  const sentence = (n: number, k: number) => `Sentence ${k} of page ${n} reports measured values, names the method and cites the table that holds them.`;
+  for (let n = 1; n <= pages; n += 1) {
+    doc.addPage();
+    doc.font('Helvetica').fontSize(9).text(`Long document — page ${n}`, 56, 30);
+    doc.font('Helvetica-Bold').fontSize(14).text(`${n}. Section ${n}`, 56, 70);
+    doc.moveDown(0.4);
+    for (let p = 0; p < 4; p += 1) {
+      doc.font('Helvetica').fontSize(10).text(Array.from({ length: 6 }, (_, k) => sentence(n, p * 6 + k)).join(' '), { align: 'justify' });
+      doc.moveDown(0.5);
+    }
+  }
+  doc.end();
+  return done;
+}

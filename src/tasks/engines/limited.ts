@@ -21,6 +21,9 @@ export class LimitedProgramError extends Error {
   }
 }
 
+/** 0.3, 2.5, 60: a limit in seconds as people write it. */
+export const seconds = (ms: number) => String(ms < 10_000 ? Math.round(ms / 100) / 10 : Math.round(ms / 1000));
+
 /** Output larger than this is not a page's OCR text or a picture; the program is stopped. */
 const MAX_OUTPUT = 64 * 1024 * 1024;
 
@@ -43,9 +46,9 @@ export function runLimited(program: string, args: string[], limits: Limits): Pro
         const text = stderr.toString('utf8');
         if (err.code === 'ENOENT') return reject(new LimitedProgramError('prlimit (util-linux) is not installed, so external programs cannot be run with a memory limit.', 'missing'));
         if (err.killed || err.signal === 'SIGKILL' || err.signal === 'SIGXCPU') {
-          return reject(new LimitedProgramError(`${program} took longer than ${Math.round(limits.timeoutMs / 1000)} s and was stopped`, 'timeout'));
+          return reject(new LimitedProgramError(`${program} took longer than ${seconds(limits.timeoutMs)} s and was stopped`, 'timeout'));
         }
-        if (/bad_alloc|out of memory|cannot allocate|memory allocation|Couldn't allocate|failed to allocate/i.test(text) || err.signal === 'SIGABRT' || err.signal === 'SIGSEGV') {
+        if (/bad_alloc|out of memory|cannot allocate|memory allocation|Couldn't allocate|failed to allocate|failed to map segment|MemoryError/i.test(text) || err.signal === 'SIGABRT' || err.signal === 'SIGSEGV') {
           return reject(new LimitedProgramError(`${program} needed more than ${Math.round(limits.memoryBytes / 2 ** 20)} MB of memory and was stopped`, 'memory'));
         }
         if (/failed to execute|No such file or directory/.test(text) && text.includes(program)) {

@@ -33,6 +33,8 @@ export type ExtractOptions = {
   ocr?: OcrEngine | null;
   ocrLanguages?: OcrLanguages;
   limits?: Partial<EngineLimits>;
+  /** Filled in when given: the reader process's peak resident size (bytes), sampled every 50 ms. */
+  stats?: { readerPeakRss: number };
 };
 
 /** Pictures are cut at this resolution. */
@@ -106,6 +108,7 @@ export async function extractDocument(data: Uint8Array, options: ExtractOptions 
       const labelled = labelDocument({ pages });
       return notes.length > 0 ? { ...labelled, notes } : labelled;
     } finally {
+      if (options.stats) options.stats.readerPeakRss = reader.peakRss;
       reader.close();
     }
   });

@@ -6,14 +6,17 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { PageContent } from '../layout.ts';
+import { seconds } from '../limited.ts';
 import { NotAPdfError, UnreadablePdfError } from './errors.ts';
 import type { ReaderError, ReaderRequest } from './reader-process.ts';
 
 export type ReaderLimits = {
   /** Resident memory the reader process may reach (bytes); past it the process is killed. */
   memoryBytes: number;
-  /** Time one page (or opening the file) may take. */
+  /** Time one page may take. */
   pageTimeoutMs: number;
+  /** Time starting the process and opening the file may take (default 30 s). */
+  openTimeoutMs?: number;
 };
 
 export const DEFAULT_READER_LIMITS: ReaderLimits = { memoryBytes: 1024 * 2 ** 20, pageTimeoutMs: 30_000 };
@@ -40,6 +43,8 @@ export class PdfReader {
   private readonly child: ChildProcess;
   private readonly limits: ReaderLimits;
   readonly pages: number;
+  /** The largest resident size the reader process was seen at (bytes), for the memory benchmark and test. */
+  peakRss = 0;
   private constructor(child: ChildProcess, limits: ReaderLimits, pages: number) {
     this.child = child;
     this.limits = limits;
@@ -54,8 +59,10 @@ export class PdfReader {
     const child = fork(SCRIPT, [], { execArgv: [`--max-old-space-size=${heapMb}`], serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
     const reader = new PdfReader(child, limits, 0);
     try {
-      const opened = await reader.ask<{ opened: number }>({ open: path }, 'opening the file', signal);
-      return new PdfReader(child, limits, opened.opened);
+      const opened = await reader.ask<{ opened: number }>({ open: path }, 'opening the file', signal, limits.openTimeoutMs ?? 30_000);
+      const ready = new PdfReader(child, limits, opened.opened);
+      ready.peakRss = reader.peakRss;
+      return ready;
     } catch (error) {
       reader.close();
       throw error;
@@ -72,7 +79,7 @@ export class PdfReader {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
   }
 
-  private ask<T>(request: ReaderRequest, what: string, signal?: AbortSignal): Promise<T> {
+  private ask<T>(request: ReaderRequest, what: string, signal?: AbortSignal, timeoutMs = this.limits.pageTimeoutMs): Promise<T> {
     const { child, limits } = this;
     return new Promise<T>((resolve, reject) => {
       let settled = false;
@@ -100,11 +107,12 @@ export class PdfReader {
         finish(new UnreadablePdfError(`The PDF reader stopped while ${what} (${sig ?? `exit code ${String(code)}`}), most likely because the file needs more than ${MB(limits.memoryBytes)} MB of memory; simplify or re-export the PDF, then upload it again.`));
       const onAbort = () => finish(signal?.reason ?? new Error('aborted'));
       const timer = setTimeout(
-        () => finish(new UnreadablePdfError(`Reading the PDF stopped: ${what} took longer than ${Math.round(limits.pageTimeoutMs / 1000)} s (the file may be damaged or built to be slow); simplify or re-export it, then upload it again.`)),
-        limits.pageTimeoutMs,
+        () => finish(new UnreadablePdfError(`Reading the PDF stopped: ${what} took longer than ${seconds(timeoutMs)} s (the file may be damaged or built to be slow); simplify or re-export it, then upload it again.`)),
+        timeoutMs,
       );
       const watch = setInterval(() => {
         void residentBytes(child.pid ?? 0).then((rss) => {
+          if (rss !== undefined) this.peakRss = Math.max(this.peakRss, rss);
           if (rss !== undefined && rss > limits.memoryBytes) {
             finish(new UnreadablePdfError(`Reading the PDF stopped: ${what} needed more than ${MB(limits.memoryBytes)} MB of memory (a compressed stream that inflates to an enormous size, for example); simplify or re-export the file, then upload it again.`));
           }
