@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { toMarkdown, runDocparse } from './engines/docparse.ts';
 import type { OnProgress } from './engines/document.ts';
+import type { OcrEngine } from './engines/ocr/ocr.ts';
 import { extractDocument } from './engines/pdf/extract.ts';
 import { translateDocument } from './engines/translate/translate-document.ts';
 import { renderTranslatedPdf } from './engines/translate/translated-pdf.ts';
@@ -31,7 +32,7 @@ export type TaskResult = { files: ResultFile[]; notes: string[] };
 /** Runs the task's engine and stores its results; returns the result files and the document's notes. */
 export async function runTask(
   task: TaskRow,
-  deps: { objects: ObjectStore; translator: Translator | undefined },
+  deps: { objects: ObjectStore; translator: Translator | undefined; ocr?: OcrEngine | null },
   options: { signal: AbortSignal; onProgress: OnProgress },
 ): Promise<TaskResult> {
   const { body } = await deps.objects.get(sourceKey(task.id));
@@ -46,7 +47,7 @@ export async function runTask(
       const { size } = await deps.objects.put(resultKey(task.id, name), png, { contentType: 'image/png', signal: options.signal });
       files.push({ name, size, content_type: 'image/png' });
     };
-    const engineOptions = { ...options, onPicture };
+    const engineOptions = { ...options, onPicture, ...(deps.ocr !== undefined ? { ocr: deps.ocr } : {}) };
     const { markdown, json, document } = await runDocparse(pdf, engineOptions);
     notes = document.notes ?? [];
     outputs.push({ name: 'document.md', contentType: 'text/markdown; charset=utf-8', data: markdown }, { name: 'document.json', contentType: 'application/json', data: json });

@@ -13,6 +13,7 @@ import type { TaskKind } from '../db/schema.ts';
 import { UnreadablePdfError } from '../tasks/engines/pdf/errors.ts';
 import { TranslationError, UnsupportedLanguagePairError } from '../tasks/engines/translate/translator.ts';
 import type { Translator } from '../tasks/engines/translate/translator.ts';
+import type { OcrEngine } from '../tasks/engines/ocr/ocr.ts';
 import { discardResults, runTask, TaskFailure } from '../tasks/run-task.ts';
 import { recordTaskNotification } from '../tasks/tasks.ts';
 import * as store from '../tasks/tasks.store.ts';
@@ -25,6 +26,8 @@ export type TaskRunnerDeps = {
   objects: ObjectStore;
   translator: Translator | undefined;
   logger: Logger;
+  /** The OCR engine for pages without text (default: tesseract when installed); null for none. */
+  ocr?: OcrEngine | null;
 };
 
 export type TaskRunnerOptions = {
