@@ -3,6 +3,7 @@
 // limit. A hostile file then fails its task with a message a person understands, the worker keeps
 // running, and the memory goes back to the system with the process (issue 17, item 9).
 import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { PageContent } from '../layout.ts';
@@ -36,29 +37,88 @@ async function residentBytes(pid: number): Promise<number | undefined> {
   }
 }
 
+function residentBytesNow(pid: number): number | undefined {
+  try {
+    const pages = Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]);
+    return Number.isFinite(pages) ? pages * PAGE_SIZE : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 const MB = (bytes: number) => Math.round(bytes / 2 ** 20);
+
+/** The heap limit makes V8 give up early on a runaway JavaScript heap; the RSS watch covers buffers outside the heap. */
+const heapMbFor = (limits: ReaderLimits) => Math.max(64, Math.floor(MB(limits.memoryBytes) * 0.75));
+
+type Booting = { child: ChildProcess; heapMb: number; ready: Promise<boolean> };
+
+/** Starts a reader process; `ready` resolves true once pdf.js is loaded in it, false if it died first. */
+function boot(heapMb: number): Booting {
+  const child = fork(SCRIPT, [], { execArgv: [`--max-old-space-size=${heapMb}`], serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
+  const ready = new Promise<boolean>((resolve) => {
+    child.once('message', (message: { ready?: boolean }) => resolve(message.ready === true));
+    child.once('exit', () => resolve(false));
+    child.once('error', () => resolve(false));
+  });
+  return { child, heapMb, ready };
+}
+
+/**
+ * One idle reader process. Starting Node and loading pdf.js costs ≈ 300 ms, more than reading a
+ * short document (issue 17, item 8), so a reader that ended its document normally and stayed
+ * small is kept for the next one; a reader that failed, was stopped or grew is killed instead
+ * (its memory goes back to the system) and a fresh one is started. It never keeps the worker alive.
+ */
+let spare: Booting | undefined;
+
+function take(heapMb: number): Booting {
+  const taken = spare && spare.heapMb === heapMb && spare.child.exitCode === null && spare.child.signalCode === null ? spare : boot(heapMb);
+  if (spare && spare !== taken) spare.child.kill('SIGKILL');
+  spare = undefined;
+  taken.child.ref();
+  (taken.child.channel as { ref?: () => void } | undefined)?.ref?.();
+  return taken;
+}
+
+/** A reader that ended its document below this resident size is reused for the next document. */
+const REUSE_BELOW_BYTES = 256 * 2 ** 20;
+
+/** Keeps `idle` (or a fresh process) as the spare, not holding the worker's event loop open. */
+function keepSpare(idle: Booting): void {
+  if (spare) spare.child.kill('SIGKILL');
+  spare = idle;
+  spare.child.unref();
+  (spare.child.channel as { unref?: () => void } | undefined)?.unref?.();
+}
+
+/** The idle reader's process id, if one is running (tests tell it from a reader that was stopped). */
+export const spareReaderPid = (): number | undefined => (spare?.child.exitCode === null ? spare.child.pid : undefined);
 
 /** One open PDF in its own process. Always close() it (a finally block). */
 export class PdfReader {
   private readonly child: ChildProcess;
   private readonly limits: ReaderLimits;
+  private readonly heapMb: number;
   readonly pages: number;
   /** The largest resident size the reader process was seen at (bytes), for the memory benchmark and test. */
   peakRss = 0;
+  private failed = false;
+  private closed = false;
   private constructor(child: ChildProcess, limits: ReaderLimits, pages: number) {
     this.child = child;
     this.limits = limits;
     this.pages = pages;
+    this.heapMb = heapMbFor(limits);
   }
 
   /** Starts a reader process on the PDF at `path`; throws NotAPdfError / UnreadablePdfError for bad files. */
   static async open(path: string, limits: ReaderLimits = DEFAULT_READER_LIMITS, signal?: AbortSignal): Promise<PdfReader> {
-    // The heap limit makes V8 give up early on a runaway JavaScript heap; the RSS watch below covers
-    // buffers outside the heap (an inflated stream lives in an ArrayBuffer).
-    const heapMb = Math.max(64, Math.floor(MB(limits.memoryBytes) * 0.75));
-    const child = fork(SCRIPT, [], { execArgv: [`--max-old-space-size=${heapMb}`], serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
+    const heapMb = heapMbFor(limits);
+    const { child, ready: booted } = take(heapMb);
     const reader = new PdfReader(child, limits, 0);
     try {
+      if (!(await booted)) throw new UnreadablePdfError('The PDF reader could not be started; try again, or ask the operator to check the worker.');
       const opened = await reader.ask<{ opened: number }>({ open: path }, 'opening the file', signal, limits.openTimeoutMs ?? 30_000);
       const ready = new PdfReader(child, limits, opened.opened);
       ready.peakRss = reader.peakRss;
@@ -75,8 +135,21 @@ export class PdfReader {
     return content;
   }
 
+  /**
+   * Ends the document. A healthy, small reader is kept for the next document; any other is killed
+   * (its memory goes back to the system) and a fresh idle one is started.
+   */
   close(): void {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+    if (this.closed) return;
+    this.closed = true;
+    const alive = this.child.exitCode === null && this.child.signalCode === null && this.child.connected;
+    if (alive && !this.failed && (residentBytesNow(this.child.pid ?? 0) ?? Infinity) < REUSE_BELOW_BYTES) {
+      this.child.send({ close: true });
+      keepSpare({ child: this.child, heapMb: this.heapMb, ready: Promise.resolve(true) });
+      return;
+    }
+    if (alive) this.child.kill('SIGKILL');
+    keepSpare(boot(this.heapMb));
   }
 
   private ask<T>(request: ReaderRequest, what: string, signal?: AbortSignal, timeoutMs = this.limits.pageTimeoutMs): Promise<T> {
@@ -92,9 +165,14 @@ export class PdfReader {
         child.off('exit', onExit);
         signal?.removeEventListener('abort', onAbort);
         if (error !== undefined) {
+          this.failed = true;
           this.close();
           reject(error);
-        } else resolve(value as T);
+          return;
+        }
+        // A page read faster than the watch interval is measured here, so peakRss sees every page.
+        this.peakRss = Math.max(this.peakRss, residentBytesNow(child.pid ?? 0) ?? 0);
+        resolve(value as T);
       };
       const onMessage = (message: { error?: ReaderError } & Record<string, unknown>) => {
         if (!message.error) return finish(undefined, message as T);

@@ -18,6 +18,9 @@ const assetDir = (name: string) => path.join(PDFJS_ROOT, name) + path.sep;
 // Node has no web workers, so pdf.js runs its worker code in-process ("fake worker") and imports
 // it from workerSrc; pointing that at the package's own file keeps it working wherever npm put it.
 GlobalWorkerOptions.workerSrc = pathToFileURL(path.join(PDFJS_ROOT, 'legacy/build/pdf.worker.mjs')).href;
+// Loaded now rather than on the first getDocument: it sets globalThis.pdfjsWorker, which pdf.js uses
+// directly, so an idle reader process has everything loaded before a document arrives.
+await import('pdfjs-dist/legacy/build/pdf.worker.mjs');
 
 /** PDF 1.7 (ISO 32000) §7.5.2: readers accept the %PDF- header anywhere in the first 1024 bytes. */
 export function hasPdfHeader(data: Uint8Array): boolean {
