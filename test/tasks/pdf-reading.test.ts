@@ -185,3 +185,40 @@ test('text runs carry the style of their font: mono (Courier), italic (Oblique),
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('issue 17: "figures drawn with vectors" — a line chart is a picture region with its axes; a framed box of text and a ruled table are not', async () => {
+  const doc = new PDFKit({ size: 'A4', margin: 56 });
+  const chunks: Buffer[] = [];
+  doc.on('data', (c: Buffer) => chunks.push(c));
+  const done = new Promise<Buffer>((resolve) => doc.on('end', () => resolve(Buffer.concat(chunks))));
+  doc.font('Helvetica').fontSize(12).text('A chart follows.', 56, 80);
+  doc.moveTo(100, 400).lineTo(100, 200).stroke();
+  doc.moveTo(100, 400).lineTo(400, 400).stroke();
+  doc.moveTo(100, 380);
+  for (let i = 1; i <= 12; i += 1) doc.lineTo(100 + i * 25, 380 - Math.sin(i / 2) * 80 - i * 8);
+  doc.stroke();
+  doc.circle(350, 250, 30).fill('#888');
+  doc.fillColor('black').fontSize(10).text('Figure 2. A line chart.', 100, 410);
+  doc.roundedRect(56, 500, 480, 120, 10).stroke();
+  doc.fontSize(11).text('Lorem ipsum dolor sit amet, '.repeat(20), 66, 510, { width: 460 });
+  for (let r = 0; r <= 3; r += 1) doc.moveTo(56, 650 + r * 20).lineTo(400, 650 + r * 20).stroke();
+  for (let c = 0; c <= 3; c += 1) doc.moveTo(56 + c * 114, 650).lineTo(56 + c * 114, 710).stroke();
+  doc.end();
+  const dir = mkdtempSync(path.join(tmpdir(), 'signet-figure-'));
+  try {
+    const file = path.join(dir, 'figure.pdf');
+    (await import('node:fs')).writeFileSync(file, await done);
+    const reader = await PdfReader.open(file);
+    try {
+      const { images = [] } = await reader.page(1);
+      assert.equal(images.length, 1, JSON.stringify(images));
+      const box = images[0]?.bbox;
+      // Drawn from (100, 200) to (400, 400) in pdfkit's top-down points on an 842-point page.
+      assert.deepEqual([box?.l, box?.b, box?.r, box?.t].map((n) => Math.round(n ?? 0)), [100, 442, 400, 642]);
+    } finally {
+      reader.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

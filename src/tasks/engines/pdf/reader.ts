@@ -8,6 +8,7 @@ import { getDocument, GlobalWorkerOptions, PasswordException } from 'pdfjs-dist/
 import type { PDFDocumentProxy, PDFPageProxy, TextItem, TextStyle } from 'pdfjs-dist/types/src/display/api.js';
 import type { PageContent, TextRun } from '../layout.ts';
 import { NotAPdfError, UnreadablePdfError } from './errors.ts';
+import { figureRegions } from './figures.ts';
 import { graphicsFrom } from './rulings.ts';
 
 const require = createRequire(import.meta.url);
@@ -87,7 +88,7 @@ async function readOpenPage(page: PDFPageProxy, pageNo: number): Promise<PageCon
   const size = { width: x1 - x0, height: y1 - y0 };
   // The operator list first: it also makes pdf.js publish the page's fonts, whose names carry the style.
   const operators = await page.getOperatorList();
-  const { rulings, images } = graphicsFrom(operators.fnArray, operators.argsArray, origin, size);
+  const { rulings, images, drawings } = graphicsFrom(operators.fnArray, operators.argsArray, origin, size);
   const text = await page.getTextContent();
   const runs: TextRun[] = [];
   const styles = new Map<string, FontStyle>();
@@ -97,7 +98,8 @@ async function readOpenPage(page: PDFPageProxy, pageNo: number): Promise<PageCon
     if (!style) styles.set(item.fontName, (style = fontStyle(page, item.fontName, text.styles[item.fontName])));
     runs.push(textRun(item, style, origin));
   }
-  return { pageNo, ...size, runs, rulings, images: images.map((bbox) => ({ bbox })) };
+  const figures = figureRegions(drawings, runs, images, rulings);
+  return { pageNo, ...size, runs, rulings, images: [...images, ...figures].map((bbox) => ({ bbox })) };
 }
 
 type FontStyle = { bold: boolean; italic: boolean; mono: boolean };

@@ -3,6 +3,7 @@
 import { OPS } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { BoundingBox } from '../document.ts';
 import type { Ruling } from '../layout.ts';
+import { drawingOf, type Drawing } from './figures.ts';
 
 type Matrix = [number, number, number, number, number, number];
 const IDENTITY: Matrix = [1, 0, 0, 1, 0, 0];
@@ -30,7 +31,7 @@ const PAINTING = new Set<number>([OPS.stroke, OPS.closeStroke, OPS.fill, OPS.eoF
 const FILLING = new Set<number>([OPS.fill, OPS.eoFill]);
 
 /** The drawing of a page that layout needs: straight rules and the boxes images are painted into. */
-export type PageGraphics = { rulings: Ruling[]; images: BoundingBox[] };
+export type PageGraphics = { rulings: Ruling[]; images: BoundingBox[]; drawings: Drawing[] };
 
 const IMAGE_OPS = new Set<number>([OPS.paintImageXObject, OPS.paintInlineImageXObject, OPS.paintImageMaskXObject, OPS.paintImageXObjectRepeat, OPS.paintInlineImageXObjectGroup]);
 /** Images smaller than this (points, either side) are bullets, rules or dust, not pictures. */
@@ -53,6 +54,7 @@ export function rulingsFrom(fnArray: number[], argsArray: unknown[], origin: { x
 export function graphicsFrom(fnArray: number[], argsArray: unknown[], origin: { x: number; y: number }, page?: { width: number; height: number }): PageGraphics {
   const rulings: Ruling[] = [];
   const images: BoundingBox[] = [];
+  const drawings: Drawing[] = [];
   const stack: Matrix[] = [];
   let ctm = IDENTITY;
   for (let i = 0; i < fnArray.length; i += 1) {
@@ -71,13 +73,18 @@ export function graphicsFrom(fnArray: number[], argsArray: unknown[], origin: { 
     } else if (fn === OPS.constructPath && Array.isArray(args)) {
       const [paint, [data] = []] = args as [unknown, unknown[]?];
       if (typeof paint !== 'number' || !PAINTING.has(paint) || !ArrayBuffer.isView(data)) continue;
+      const drawing = drawingOf(data as Float32Array, (x, y) => {
+        const [px, py] = apply(ctm, x, y);
+        return [px - origin.x, py - origin.y];
+      });
+      if (drawing) drawings.push(drawing);
       for (const polygon of polylines(data as Float32Array, ctm)) {
         const shifted = polygon.map(([x, y]): [number, number] => [x - origin.x, y - origin.y]);
         rulings.push(...(FILLING.has(paint) ? filledRules(shifted) : strokedRules(shifted)));
       }
     }
   }
-  return { rulings, images: mergeImages(images) };
+  return { rulings, images: mergeImages(images), drawings };
 }
 
 function imageBox(ctm: Matrix, origin: { x: number; y: number }, page: { width: number; height: number } | undefined): BoundingBox | undefined {
