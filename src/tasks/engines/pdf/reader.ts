@@ -21,7 +21,7 @@ const assetDir = (name: string) => path.join(PDFJS_ROOT, name) + path.sep;
 GlobalWorkerOptions.workerSrc = pathToFileURL(path.join(PDFJS_ROOT, 'legacy/build/pdf.worker.mjs')).href;
 // Loaded now rather than on the first getDocument: it sets globalThis.pdfjsWorker, which pdf.js uses
 // directly, so an idle reader process has everything loaded before a document arrives.
-await import('pdfjs-dist/legacy/build/pdf.worker.mjs');
+await import(GlobalWorkerOptions.workerSrc);
 
 /** PDF 1.7 (ISO 32000) §7.5.2: readers accept the %PDF- header anywhere in the first 1024 bytes. */
 export function hasPdfHeader(data: Uint8Array): boolean {
