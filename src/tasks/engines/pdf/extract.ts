@@ -83,14 +83,14 @@ export async function extractDocument(data: Uint8Array, options: ExtractOptions 
     const reader = await PdfReader.open(file, limits.reader, signal);
     try {
       const ocr = options.ocr === undefined ? new TesseractEngine() : options.ocr;
-      const ocrState = { engine: (await ocr?.available()) ? ocr : null, languages: options.ocrLanguages ?? 'auto' } as const;
-      let languages = ocrState.languages;
+      const engine = ocr && (await ocr.available()) ? ocr : null;
+      let languages: OcrLanguages = options.ocrLanguages ?? 'auto';
       const pages: Page[] = [];
       for (let pageNo = 1; pageNo <= reader.pages; pageNo += 1) {
         signal?.throwIfAborted();
         let content = await reader.page(pageNo, signal);
         if (needsOcr(content)) {
-          const read = await ocrPage({ file, dir, content, engine: ocrState.engine, engineName: ocr?.name, languages, limits: limits.program, signal });
+          const read = await ocrPage({ file, dir, content, engine, languages, limits: limits.program, signal });
           content = read.content;
           languages = read.languages;
         } else {

@@ -25,7 +25,6 @@ export type OcrPageJob = {
   dir: string;
   content: PageContent;
   engine: OcrEngine | null;
-  engineName: string | undefined;
   languages: OcrLanguages;
   limits: Limits;
   signal?: AbortSignal;
