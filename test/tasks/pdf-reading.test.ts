@@ -80,6 +80,16 @@ describe('scanned pages', { skip: ocrSkip }, () => {
   });
 });
 
+describe('the OCR time limit', { skip: ocrSkip }, () => {
+  test('issue 17: "a per-page time limit keeps one bad page from holding the worker" — a page whose OCR runs past it is left without text, with a note, and the document finishes', async () => {
+    const prose = await prosePdf(HEADING, PROSE);
+    const doc = await extractDocument(await joinPdfs(prose, await scanPdf(prose, 300)), { limits: { program: { timeoutMs: 250, memoryBytes: 1536 * 2 ** 20 } } });
+    assert.equal(doc.pages[0]?.textSource, 'text-layer');
+    assert.equal(doc.pages[1]?.textSource, 'none');
+    assert.match(doc.notes?.[0] ?? '', /^Page 2 has no text layer .* reading it by OCR failed \((pdftoppm|tesseract) took longer than 0\.3 s and was stopped\)/);
+  });
+});
+
 test('issue 17: "if no OCR engine is installed, the task still finishes" and says which pages had no text and why', { skip: popplerSkip }, async () => {
   const prose = await prosePdf(HEADING, PROSE);
   const doc = await extractDocument(await joinPdfs(prose, await scanPdf(prose, 100)), { ocr: null });

@@ -15,13 +15,13 @@ import { renderRegionPng } from './render.ts';
 
 export type EngineLimits = {
   reader: ReaderLimits;
-  /** One external program run (a page render, one OCR pass). */
+  /** External programs: each run (a render, a picture, an OCR pass), and an OCR'd page's render and passes together. */
   program: Limits;
 };
 
 export const DEFAULT_LIMITS: EngineLimits = {
   reader: DEFAULT_READER_LIMITS,
-  program: { timeoutMs: 60_000, memoryBytes: 1536 * 2 ** 20 },
+  program: { timeoutMs: 90_000, memoryBytes: 1536 * 2 ** 20 },
 };
 
 export type ExtractOptions = {

@@ -26,6 +26,7 @@ export type OcrPageJob = {
   content: PageContent;
   engine: OcrEngine | null;
   languages: OcrLanguages;
+  /** Limits of each program run; `timeoutMs` is also the page's whole budget (render and every OCR pass together). */
   limits: Limits;
   signal?: AbortSignal;
 };
@@ -44,9 +45,12 @@ export async function ocrPage(job: OcrPageJob): Promise<{ content: PageContent; 
   if (!engine) return without(`no OCR engine is installed (the operator can install Debian's tesseract-ocr with tesseract-ocr-eng and tesseract-ocr-chi-sim)`);
   let image: string | undefined;
   try {
+    // One budget for the page: the render and every OCR pass share it, so auto's second pass cannot double it.
+    const deadline = Date.now() + limits.timeoutMs;
+    const remaining = () => Math.max(1, deadline - Date.now());
     const rendered = await renderPageGray(job.file, pageNo, content, OCR_DPI, job.dir, { ...limits, signal: job.signal });
     image = rendered.file;
-    const read = (languages: string[]) => engine.recognize(rendered.file, { languages, dpi: rendered.dpi, timeoutMs: limits.timeoutMs, memoryBytes: limits.memoryBytes, signal: job.signal });
+    const read = (languages: string[]) => engine.recognize(rendered.file, { languages, dpi: rendered.dpi, timeoutMs: remaining(), memoryBytes: limits.memoryBytes, signal: job.signal });
     let languages = job.languages;
     let words: OcrWord[];
     if (languages === 'auto') {
