@@ -9,7 +9,7 @@ import { extractDocument } from './engines/pdf/extract.ts';
 import { translateDocument } from './engines/translate/translate-document.ts';
 import { renderTranslatedPdf } from './engines/translate/translated-pdf.ts';
 import type { Translator } from './engines/translate/translator.ts';
-import { NO_ENGINE_MESSAGE, resultKey, sourceKey, type ResultFile } from './tasks.ts';
+import { NO_ENGINE_MESSAGE, OCR_LANGUAGES, resultKey, sourceKey, type ResultFile } from './tasks.ts';
 import type { TaskRow } from './tasks.store.ts';
 
 /** A failure that retrying cannot fix: the task fails with this message (it is shown to the owner). */
@@ -47,7 +47,8 @@ export async function runTask(
       const { size } = await deps.objects.put(resultKey(task.id, name), png, { contentType: 'image/png', signal: options.signal });
       files.push({ name, size, content_type: 'image/png' });
     };
-    const engineOptions = { ...options, onPicture, ...(deps.ocr !== undefined ? { ocr: deps.ocr } : {}) };
+    const ocrLanguages = (task.source_lang && OCR_LANGUAGES[task.source_lang]) || 'auto';
+    const engineOptions = { ...options, onPicture, ocrLanguages, ...(deps.ocr !== undefined ? { ocr: deps.ocr } : {}) };
     const { markdown, json, document } = await runDocparse(pdf, engineOptions);
     notes = document.notes ?? [];
     outputs.push({ name: 'document.md', contentType: 'text/markdown; charset=utf-8', data: markdown }, { name: 'document.json', contentType: 'application/json', data: json });

@@ -6,6 +6,7 @@ import type { TaskKind } from '../db/schema.ts';
 import { ObjectNotFoundError, StorageUnavailableError } from '../storage/object-store.ts';
 import {
   cancelTask,
+  checkDocparseOptions,
   checkTranslationOptions,
   createTask,
   deleteTaskRecord,
@@ -78,7 +79,7 @@ export const taskRoutes: FastifyPluginAsync<Options> = async (app, { ctx, locale
       if (part.fieldname in fields) throw new TaskError(400, 'bad_request', `The field ${part.fieldname} was sent twice.`);
       fields[part.fieldname] = typeof part.value === 'string' ? part.value.trim() : '';
     };
-    const options = async () => (kind === 'translate' ? checkTranslationOptions(ctx, fields.source_lang, fields.target_lang) : undefined);
+    const options = async () => (kind === 'translate' ? checkTranslationOptions(ctx, fields.source_lang, fields.target_lang) : checkDocparseOptions(fields.source_lang, fields.target_lang));
     for await (const part of parts) {
       if (part.type === 'field') {
         readField(part);

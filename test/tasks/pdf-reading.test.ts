@@ -19,6 +19,18 @@ import { sourceKey } from '../../src/tasks/tasks.ts';
 import { openObjectStore, parseStorageUrl } from '../../src/storage/open.ts';
 import { skipUnlessAvailable } from '../helpers/services.ts';
 import { joinPdfs, prosePdf, scanPdf, scanToolsMissing, tesseractMissing } from '../helpers/scans.ts';
+import { SAMPLE, samplePdf } from '../helpers/pdfs.ts';
+import { OCR_LANGUAGES } from '../../src/tasks/tasks.ts';
+import { PDFDocument } from 'pdf-lib';
+
+/** Why Chinese OCR cannot run here (no chi_sim data), or undefined. */
+function chineseMissing(): string | undefined {
+  try {
+    return /^chi_sim$/m.test(execFileSync('tesseract', ['--list-langs'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })) ? undefined : 'no chi_sim data (apt-get install tesseract-ocr-chi-sim)';
+  } catch {
+    return 'tesseract is not installed';
+  }
+}
 
 const popplerSkip = skipUnlessAvailable('poppler (pdftoppm)', scanToolsMissing());
 const ocrSkip = popplerSkip || skipUnlessAvailable('tesseract (eng)', tesseractMissing());
@@ -77,6 +89,26 @@ describe('scanned pages', { skip: ocrSkip }, () => {
     assert.ok(docText(doc, 1).includes(PROSE[0] ?? ''), 'page 1 is its text layer, verbatim');
     assert.ok(wordRecall(PROSE.join(' '), docText(doc, 2)) >= 0.9);
     assert.ok(docText(doc, 3).includes(PROSE[1] ?? ''));
+  });
+});
+
+describe('scanned Chinese', { skip: ocrSkip || skipUnlessAvailable('tesseract (chi_sim)', chineseMissing()) }, () => {
+  test('issue 17: OCR reads Simplified Chinese — with source_lang zh (chi_sim+eng) and with auto (English reads poorly, so Chinese is tried and kept)', async () => {
+    const sample = await samplePdf();
+    const source = await PDFDocument.load(sample);
+    const one = await PDFDocument.create();
+    const [page] = await one.copyPages(source, [3]);
+    if (page) one.addPage(page);
+    const scan = await scanPdf(await one.save(), 300);
+    const han = (text: string) => text.match(/\p{Script=Han}/gu) ?? [];
+    const truth = han(SAMPLE.chinese + SAMPLE.chineseHeading);
+    for (const languages of [OCR_LANGUAGES.zh ?? [], 'auto' as const]) {
+      const doc = await extractDocument(scan, { ocrLanguages: languages });
+      const read = new Set(han(docText(doc, 1)));
+      const recall = truth.filter((c) => read.has(c)).length / truth.length;
+      assert.ok(recall >= 0.9, `${String(languages)}: recall ${recall.toFixed(3)} of ${docText(doc, 1)}`);
+      assert.ok(docText(doc, 1).includes('文档解析'), 'Chinese words are not split by spaces');
+    }
   });
 });
 

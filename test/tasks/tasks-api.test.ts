@@ -233,6 +233,22 @@ forEachDatabase('task API', (open) => {
     assert.equal((await f.call('GET', `/api/v1/docparse/tasks/${created.id}`)).statusCode, 404);
   });
 
+  test('issue 17: "language choice from a task option or auto" — docparse takes source_lang en or zh for scanned pages, nothing else', async () => {
+    const f = await fixture(await open());
+    const pdf = await plainPdf(1);
+    const zh = await f.upload('docparse', [{ name: 'source_lang', value: 'zh' }, { name: 'file', value: pdf, filename: 'a.pdf' }]);
+    assert.equal(zh.statusCode, 201);
+    assert.deepEqual(zh.json().options, { source_lang: 'zh' });
+    const auto = await f.upload('docparse', [{ name: 'file', value: pdf, filename: 'a.pdf' }]);
+    assert.deepEqual(auto.json().options, {});
+    const french = await f.upload('docparse', [{ name: 'file', value: pdf, filename: 'a.pdf' }, { name: 'source_lang', value: 'fr' }]);
+    assert.equal(french.statusCode, 400);
+    assert.equal(french.json().error, 'invalid_language');
+    const target = await f.upload('docparse', [{ name: 'target_lang', value: 'es' }, { name: 'file', value: pdf, filename: 'a.pdf' }]);
+    assert.equal(target.statusCode, 400);
+    assert.equal(await f.taskCount(), 2, 'refusals leave no record');
+  });
+
   test('issue 17: "the file endpoint serves them" — pictures/ result files download by their listed name, and no other path (no traversal)', async () => {
     const f = await fixture(await open());
     const created = (await f.upload('docparse', [{ name: 'file', value: await plainPdf(1), filename: 'a.pdf' }])).json();
