@@ -11,6 +11,7 @@ import type { ObjectStore } from '../storage/object-store.ts';
 import { StorageUnavailableError } from '../storage/object-store.ts';
 import type { TaskKind } from '../db/schema.ts';
 import { UnreadablePdfError } from '../tasks/engines/pdf/errors.ts';
+import { warmReader } from '../tasks/engines/pdf/reader-client.ts';
 import { TranslationError, UnsupportedLanguagePairError } from '../tasks/engines/translate/translator.ts';
 import type { Translator } from '../tasks/engines/translate/translator.ts';
 import type { OcrEngine } from '../tasks/engines/ocr/ocr.ts';
@@ -60,6 +61,8 @@ export function startTaskRunner(deps: TaskRunnerDeps, options: TaskRunnerOptions
   const pollMs = options.pollMs ?? 1_000;
   const maxAttempts = options.maxAttempts ?? 3;
   const log = deps.logger.child({ worker: owner });
+  // The first document then finds pdf.js loaded in an idle reader process (≈ 300 ms saved).
+  warmReader();
   let current: AbortController | undefined;
 
   async function failAbandoned(): Promise<void> {

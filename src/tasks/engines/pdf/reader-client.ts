@@ -92,6 +92,11 @@ function keepSpare(idle: Booting): void {
   (spare.child.channel as { unref?: () => void } | undefined)?.unref?.();
 }
 
+/** Starts an idle reader ahead of the first document (the worker does at start), unless one is there. */
+export function warmReader(limits: ReaderLimits = DEFAULT_READER_LIMITS): void {
+  if (!spare) keepSpare(boot(heapMbFor(limits)));
+}
+
 /** Stops the idle reader (benchmarks measure a cold start with it). */
 export function killSpareReader(): void {
   spare?.child.kill('SIGKILL');
