@@ -2,10 +2,26 @@
 // ruled tables) → reading order across columns; then, across the whole document, page headers and
 // footers, headings and their levels. Pure geometry: no pdf.js here, so fixtures can be built by hand.
 // Lengths are in PDF points with the origin at the bottom left, so a larger y is higher on the page.
-import type { Block, BoundingBox, Page, ParsedDocument } from './document.ts';
+import type { Block, BoundingBox, Page, ParsedDocument, TextSource } from './document.ts';
 
 /** A piece of text as pdf.js placed it: x and y are the start of its baseline. */
-export type TextRun = { text: string; x: number; y: number; width: number; size: number; bold: boolean; hasEOL: boolean };
+export type TextRun = {
+  text: string;
+  x: number;
+  y: number;
+  width: number;
+  size: number;
+  bold: boolean;
+  hasEOL: boolean;
+  italic?: boolean;
+  /** Set in a monospaced font (code). */
+  mono?: boolean;
+  /** The glyphs' height in points when known (OCR boxes); otherwise estimated from the size. */
+  height?: number;
+};
+
+/** An image or figure region drawn on the page. */
+export type ImageRegion = { bbox: BoundingBox };
 
 /** A straight rule drawn on the page (a table border), normalised so x1 ≤ x2 and y1 ≤ y2. */
 export type Ruling = { x1: number; y1: number; x2: number; y2: number };
@@ -381,7 +397,16 @@ export function ruledTables(rulings: Ruling[], runs: TextRun[]): { tables: Block
 
 // --- One page ----------------------------------------------------------------------------------
 
-export type PageContent = { pageNo: number; width: number; height: number; runs: TextRun[]; rulings: Ruling[] };
+export type PageContent = {
+  pageNo: number;
+  width: number;
+  height: number;
+  runs: TextRun[];
+  rulings: Ruling[];
+  images?: ImageRegion[];
+  textSource?: TextSource;
+  notes?: string[];
+};
 
 /** A page's blocks in reading order, labelled as far as one page can tell: text, list_item, table. */
 export function layoutPage(content: PageContent): Page {
