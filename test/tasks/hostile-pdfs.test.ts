@@ -84,6 +84,24 @@ describe('hostile and broken input', () => {
     assert.deepEqual(readerChildren(), []);
   });
 
+  test('issue 17: "fails that page" — a page pdf.js throws on is left empty with a note; the other pages are read and the task finishes', async () => {
+    const content = 'BT /F1 12 Tf 72 720 Td (Hello from a sound page) Tj ET';
+    const page = '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R /Resources << /Font << /F1 6 0 R >> >> >>';
+    const pdf = rawPdf([
+      '<< /Type /Catalog /Pages 2 0 R >>',
+      '<< /Type /Pages /Kids [3 0 R 7 0 R 5 0 R] /Count 3 >>',
+      page,
+      `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
+      '42', // page 3 "is" a number: pdf.js throws on it
+      '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
+      page,
+    ]);
+    const doc = await extractDocument(pdf);
+    assert.deepEqual(doc.pages.map((p) => p.blocks.map((b) => b.text).join(' ')), ['Hello from a sound page', 'Hello from a sound page', '']);
+    assert.match(doc.notes?.[0] ?? '', /^Page 3 is damaged and could not be read \(.+\); it is left empty\.$/);
+    assert.deepEqual(readerChildren(), []);
+  });
+
   test('issue 17: "thousands of pages" — a 3,000-page file is read page by page to the end', async () => {
     let calls = 0;
     const doc = await extractDocument(manyPagesPdf(3000), { onProgress: () => void (calls += 1) });

@@ -10,3 +10,13 @@ export class NotAPdfError extends Error {
 export class UnreadablePdfError extends Error {
   override name = 'UnreadablePdfError';
 }
+
+/** One page of an open PDF is damaged (pdf.js threw on it); the other pages can still be read. */
+export class PageUnreadableError extends UnreadablePdfError {
+  override name = 'PageUnreadableError';
+  readonly reason: string;
+  constructor(message: string, reason: string) {
+    super(message);
+    this.reason = reason;
+  }
+}

@@ -9,6 +9,7 @@ import { labelDocument, layoutPage, type PageContent } from '../layout.ts';
 import { LimitedProgramError, type Limits } from '../limited.ts';
 import type { OcrEngine } from '../ocr/ocr.ts';
 import { TesseractEngine } from '../ocr/tesseract.ts';
+import { PageUnreadableError } from './errors.ts';
 import { ocrPage, type OcrLanguages } from './ocr-page.ts';
 import { DEFAULT_READER_LIMITS, PdfReader, type ReaderLimits } from './reader-client.ts';
 import { renderRegionPng } from './render.ts';
@@ -88,12 +89,14 @@ export async function extractDocument(data: Uint8Array, options: ExtractOptions 
       const pages: Page[] = [];
       for (let pageNo = 1; pageNo <= reader.pages; pageNo += 1) {
         signal?.throwIfAborted();
-        let content = await reader.page(pageNo, signal);
-        if (needsOcr(content)) {
+        let content = await readOrNote(reader, pageNo, pages.at(-1), signal);
+        // A damaged page comes back already marked (textSource 'none', with its note).
+        const damaged = content.textSource === 'none';
+        if (!damaged && needsOcr(content)) {
           const read = await ocrPage({ file, dir, content, engine, languages, limits: limits.program, signal });
           content = read.content;
           languages = read.languages;
-        } else {
+        } else if (!damaged) {
           content = { ...content, textSource: usableChars(content) > 0 ? 'text-layer' : 'none' };
         }
         const page = layoutPage(content);
@@ -112,6 +115,20 @@ export async function extractDocument(data: Uint8Array, options: ExtractOptions 
       reader.close();
     }
   });
+}
+
+/**
+ * The page's content; a page pdf.js throws on (a damaged page dictionary, say) becomes an empty
+ * page with a note, the size of the page before it, so one bad page does not lose the others.
+ */
+async function readOrNote(reader: PdfReader, pageNo: number, previous: Page | undefined, signal: AbortSignal | undefined): Promise<PageContent> {
+  try {
+    return await reader.page(pageNo, signal);
+  } catch (error) {
+    if (!(error instanceof PageUnreadableError)) throw error;
+    const note = `Page ${pageNo} is damaged and could not be read (${error.reason}); it is left empty.`;
+    return { pageNo, width: previous?.width ?? 595.28, height: previous?.height ?? 841.89, runs: [], rulings: [], images: [], textSource: 'none', notes: [note] };
+  }
 }
 
 type PictureJob = { file: string; dir: string; limits: Limits; signal?: AbortSignal; onPicture: NonNullable<ExtractOptions['onPicture']> };

@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { PageContent } from '../layout.ts';
 import { seconds } from '../limited.ts';
-import { NotAPdfError, UnreadablePdfError } from './errors.ts';
+import { NotAPdfError, PageUnreadableError, UnreadablePdfError } from './errors.ts';
 import type { ReaderError, ReaderRequest } from './reader-process.ts';
 
 export type ReaderLimits = {
@@ -175,6 +175,11 @@ export class PdfReader {
         child.off('message', onMessage);
         child.off('exit', onExit);
         signal?.removeEventListener('abort', onAbort);
+        if (error instanceof PageUnreadableError) {
+          // pdf.js threw on this page and answered: the process is sound and reads the next page.
+          reject(error);
+          return;
+        }
         if (error !== undefined) {
           this.failed = true;
           this.close();
@@ -190,6 +195,7 @@ export class PdfReader {
         const { kind, message: text } = message.error;
         if (kind === 'not_a_pdf') finish(new NotAPdfError(text));
         else if (kind === 'unreadable') finish(new UnreadablePdfError(text));
+        else if ('page' in request) finish(new PageUnreadableError(`The PDF could not be read (${what}: ${text}); re-export or repair it, then upload it again.`, text));
         else finish(new UnreadablePdfError(`The PDF could not be read (${what}: ${text}); re-export or repair it, then upload it again.`));
       };
       const onExit = (code: number | null, sig: string | null) =>
