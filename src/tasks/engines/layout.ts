@@ -3,6 +3,7 @@
 // footers, headings and their levels. Pure geometry: no pdf.js here, so fixtures can be built by hand.
 // Lengths are in PDF points with the origin at the bottom left, so a larger y is higher on the page.
 import type { Block, BoundingBox, Page, ParsedDocument, TextSource } from './document.ts';
+import { findTables } from './layout/tables.ts';
 
 /** A piece of text as pdf.js placed it: x and y are the start of its baseline. */
 export type TextRun = {
@@ -68,7 +69,7 @@ export function joinText(left: string, right: string): string {
 }
 
 /** The value carrying the most weight, e.g. the font size covering the most characters. */
-function dominant<T>(entries: Array<[T, number]>): T | undefined {
+export function dominant<T>(entries: Array<[T, number]>): T | undefined {
   const totals = new Map<T, number>();
   for (const [value, weight] of entries) totals.set(value, (totals.get(value) ?? 0) + weight);
   let best: T | undefined;
@@ -410,7 +411,7 @@ export type PageContent = {
 
 /** A page's blocks in reading order, labelled as far as one page can tell: text, list_item, table. */
 export function layoutPage(content: PageContent): Page {
-  const { tables, rest } = ruledTables(content.rulings, content.runs);
+  const { tables, rest } = findTables(content.rulings, content.runs);
   const blocks = [...groupBlocks(groupLines(rest)), ...tables];
   return { pageNo: content.pageNo, width: content.width, height: content.height, blocks: readingOrder(blocks) };
 }
