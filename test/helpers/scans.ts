@@ -5,8 +5,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createDeflate } from 'node:zlib';
-import { PDFDocument } from 'pdf-lib';
+import { createDeflate, crc32, deflateSync, inflateSync } from 'node:zlib';
+import { degrees, PDFDocument } from 'pdf-lib';
 import PDFKit from 'pdfkit';
 
 /** Why scanning cannot be done here (poppler missing), or undefined. */
@@ -147,4 +147,73 @@ export function longDocumentPdf(pages: number): Promise<Buffer> {
   }
   doc.end();
   return done;
+}
+
+/** A PNG of `width` × `height` gray pixels, all `value` (0 black … 255 white). */
+export function solidPng(width: number, height: number, value: number): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const out = Buffer.alloc(body.length + 8);
+    out.writeUInt32BE(data.length, 0);
+    body.copy(out, 4);
+    out.writeUInt32BE(crc32(body), body.length + 4);
+    return out;
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr.set([8, 0, 0, 0, 0], 8); // 8-bit gray
+  const rows = Buffer.concat(Array.from({ length: height }, () => Buffer.concat([Buffer.from([0]), Buffer.alloc(width, value)])));
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(rows)), chunk('IEND', Buffer.alloc(0))]);
+}
+
+/** The mean gray level (0–255) of an 8-bit gray or RGB PNG without interlace (what pdftoppm writes). */
+export function pngMeanGray(png: Buffer): number {
+  const width = png.readUInt32BE(16);
+  const height = png.readUInt32BE(20);
+  const channels = ({ 0: 1, 2: 3, 4: 2, 6: 4 } as Record<number, number>)[png[25] ?? 0] ?? 1;
+  const idat: Buffer[] = [];
+  for (let at = 8; at < png.length; ) {
+    const length = png.readUInt32BE(at);
+    if (png.toString('latin1', at + 4, at + 8) === 'IDAT') idat.push(png.subarray(at + 8, at + 8 + length));
+    at += length + 12;
+  }
+  const raw = inflateSync(Buffer.concat(idat));
+  const stride = width * channels;
+  let previous = Buffer.alloc(stride);
+  let sum = 0;
+  for (let y = 0; y < height; y += 1) {
+    const filter = raw[y * (stride + 1)];
+    const line = Buffer.from(raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1)));
+    for (let i = 0; i < stride; i += 1) {
+      const a = i >= channels ? (line[i - channels] ?? 0) : 0;
+      const b = previous[i] ?? 0;
+      const c = i >= channels ? (previous[i - channels] ?? 0) : 0;
+      const p = a + b - c;
+      const paeth = Math.abs(p - a) <= Math.abs(p - b) && Math.abs(p - a) <= Math.abs(p - c) ? a : Math.abs(p - b) <= Math.abs(p - c) ? b : c;
+      const add = filter === 1 ? a : filter === 2 ? b : filter === 3 ? (a + b) >> 1 : filter === 4 ? paeth : 0;
+      line[i] = ((line[i] ?? 0) + add) & 0xff;
+    }
+    for (let x = 0; x < width; x += 1) sum += line[x * channels] ?? 0;
+    previous = line;
+  }
+  return sum / (width * height);
+}
+
+/** A scanned page stored sideways: the image is drawn turned a quarter left on a landscape page with /Rotate 90, so viewers (and pdftoppm) show it upright. */
+export async function sidewaysScanPdf(pdf: Uint8Array, dpi = 300): Promise<Buffer> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'signet-sideways-'));
+  try {
+    writeFileSync(path.join(dir, 'in.pdf'), pdf);
+    execFileSync('pdftoppm', ['-r', String(dpi), '-gray', '-png', '-singlefile', '-f', '1', '-l', '1', path.join(dir, 'in.pdf'), path.join(dir, 'page')], { timeout: 120_000 });
+    const { width, height } = (await PDFDocument.load(pdf)).getPage(0).getSize();
+    const out = await PDFDocument.create();
+    const png = await out.embedPng(readFileSync(path.join(dir, 'page.png')));
+    const page = out.addPage([height, width]);
+    page.drawImage(png, { x: height, y: 0, width, height, rotate: degrees(90) });
+    page.setRotation(degrees(90));
+    return Buffer.from(await out.save());
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

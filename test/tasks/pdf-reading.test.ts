@@ -18,10 +18,10 @@ import type { TaskRow } from '../../src/tasks/tasks.store.ts';
 import { sourceKey } from '../../src/tasks/tasks.ts';
 import { openObjectStore, parseStorageUrl } from '../../src/storage/open.ts';
 import { skipUnlessAvailable } from '../helpers/services.ts';
-import { joinPdfs, prosePdf, scanPdf, scanToolsMissing, tesseractMissing } from '../helpers/scans.ts';
+import { joinPdfs, pngMeanGray, prosePdf, scanPdf, scanToolsMissing, sidewaysScanPdf, solidPng, tesseractMissing } from '../helpers/scans.ts';
 import { SAMPLE, samplePdf } from '../helpers/pdfs.ts';
 import { OCR_LANGUAGES } from '../../src/tasks/tasks.ts';
-import { PDFDocument } from 'pdf-lib';
+import { degrees, PDFDocument } from 'pdf-lib';
 
 /** Why Chinese OCR cannot run here (no chi_sim data), or undefined. */
 function chineseMissing(): string | undefined {
@@ -81,6 +81,16 @@ describe('scanned pages', { skip: ocrSkip }, () => {
     assert.ok((blocks[headingAt]?.fontSize ?? 0) > (blocks[firstParagraph]?.fontSize ?? 0), 'the 20 pt heading reads larger than 12 pt text');
     // The scan itself is the page, not a picture on it.
     assert.equal((page?.pictures ?? []).length, 0);
+  });
+
+  test('a scan stored sideways (/Rotate 90) is read as shown: upright words, the size of the page as shown', async () => {
+    const doc = await extractDocument(await sidewaysScanPdf(prose));
+    const page = doc.pages[0];
+    assert.equal(page?.textSource, 'ocr');
+    assert.deepEqual([Math.round(page?.width ?? 0), Math.round(page?.height ?? 0)], [595, 842]);
+    assert.ok(wordRecall([HEADING, ...PROSE].join(' '), docText(doc, 1)) >= 0.9, docText(doc, 1));
+    const heading = page?.blocks.find((b) => b.text.includes('Quarterly'));
+    assert.ok((heading?.bbox.t ?? 0) > 700, 'the heading is at the top of the page as shown');
   });
 
   test('issue 17: "mixed document" — text-layer pages keep their real text, only the scanned page is read by OCR', async () => {
@@ -195,6 +205,21 @@ describe('pictures', { skip: popplerSkip }, () => {
     assert.equal(found?.file, 'pictures/page-1-1.png');
     assert.ok(found && Math.abs(found.bbox.l - box.l) < 0.5 && Math.abs(found.bbox.t - box.t) < 0.5 && Math.abs(found.bbox.r - box.r) < 0.5, JSON.stringify(found?.bbox));
   });
+});
+
+test('a picture on a page turned by /Rotate is cut where it is shown', { skip: popplerSkip }, async () => {
+  const pdf = await PDFDocument.create();
+  const page = pdf.addPage([842, 595]);
+  page.drawImage(await pdf.embedPng(solidPng(8, 8, 0)), { x: 100, y: 100, width: 200, height: 100 });
+  page.setRotation(degrees(90));
+  const pictures: Array<{ name: string; png: Buffer }> = [];
+  const doc = await extractDocument(await pdf.save(), { onPicture: async (name, png) => void pictures.push({ name, png: Buffer.from(png) }) });
+  assert.equal(pictures.length, 1);
+  const png = pictures[0]?.png ?? Buffer.alloc(0);
+  // Turned a quarter clockwise, the 200 × 100 box shows 100 wide and 200 tall (150 dpi).
+  assert.deepEqual([png.readUInt32BE(16), png.readUInt32BE(20)], [Math.ceil((100 * 150) / 72), Math.ceil((200 * 150) / 72)]);
+  assert.ok(pngMeanGray(png) < 20, `the crop is the black picture, mean gray ${pngMeanGray(png)}`);
+  assert.equal(doc.pages[0]?.pictures?.[0]?.file, 'pictures/page-1-1.png');
 });
 
 test('text runs carry the style of their font: mono (Courier), italic (Oblique), bold, and a height', async () => {

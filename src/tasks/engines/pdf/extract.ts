@@ -12,6 +12,7 @@ import { TesseractEngine } from '../ocr/tesseract.ts';
 import { PageUnreadableError } from './errors.ts';
 import { ocrPage, type OcrLanguages } from './ocr-page.ts';
 import { DEFAULT_READER_LIMITS, PdfReader, type ReaderLimits } from './reader-client.ts';
+import type { ReadPage } from './reader.ts';
 import { renderRegionPng } from './render.ts';
 
 export type EngineLimits = {
@@ -89,20 +90,24 @@ export async function extractDocument(data: Uint8Array, options: ExtractOptions 
       const pages: Page[] = [];
       for (let pageNo = 1; pageNo <= reader.pages; pageNo += 1) {
         signal?.throwIfAborted();
-        let content = await readOrNote(reader, pageNo, pages.at(-1), signal);
+        const { rotate, ...read } = await readOrNote(reader, pageNo, pages.at(-1), signal);
+        let content: PageContent = read;
+        // Coordinates are in the unrotated page, except on an OCR'd page: there they are as the page is shown.
+        let frameRotate = rotate;
         // A damaged page comes back already marked (textSource 'none', with its note).
         const damaged = content.textSource === 'none';
         if (!damaged && needsOcr(content)) {
-          const read = await ocrPage({ file, dir, content, engine, languages, limits: limits.program, signal });
-          content = read.content;
-          languages = read.languages;
+          const ocred = await ocrPage({ file, dir, content, rotate, engine, languages, limits: limits.program, signal });
+          content = ocred.content;
+          languages = ocred.languages;
+          frameRotate = 0;
         } else if (!damaged) {
           content = { ...content, textSource: usableChars(content) > 0 ? 'text-layer' : 'none' };
         }
         const page = layoutPage(content);
         page.textSource = content.textSource;
         if (content.notes?.length) page.notes = [...(page.notes ?? []), ...content.notes];
-        if (options.onPicture) await cutPictures(page, content, { file, dir, limits: limits.program, signal, onPicture: options.onPicture });
+        if (options.onPicture) await cutPictures(page, content, { file, dir, rotate: frameRotate, limits: limits.program, signal, onPicture: options.onPicture });
         pages.push(page);
         await onProgress?.(pageNo, reader.pages);
       }
@@ -121,17 +126,17 @@ export async function extractDocument(data: Uint8Array, options: ExtractOptions 
  * The page's content; a page pdf.js throws on (a damaged page dictionary, say) becomes an empty
  * page with a note, the size of the page before it, so one bad page does not lose the others.
  */
-async function readOrNote(reader: PdfReader, pageNo: number, previous: Page | undefined, signal: AbortSignal | undefined): Promise<PageContent> {
+async function readOrNote(reader: PdfReader, pageNo: number, previous: Page | undefined, signal: AbortSignal | undefined): Promise<ReadPage> {
   try {
     return await reader.page(pageNo, signal);
   } catch (error) {
     if (!(error instanceof PageUnreadableError)) throw error;
     const note = `Page ${pageNo} is damaged and could not be read (${error.reason}); it is left empty.`;
-    return { pageNo, width: previous?.width ?? 595.28, height: previous?.height ?? 841.89, runs: [], rulings: [], images: [], textSource: 'none', notes: [note] };
+    return { pageNo, width: previous?.width ?? 595.28, height: previous?.height ?? 841.89, runs: [], rulings: [], images: [], textSource: 'none', notes: [note], rotate: 0 };
   }
 }
 
-type PictureJob = { file: string; dir: string; limits: Limits; signal?: AbortSignal; onPicture: NonNullable<ExtractOptions['onPicture']> };
+type PictureJob = { file: string; dir: string; rotate: number; limits: Limits; signal?: AbortSignal; onPicture: NonNullable<ExtractOptions['onPicture']> };
 
 /**
  * Pictures of the page — the ones layout found (with captions), or else the image boxes the reader
@@ -144,7 +149,7 @@ async function cutPictures(page: Page, content: PageContent, job: PictureJob): P
   for (const picture of candidates) {
     const name = `pictures/page-${page.pageNo}-${pictures.length + 1}.png`;
     try {
-      const png = await renderRegionPng(job.file, page.pageNo, content, picture.bbox, PICTURE_DPI, job.dir, { ...job.limits, signal: job.signal });
+      const png = await renderRegionPng(job.file, page.pageNo, content, picture.bbox, job.rotate, PICTURE_DPI, job.dir, { ...job.limits, signal: job.signal });
       await job.onPicture(name, png);
       pictures.push({ ...picture, file: name });
     } catch (error) {

@@ -6,7 +6,7 @@ import type { BoundingBox } from '../document.ts';
 import type { PageContent } from '../layout.ts';
 import { LimitedProgramError, type Limits } from '../limited.ts';
 import { meanConfidence, wordsToRuns, type OcrEngine, type OcrWord } from '../ocr/ocr.ts';
-import { renderPageGray } from './render.ts';
+import { displayedBox, displayedSize, renderPageGray } from './render.ts';
 
 /** Languages for OCR (tesseract names), or 'auto': English, and Chinese as well when English reads poorly. */
 export type OcrLanguages = string[] | 'auto';
@@ -24,6 +24,8 @@ export type OcrPageJob = {
   file: string;
   dir: string;
   content: PageContent;
+  /** The page's /Rotate: pdftoppm draws the page turned, so OCR's words are in the page as shown. */
+  rotate: number;
   engine: OcrEngine | null;
   languages: OcrLanguages;
   /** Limits of each program run; `timeoutMs` is also the page's whole budget (render and every OCR pass together). */
@@ -39,16 +41,17 @@ export async function ocrPage(job: OcrPageJob): Promise<{ content: PageContent; 
   const { content, engine, limits } = job;
   const pageNo = content.pageNo;
   const pageArea = content.width * content.height;
-  // The scan is the page's background, not a picture on it.
-  const images = (content.images ?? []).filter((image) => area(image.bbox) < pageArea * SCAN_COVERAGE);
-  const without = (why: string) => ({ content: { ...content, images, textSource: 'none' as const, notes: [`Page ${pageNo} has no text layer (it is an image, probably a scan) and ${why}, so its text is missing from the result.`] }, languages: job.languages });
+  // The scan is the page's background, not a picture on it; other images move into the page as shown.
+  const shown = displayedSize(content, job.rotate);
+  const images = (content.images ?? []).filter((image) => area(image.bbox) < pageArea * SCAN_COVERAGE).map((image) => ({ bbox: displayedBox(image.bbox, job.rotate, content) }));
+  const without = (why: string) => ({ content: { ...content, ...shown, images, textSource: 'none' as const, notes: [`Page ${pageNo} has no text layer (it is an image, probably a scan) and ${why}, so its text is missing from the result.`] }, languages: job.languages });
   if (!engine) return without(`no OCR engine is installed (the operator can install Debian's tesseract-ocr with tesseract-ocr-eng and tesseract-ocr-chi-sim)`);
   let image: string | undefined;
   try {
     // One budget for the page: the render and every OCR pass share it, so auto's second pass cannot double it.
     const deadline = Date.now() + limits.timeoutMs;
     const remaining = () => Math.max(1, deadline - Date.now());
-    const rendered = await renderPageGray(job.file, pageNo, content, OCR_DPI, job.dir, { ...limits, signal: job.signal });
+    const rendered = await renderPageGray(job.file, pageNo, shown, OCR_DPI, job.dir, { ...limits, signal: job.signal });
     image = rendered.file;
     const read = (languages: string[]) => engine.recognize(rendered.file, { languages, dpi: rendered.dpi, timeoutMs: remaining(), memoryBytes: limits.memoryBytes, signal: job.signal });
     let languages = job.languages;
@@ -62,8 +65,8 @@ export async function ocrPage(job: OcrPageJob): Promise<{ content: PageContent; 
     } else words = await read(languages);
     const notes = rendered.dpi < OCR_DPI ? [`Page ${pageNo} is very large, so it was read by OCR at ${rendered.dpi} dpi instead of ${OCR_DPI}; its text may be incomplete.`] : [];
     if (words.length === 0) notes.push(`Page ${pageNo} has no text layer and OCR found no text on it.`);
-    const runs = wordsToRuns(words, rendered.dpi, content.height);
-    return { content: { ...content, runs, images, textSource: 'ocr', ...(notes.length ? { notes } : {}) }, languages };
+    const runs = wordsToRuns(words, rendered.dpi, shown.height);
+    return { content: { ...content, ...shown, runs, rulings: [], images, textSource: 'ocr', ...(notes.length ? { notes } : {}) }, languages };
   } catch (error) {
     if (error instanceof LimitedProgramError) return without(`reading it by OCR failed (${error.message})`);
     throw error;

@@ -6,10 +6,10 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import type { PageContent } from '../layout.ts';
 import { seconds } from '../limited.ts';
 import { NotAPdfError, PageUnreadableError, UnreadablePdfError } from './errors.ts';
 import type { ReaderError, ReaderRequest } from './reader-process.ts';
+import type { ReadPage } from './reader.ts';
 
 export type ReaderLimits = {
   /** Resident memory the reader process may reach (bytes); past it the process is killed. */
@@ -141,8 +141,8 @@ export class PdfReader {
   }
 
   /** Page `pageNo` (from 1) as runs, rules and image boxes. */
-  async page(pageNo: number, signal?: AbortSignal): Promise<PageContent> {
-    const { content } = await this.ask<{ content: PageContent }>({ page: pageNo }, `reading page ${pageNo}`, signal);
+  async page(pageNo: number, signal?: AbortSignal): Promise<ReadPage> {
+    const { content } = await this.ask<{ content: ReadPage }>({ page: pageNo }, `reading page ${pageNo}`, signal);
     return content;
   }
 

@@ -70,8 +70,11 @@ export async function openPdf(data: Uint8Array): Promise<OpenPdf> {
   }
 }
 
-/** One page as layout reads it: runs, rules, image boxes (page points, bottom-left origin). */
-export async function readPage(pdf: PDFDocumentProxy, pageNo: number): Promise<PageContent> {
+/** A page as read, with its /Rotate (0, 90, 180 or 270: how far viewers turn it clockwise). */
+export type ReadPage = PageContent & { rotate: number };
+
+/** One page as layout reads it: runs, rules, image boxes (page points, bottom-left origin, unrotated). */
+export async function readPage(pdf: PDFDocumentProxy, pageNo: number): Promise<ReadPage> {
   const page = await pdf.getPage(pageNo);
   try {
     return await readOpenPage(page, pageNo);
@@ -81,7 +84,7 @@ export async function readPage(pdf: PDFDocumentProxy, pageNo: number): Promise<P
   }
 }
 
-async function readOpenPage(page: PDFPageProxy, pageNo: number): Promise<PageContent> {
+async function readOpenPage(page: PDFPageProxy, pageNo: number): Promise<ReadPage> {
   // view is the crop box [x0, y0, x1, y1]; coordinates are reported relative to its corner.
   const [x0 = 0, y0 = 0, x1 = 0, y1 = 0] = page.view;
   const origin = { x: x0, y: y0 };
@@ -99,7 +102,8 @@ async function readOpenPage(page: PDFPageProxy, pageNo: number): Promise<PageCon
     runs.push(textRun(item, style, origin));
   }
   const figures = figureRegions(drawings, runs, images, rulings);
-  return { pageNo, ...size, runs, rulings, images: [...images, ...figures].map((bbox) => ({ bbox })) };
+  const rotate = (((page.rotate % 360) + 360) % 360) as number;
+  return { pageNo, ...size, runs, rulings, images: [...images, ...figures].map((bbox) => ({ bbox })), rotate };
 }
 
 type FontStyle = { bold: boolean; italic: boolean; mono: boolean };

@@ -17,6 +17,21 @@ export function renderDpi(page: { width: number; height: number }, dpi: number):
 export type RenderedPage = { file: string; dpi: number };
 
 /**
+ * A box in the unrotated page (w × h, bottom-left origin) as it appears once the page is turned
+ * `rotate` degrees clockwise (its /Rotate), which is how pdftoppm draws it: for 90°, (x, y) → (y, w − x).
+ */
+export function displayedBox(box: BoundingBox, rotate: number, page: { width: number; height: number }): BoundingBox {
+  const { width: w, height: h } = page;
+  const turn = ([x, y]: [number, number]): [number, number] =>
+    rotate === 90 ? [y, w - x] : rotate === 180 ? [w - x, h - y] : rotate === 270 ? [h - y, x] : [x, y];
+  const [a, c] = [turn([box.l, box.b]), turn([box.r, box.t])];
+  return { l: Math.min(a[0], c[0]), r: Math.max(a[0], c[0]), b: Math.min(a[1], c[1]), t: Math.max(a[1], c[1]) };
+}
+
+/** The page's size as drawn: width and height trade places at 90° and 270°. */
+export const displayedSize = (page: { width: number; height: number }, rotate: number) => (rotate === 90 || rotate === 270 ? { width: page.height, height: page.width } : { width: page.width, height: page.height });
+
+/**
  * Draws page `pageNo` of the PDF at `pdfPath` in gray at `dpi` (or lower, see renderDpi) into
  * `outDir`; returns the PGM file's path. The crop box is drawn, as pdf.js reports coordinates in it.
  */
@@ -29,9 +44,12 @@ export async function renderPageGray(pdfPath: string, pageNo: number, page: { wi
 
 /**
  * A PNG of one region of a page (a picture), at `dpi` (or lower for huge regions). The box is in
- * page points from the bottom left; pdftoppm crops in pixels from the top left.
+ * unrotated page points from the bottom left; pdftoppm draws the page turned by its /Rotate and
+ * crops in pixels from the top left.
  */
-export async function renderRegionPng(pdfPath: string, pageNo: number, page: { width: number; height: number }, box: BoundingBox, dpi: number, outDir: string, limits: Limits): Promise<Uint8Array> {
+export async function renderRegionPng(pdfPath: string, pageNo: number, unrotated: { width: number; height: number }, unrotatedBox: BoundingBox, rotate: number, dpi: number, outDir: string, limits: Limits): Promise<Uint8Array> {
+  const box = displayedBox(unrotatedBox, rotate, unrotated);
+  const page = displayedSize(unrotated, rotate);
   const used = renderDpi({ width: box.r - box.l, height: box.t - box.b }, dpi);
   const scale = used / 72;
   const x = Math.max(0, Math.floor(box.l * scale));
