@@ -124,8 +124,11 @@ function streamTables(found: Found): void {
 
 type Seg = ReturnType<typeof segmentsOf>[number];
 
+/** Dot leaders (". . ." or "…") and pieces ending in a comma are an index or a table of contents in columns, not a table. */
+const RUNNING_PIECE = /(?:\.\s?){3}|…|,$/u;
+
 function isTableLine(row: Seg[], above: Seg[] | undefined): boolean {
-  if (row.length < 2 || row.some((s) => s.text.length > MAX_CELL_CHARS)) return false;
+  if (row.length < 2 || row.some((s) => s.text.length > MAX_CELL_CHARS || RUNNING_PIECE.test(s.text))) return false;
   if (!above) return true;
   const [first] = row;
   const [over] = above;
@@ -145,9 +148,19 @@ function consistent(rows: Seg[][]): boolean {
     const hit = row.map((s) => columns.findIndex((c) => s.l < c.r && c.l < s.r));
     if (new Set(hit).size !== hit.length) return false;
   }
+  // Monospaced text lined up in columns is a code listing, and a column counting 1, 2, 3 … its line numbers.
+  const runs = rows.flat().flatMap((s) => s.runs);
+  if (runs.filter((r) => r.mono).length * 2 > runs.length) return false;
+  if (columns.some((_, i) => countsUp(rows.map((row) => row.find((s) => columns.findIndex((c) => s.l < c.r && c.l < s.r) === i)?.text)))) return false;
   if (columns.length >= 3) return true;
   const numbersIn = (i: number) => rows.filter((row) => row.some((s) => columns.findIndex((c) => s.l < c.r && c.l < s.r) === i && isNumeric(s.text))).length;
   return columns.some((_, i) => numbersIn(i) >= rows.length - 1);
+}
+
+/** Whole numbers each one more than the last (the line numbers of a listing). */
+function countsUp(texts: Array<string | undefined>): boolean {
+  const numbers = texts.filter((t): t is string => t !== undefined && /^\d+$/.test(t.trim())).map(Number);
+  return numbers.length >= 3 && numbers.every((n, i) => i === 0 || n === (numbers[i - 1] ?? 0) + 1);
 }
 
 /** Every table on the page, and the runs left for the text flow. */
