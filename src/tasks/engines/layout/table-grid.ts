@@ -32,7 +32,7 @@ const textOf = (runs: TextRun[]) => groupLines(runs.map((r) => ({ ...r, hasEOL: 
 export function segmentsOf(row: TextRun[], gapEm: number, cuts: readonly number[] = []): Segment[] {
   const groups: TextRun[][] = [];
   let right = -Infinity;
-  for (const run of row) {
+  for (const run of row.flatMap((r) => splitAtCuts(r, cuts))) {
     const group = groups.at(-1);
     const ruleBetween = cuts.some((x) => x > right - 0.5 && x < run.x + 0.5);
     if (group && run.x - right <= gapEm * run.size && !ruleBetween) group.push(run);
@@ -50,6 +50,29 @@ export function segmentsOf(row: TextRun[], gapEm: number, cuts: readonly number[
       text: textOf(runs),
     };
   });
+}
+
+/**
+ * pdf.js joins text drawn close together on one line into one item, even across a column rule
+ * ("gram $13.65" with a rule between): such a run is cut at the rule, at the space nearest to
+ * where the rule falls (glyph positions are estimated evenly over the run's width).
+ */
+function splitAtCuts(run: TextRun, cuts: readonly number[]): TextRun[] {
+  const cut = cuts.find((x) => x > run.x + 1 && x < run.x + run.width - 1);
+  if (cut === undefined || run.text.length < 2) return [run];
+  const perChar = run.width / run.text.length;
+  const at = (cut - run.x) / perChar;
+  const spaces = [...run.text.matchAll(/\s+/g)].map((m) => m.index ?? 0);
+  const space = spaces.sort((a, b) => Math.abs(a - at) - Math.abs(b - at))[0];
+  const index = space !== undefined && Math.abs(space - at) <= 3 ? space : Math.round(at);
+  const left = run.text.slice(0, index).trimEnd();
+  const right = run.text.slice(index).trimStart();
+  if (left === '' || right === '') return [run];
+  const rightX = run.x + (run.text.length - right.length) * perChar;
+  return [
+    { ...run, text: left, width: left.length * perChar, hasEOL: false },
+    ...splitAtCuts({ ...run, text: right, x: rightX, width: run.x + run.width - rightX }, cuts),
+  ];
 }
 
 export type Column = { l: number; r: number };
