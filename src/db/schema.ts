@@ -139,6 +139,8 @@ export interface TasksTable {
   error: string | null;
   /** JSON array of {name, size, content_type}: the result files, stored under tasks/<id>/<name> */
   files: string;
+  /** when finished: JSON array of sentences about what the result lacks and why (pages without text …), or null */
+  notes: string | null;
   /** how many times a worker has claimed it (a lease that expired counts) */
   attempts: number;
   lease_owner: string | null;

@@ -6,6 +6,7 @@ import type { TaskKind } from '../db/schema.ts';
 import { ObjectNotFoundError, StorageUnavailableError } from '../storage/object-store.ts';
 import {
   cancelTask,
+  checkDocparseOptions,
   checkTranslationOptions,
   createTask,
   deleteTaskRecord,
@@ -78,7 +79,7 @@ export const taskRoutes: FastifyPluginAsync<Options> = async (app, { ctx, locale
       if (part.fieldname in fields) throw new TaskError(400, 'bad_request', `The field ${part.fieldname} was sent twice.`);
       fields[part.fieldname] = typeof part.value === 'string' ? part.value.trim() : '';
     };
-    const options = async () => (kind === 'translate' ? checkTranslationOptions(ctx, fields.source_lang, fields.target_lang) : undefined);
+    const options = async () => (kind === 'translate' ? checkTranslationOptions(ctx, fields.source_lang, fields.target_lang) : checkDocparseOptions(fields.source_lang, fields.target_lang));
     for await (const part of parts) {
       if (part.type === 'field') {
         readField(part);
@@ -121,10 +122,12 @@ export const taskRoutes: FastifyPluginAsync<Options> = async (app, { ctx, locale
     return reply.header('cache-control', 'no-store').send(await getTask(ctx, sub, kind, idOf(request)));
   });
 
-  app.get('/api/v1/:kind/tasks/:id/files/:name', async (request, reply) => {
+  // A result name may have one folder (`pictures/page-1-1.png`, issue 17); resultFile serves only
+  // names listed in the task's files, so `..` or any other path can name nothing else.
+  app.get('/api/v1/:kind/tasks/:id/files/*', async (request, reply) => {
     const kind = kindOf(request);
     const { sub } = await request.apiAccount();
-    const { file, key, task } = await resultFile(ctx, sub, kind, idOf(request), (request.params as { name: string }).name);
+    const { file, key, task } = await resultFile(ctx, sub, kind, idOf(request), (request.params as { '*': string })['*']);
     return sendObject(ctx, request, reply, key, file.size, file.content_type, downloadName(task.source_name, file.name));
   });
 
@@ -148,7 +151,8 @@ export const taskRoutes: FastifyPluginAsync<Options> = async (app, { ctx, locale
 function downloadName(sourceName: string, fileName: string): string {
   const stem = sourceName.replace(/\.pdf$/i, '');
   if (fileName === 'source.pdf') return sourceName;
-  return `${stem}.${fileName.replace(/^document\./, '')}`;
+  // pictures/page-1-1.png → report.pictures-page-1-1.png: a download name has no folders.
+  return `${stem}.${fileName.replace(/^document\./, '').replaceAll('/', '-')}`;
 }
 
 /** Streams a stored object, honouring one `Range: bytes=a-b` (resumable downloads of large PDFs). */

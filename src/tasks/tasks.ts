@@ -9,7 +9,7 @@ import type { TaskKind, TaskStatus } from '../db/schema.ts';
 import { recordNotification } from '../notifications/notifications.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { StorageUnavailableError } from '../storage/object-store.ts';
-import { NotAPdfError, UnreadablePdfError } from './engines/pdf-errors.ts';
+import { NotAPdfError, UnreadablePdfError } from './engines/pdf/errors.ts';
 import type { Translator } from './engines/translate/translator.ts';
 import * as store from './tasks.store.ts';
 
@@ -48,9 +48,11 @@ export type TaskView = {
   status: TaskStatus;
   progress: { done: number; total: number; unit: 'pages' };
   source: { name: string; size: number; pages: number };
-  options: { source_lang: string; target_lang: string } | Record<string, never>;
+  options: { source_lang: string; target_lang: string } | { source_lang: string } | Record<string, never>;
   files: Array<ResultFile & { url: string }>;
   error: string | null;
+  /** Sentences about what a finished result lacks and why (for example pages without text); empty when nothing is missing. */
+  notes: string[];
   created_at: string;
   updated_at: string;
   started_at: string | null;
@@ -70,9 +72,10 @@ export function taskView(row: store.TaskRow): TaskView {
     status: row.status,
     progress: { done: row.progress_done, total: row.progress_total || row.source_pages, unit: 'pages' },
     source: { name: row.source_name, size: row.source_size, pages: row.source_pages },
-    options: row.kind === 'translate' ? { source_lang: row.source_lang ?? '', target_lang: row.target_lang ?? '' } : {},
-    files: files.map((f) => ({ ...f, url: `/api/v1/${row.kind}/tasks/${row.id}/files/${encodeURIComponent(f.name)}` })),
+    options: row.kind === 'translate' ? { source_lang: row.source_lang ?? '', target_lang: row.target_lang ?? '' } : row.source_lang ? { source_lang: row.source_lang } : {},
+    files: files.map((f) => ({ ...f, url: `/api/v1/${row.kind}/tasks/${row.id}/files/${f.name.split('/').map(encodeURIComponent).join('/')}` })),
     error: row.error,
+    notes: row.notes ? (JSON.parse(row.notes) as string[]) : [],
     created_at: new Date(row.created_at).toISOString(),
     updated_at: new Date(row.updated_at).toISOString(),
     started_at: iso(row.started_at),
@@ -93,6 +96,17 @@ export async function checkTranslationOptions(ctx: TaskContext, sourceLang: stri
     throw new TaskError(422, 'unsupported_language_pair', `The translation engine cannot translate ${sourceLang} to ${targetLang}. It offers: ${offered || 'no pairs'}.`);
   }
   return { source: sourceLang, target: targetLang };
+}
+
+/** The languages OCR can read scanned pages in (issue 17, item 4), by the task's source_lang. */
+export const OCR_LANGUAGES: Record<string, string[]> = { en: ['eng'], zh: ['chi_sim', 'eng'] };
+
+/** Checks parsing options: an optional source_lang for scanned pages (en or zh; absent = detect). */
+export function checkDocparseOptions(sourceLang: string | undefined, targetLang: string | undefined): { source: string } | undefined {
+  if (targetLang) throw new TaskError(400, 'bad_request', 'Document parsing takes no target_lang; only an optional source_lang (en or zh) for scanned pages.');
+  if (!sourceLang) return undefined;
+  if (!(sourceLang in OCR_LANGUAGES)) throw new TaskError(400, 'invalid_language', `Scanned pages can be read as en or zh; leave source_lang out to have the language detected.`);
+  return { source: sourceLang };
 }
 
 /** Passes the upload through, keeping a copy for the PDF check; refuses a non-PDF at its first bytes. */
@@ -129,7 +143,7 @@ function limitError(ctx: TaskContext): TaskError {
  */
 export async function createTask(
   ctx: TaskContext,
-  input: { sub: string; kind: TaskKind; locale: string; upload: Upload; options: () => Promise<{ source: string; target: string } | undefined> },
+  input: { sub: string; kind: TaskKind; locale: string; upload: Upload; options: () => Promise<{ source: string; target?: string } | undefined> },
 ): Promise<TaskView> {
   const id = randomUUID();
   const key = sourceKey(id);
@@ -147,7 +161,7 @@ export async function createTask(
     const data = inspecting.bytes();
     if (data.length < 5 || !data.subarray(0, 1024).includes('%PDF-')) throw new NotAPdfError('The file is not a PDF. Upload a .pdf file.');
     // pdf.js loads on the first upload, not at start-up.
-    const { inspectPdf } = await import('./engines/pdf.ts');
+    const { inspectPdf } = await import('./engines/pdf/extract.ts');
     const { pages } = await inspectPdf(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
     const options = await input.options();
     const now = ctx.clock();
@@ -167,6 +181,7 @@ export async function createTask(
       progress_total: pages,
       error: null,
       files: '[]',
+      notes: null,
       attempts: 0,
       lease_owner: null,
       lease_expires_at: null,

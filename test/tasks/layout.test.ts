@@ -228,11 +228,11 @@ describe('labels across the document', () => {
     assert.deepEqual(labelsOf(doc), [1, 2, 3].map(() => ['page_header', 'text', 'page_footer']));
   });
 
-  test('top-of-page text that does not repeat stays body text, and a one-page document has no furniture', () => {
+  test('top-of-page text that does not repeat stays body text; on a one-page document only the page number is furniture ("page numbers go to furniture, never the body")', () => {
     const once = labelDocument({ pages: [page(1, [header(), body('Body.', 700)]), page(2, [body('Body.', 700)]), page(3, [body('Body.', 700)])] });
     assert.equal(once.pages[0]?.blocks[0]?.label, 'text');
     const single = labelDocument({ pages: [page(1, [header(), body('Body text, longer than the header and footer together.', 700), footer(1)])] });
-    assert.deepEqual(labelsOf(single), [['text', 'text', 'text']]);
+    assert.deepEqual(labelsOf(single), [['text', 'text', 'page_footer']]);
   });
 
   test('section_header by a font larger than the body size; level by distinct heading sizes, largest → 1; the one largest heading on page 1 is the title', () => {

@@ -233,6 +233,52 @@ forEachDatabase('task API', (open) => {
     assert.equal((await f.call('GET', `/api/v1/docparse/tasks/${created.id}`)).statusCode, 404);
   });
 
+  test('issue 17: "language choice from a task option or auto" — docparse takes source_lang en or zh for scanned pages, nothing else', async () => {
+    const f = await fixture(await open());
+    const pdf = await plainPdf(1);
+    const zh = await f.upload('docparse', [{ name: 'source_lang', value: 'zh' }, { name: 'file', value: pdf, filename: 'a.pdf' }]);
+    assert.equal(zh.statusCode, 201);
+    assert.deepEqual(zh.json().options, { source_lang: 'zh' });
+    const auto = await f.upload('docparse', [{ name: 'file', value: pdf, filename: 'a.pdf' }]);
+    assert.deepEqual(auto.json().options, {});
+    const french = await f.upload('docparse', [{ name: 'file', value: pdf, filename: 'a.pdf' }, { name: 'source_lang', value: 'fr' }]);
+    assert.equal(french.statusCode, 400);
+    assert.equal(french.json().error, 'invalid_language');
+    const target = await f.upload('docparse', [{ name: 'target_lang', value: 'es' }, { name: 'file', value: pdf, filename: 'a.pdf' }]);
+    assert.equal(target.statusCode, 400);
+    assert.equal(await f.taskCount(), 2, 'refusals leave no record');
+  });
+
+  test('issue 17: "the file endpoint serves them" — pictures/ result files download by their listed name, and no other path (no traversal)', async () => {
+    const f = await fixture(await open());
+    const created = (await f.upload('docparse', [{ name: 'file', value: await plainPdf(1), filename: 'a.pdf' }])).json();
+    const png = Buffer.from('\x89PNG\r\n\x1a\n-picture', 'latin1');
+    await f.objects.put(`tasks/${created.id}/pictures/page-1-1.png`, png);
+    await f.deps.db
+      .updateTable('tasks')
+      .set({ status: 'finished', files: JSON.stringify([{ name: 'pictures/page-1-1.png', size: png.length, content_type: 'image/png' }]) })
+      .where('id', '=', created.id)
+      .execute();
+    const view = (await f.call('GET', `/api/v1/docparse/tasks/${created.id}`)).json();
+    assert.equal(view.files[0].url, `/api/v1/docparse/tasks/${created.id}/files/pictures/page-1-1.png`);
+    for (const url of [view.files[0].url, `/api/v1/docparse/tasks/${created.id}/files/pictures%2Fpage-1-1.png`]) {
+      const res = await f.call('GET', url);
+      assert.equal(res.statusCode, 200, url);
+      assert.equal(res.headers['content-type'], 'image/png');
+      assert.deepEqual(res.rawPayload, png);
+      assert.match(String(res.headers['content-disposition']), /filename="?a\.pictures-page-1-1\.png"?/);
+    }
+    for (const name of ['pictures/../source.pdf', 'pictures/%2e%2e/source.pdf', '..%2F..%2Fsecrets', 'pictures/page-1-2.png', 'pictures/']) {
+      const res = await f.call('GET', `/api/v1/docparse/tasks/${created.id}/files/${name}`);
+      // A dot-dot segment is resolved by URL parsing before routing: it can at most name this task's own source.
+      const dotDot = name.startsWith('pictures/..') || name.startsWith('pictures/%2e');
+      assert.ok(res.statusCode === 404 || (dotDot && res.statusCode === 200 && res.body.startsWith('%PDF')), `${name}: ${res.statusCode}`);
+    }
+    // Another person's task's pictures are not theirs to read.
+    const res = await f.app.inject({ method: 'GET', url: view.files[0].url, headers: { host: HOST, cookie: f.otherCookie } });
+    assert.equal(res.statusCode, 404);
+  });
+
   test('a download honours one byte range (206 with Content-Range)', async () => {
     const f = await fixture(await open());
     const pdf = await plainPdf(1);

@@ -1,6 +1,6 @@
 // The document-parsing engine's outputs: Markdown for people, and JSON modelled on docling's
 // DoclingDocument for programs. Both come from one ParsedDocument (pdf.ts + layout.ts).
-import type { Block, BlockLabel, BoundingBox, OnProgress, Page, ParsedDocument } from './document.ts';
+import type { Block, BlockLabel, BoundingBox, OnProgress, Page, ParsedDocument, Picture, Table } from './document.ts';
 import { extractDocument } from './pdf.ts';
 
 const FURNITURE: ReadonlySet<BlockLabel> = new Set(['page_header', 'page_footer']);
@@ -15,6 +15,7 @@ function escapeStart(text: string): string {
 }
 
 function heading(block: Block): string {
+  // The title is the one `#`; a section's level is its Markdown depth (layout counts the title as 1).
   const depth = block.label === 'title' ? 1 : Math.min(6, Math.max(1, block.level ?? 1));
   return `${'#'.repeat(depth)} ${block.text}`;
 }
@@ -37,11 +38,27 @@ export function pipeTable(cells: string[][]): string {
   return [row(header), `|${' --- |'.repeat(width)}`, ...body.map(row)].join('\n');
 }
 
+/** Code is kept verbatim in a fence longer than any run of backticks inside it. */
+function codeFence(text: string): string {
+  const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+  const fence = '`'.repeat(longest + 1);
+  return `${fence}\n${text}\n${fence}`;
+}
+
+/** Text in Markdown image alt and link positions cannot close them early. */
+const altText = (text: string) => text.replace(/[[\]\\]/g, (c) => `\\${c}`).replace(/\s+/g, ' ');
+
 function blockMarkdown(block: Block): string {
   if (block.label === 'title' || block.label === 'section_header') return heading(block);
   if (block.label === 'table' && block.cells) return pipeTable(block.cells);
+  if (block.label === 'code') return codeFence(block.text);
+  if (block.label === 'formula') return `$$\n${block.text}\n$$`;
+  if (block.label === 'caption') return `*${escapeStart(block.text).replace(/\*/g, '\\*')}*`;
   return escapeStart(block.text);
 }
+
+/** A picture as a Markdown image, its caption as the alt text; the file is a result file beside document.md. */
+const pictureMarkdown = (picture: Picture) => `![${altText(picture.caption ?? '')}](${picture.file})`;
 
 function pageMarkdown(page: Page): string {
   const parts = [`<!-- page ${page.pageNo} -->`];
@@ -50,8 +67,16 @@ function pageMarkdown(page: Page): string {
     if (list.length > 0) parts.push(list.join('\n'));
     list = [];
   };
+  // Pictures go before the first block that starts below their top; a picture's caption is its alt text.
+  const pictures = [...(page.pictures ?? [])].filter((p) => p.file !== '').sort((a, b) => b.bbox.t - a.bbox.t);
+  const captioned = new Set(page.blocks.filter((b) => b.captionOf?.kind === 'picture'));
   for (const block of page.blocks) {
+    while (pictures[0] && pictures[0].bbox.t >= block.bbox.t && !FURNITURE.has(block.label)) {
+      endList();
+      parts.push(pictureMarkdown(pictures.shift() as Picture));
+    }
     if (FURNITURE.has(block.label)) continue; // page headers and footers are not part of the body
+    if (captioned.has(block)) continue;
     if (block.label === 'list_item') {
       list.push(listLine(block));
       continue;
@@ -60,6 +85,7 @@ function pageMarkdown(page: Page): string {
     parts.push(blockMarkdown(block));
   }
   endList();
+  parts.push(...pictures.map(pictureMarkdown));
   return parts.join('\n\n');
 }
 
@@ -77,14 +103,15 @@ type NodeBase = { self_ref: string; parent: Ref; children: Ref[]; content_layer:
 export type DoclingText = NodeBase & { label: BlockLabel; prov: Prov[]; orig: string; text: string; level?: number; enumerated?: boolean; marker?: string };
 type DoclingCell = {
   text: string;
-  row_span: 1;
-  col_span: 1;
+  bbox?: BoundingBox & { coord_origin: 'BOTTOMLEFT' };
+  row_span: number;
+  col_span: number;
   start_row_offset_idx: number;
   end_row_offset_idx: number;
   start_col_offset_idx: number;
   end_col_offset_idx: number;
   column_header: boolean;
-  row_header: false;
+  row_header: boolean;
   row_section: false;
 };
 export type DoclingTable = NodeBase & {
@@ -95,6 +122,7 @@ export type DoclingTable = NodeBase & {
   footnotes: Ref[];
   data: { table_cells: DoclingCell[]; num_rows: number; num_cols: number; grid: DoclingCell[][] };
 };
+export type DoclingPicture = NodeBase & { label: 'picture'; prov: Prov[]; captions: Ref[]; references: Ref[]; footnotes: Ref[]; image: { mimetype: 'image/png'; uri: string } };
 type DoclingGroup = NodeBase & { name: 'list'; label: 'list' };
 type Root = { self_ref: '#/body' | '#/furniture'; children: Ref[]; content_layer: ContentLayer; name: '_root_'; label: 'unspecified' };
 export type DoclingDocument = {
@@ -105,7 +133,7 @@ export type DoclingDocument = {
   body: Root;
   groups: DoclingGroup[];
   texts: DoclingText[];
-  pictures: never[];
+  pictures: DoclingPicture[];
   tables: DoclingTable[];
   key_value_items: never[];
   form_items: never[];
@@ -118,6 +146,31 @@ const round = (n: number) => Math.round(n * 100) / 100;
 function prov(pageNo: number, block: Block): Prov[] {
   const { l, t, r, b } = block.bbox;
   return [{ page_no: pageNo, bbox: { l: round(l), t: round(t), r: round(r), b: round(b), coord_origin: 'BOTTOMLEFT' }, charspan: [0, block.text.length] }];
+}
+
+/** docling's table data from the grid: each cell once in table_cells, and in every grid position it covers. */
+function gridData(table: Table): DoclingTable['data'] {
+  const table_cells = table.cells.map((cell): DoclingCell => ({
+    text: cell.text,
+    bbox: { l: round(cell.bbox.l), t: round(cell.bbox.t), r: round(cell.bbox.r), b: round(cell.bbox.b), coord_origin: 'BOTTOMLEFT' },
+    row_span: cell.rowSpan,
+    col_span: cell.colSpan,
+    start_row_offset_idx: cell.row,
+    end_row_offset_idx: cell.row + cell.rowSpan,
+    start_col_offset_idx: cell.col,
+    end_col_offset_idx: cell.col + cell.colSpan,
+    column_header: cell.columnHeader,
+    row_header: cell.rowHeader,
+    row_section: false,
+  }));
+  const grid = Array.from({ length: table.numRows }, (_, r) =>
+    Array.from({ length: table.numCols }, (_, c): DoclingCell =>
+      table_cells.find((cell) => r >= cell.start_row_offset_idx && r < cell.end_row_offset_idx && c >= cell.start_col_offset_idx && c < cell.end_col_offset_idx) ?? {
+        text: '', row_span: 1, col_span: 1, start_row_offset_idx: r, end_row_offset_idx: r + 1, start_col_offset_idx: c, end_col_offset_idx: c + 1, column_header: false, row_header: false, row_section: false,
+      },
+    ),
+  );
+  return { table_cells, num_rows: table.numRows, num_cols: table.numCols, grid };
 }
 
 function tableData(cells: string[][]): DoclingTable['data'] {
@@ -163,7 +216,10 @@ export function toDoclingJson(doc: ParsedDocument, name: string): DoclingDocumen
   let list: DoclingGroup | undefined;
   for (const page of doc.pages) {
     out.pages[String(page.pageNo)] = { page_no: page.pageNo, size: { width: round(page.width), height: round(page.height) } };
-    for (const block of page.blocks) {
+    const tableRefs = new Map<number, DoclingTable>();
+    const captions: Array<{ ref: string; of: NonNullable<Block['captionOf']> }> = [];
+    for (const [index, block] of page.blocks.entries()) {
+      if (block.captionOf) captions.push({ ref: `#/texts/${out.texts.length}`, of: block.captionOf });
       if (FURNITURE.has(block.label)) {
         // A running header between two pages does not end a list that continues over the break.
         const self_ref = `#/texts/${out.texts.length}`;
@@ -174,8 +230,10 @@ export function toDoclingJson(doc: ParsedDocument, name: string): DoclingDocumen
       if (block.label !== 'list_item') list = undefined;
       if (block.label === 'table') {
         const self_ref = `#/tables/${out.tables.length}`;
-        const data = tableData(block.cells ?? []);
-        out.tables.push({ self_ref, parent: bodyRef, children: [], content_layer: 'body', label: 'table', prov: prov(page.pageNo, block), captions: [], references: [], footnotes: [], data });
+        const data = block.table ? gridData(block.table) : tableData(block.cells ?? []);
+        const table: DoclingTable = { self_ref, parent: bodyRef, children: [], content_layer: 'body', label: 'table', prov: prov(page.pageNo, block), captions: [], references: [], footnotes: [], data };
+        tableRefs.set(index, table);
+        out.tables.push(table);
         out.body.children.push({ $ref: self_ref });
         continue;
       }
@@ -198,6 +256,15 @@ export function toDoclingJson(doc: ParsedDocument, name: string): DoclingDocumen
       }
       out.texts.push(item);
     }
+    const pictures = (page.pictures ?? []).filter((picture) => picture.file !== '');
+    for (const [index, picture] of pictures.entries()) {
+      const self_ref = `#/pictures/${out.pictures.length}`;
+      const box = { label: 'picture' as const, text: picture.caption ?? '', bbox: picture.bbox, fontSize: 0, bold: false };
+      const refs = captions.filter((c) => c.of.kind === 'picture' && c.of.index === index).map((c) => ({ $ref: c.ref }));
+      out.pictures.push({ self_ref, parent: bodyRef, children: [], content_layer: 'body', label: 'picture', prov: prov(page.pageNo, box), captions: refs, references: [], footnotes: [], image: { mimetype: 'image/png', uri: picture.file } });
+      out.body.children.push({ $ref: self_ref });
+    }
+    for (const caption of captions) if (caption.of.kind === 'table') tableRefs.get(caption.of.index)?.captions.push({ $ref: caption.ref });
   }
   return out;
 }

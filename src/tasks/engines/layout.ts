@@ -2,16 +2,33 @@
 // ruled tables) → reading order across columns; then, across the whole document, page headers and
 // footers, headings and their levels. Pure geometry: no pdf.js here, so fixtures can be built by hand.
 // Lengths are in PDF points with the origin at the bottom left, so a larger y is higher on the page.
-import type { Block, BoundingBox, Page, ParsedDocument } from './document.ts';
+import type { Block, BoundingBox, Page, ParsedDocument, TextSource } from './document.ts';
+import { findTables } from './layout/tables.ts';
 
 /** A piece of text as pdf.js placed it: x and y are the start of its baseline. */
-export type TextRun = { text: string; x: number; y: number; width: number; size: number; bold: boolean; hasEOL: boolean };
+export type TextRun = {
+  text: string;
+  x: number;
+  y: number;
+  width: number;
+  size: number;
+  bold: boolean;
+  hasEOL: boolean;
+  italic?: boolean;
+  /** Set in a monospaced font (code). */
+  mono?: boolean;
+  /** The glyphs' height in points when known (OCR boxes); otherwise estimated from the size. */
+  height?: number;
+};
+
+/** An image or figure region drawn on the page. */
+export type ImageRegion = { bbox: BoundingBox };
 
 /** A straight rule drawn on the page (a table border), normalised so x1 ≤ x2 and y1 ≤ y2. */
 export type Ruling = { x1: number; y1: number; x2: number; y2: number };
 
 /** One line of text: runs sharing a baseline with no column-wide gap between them. */
-export type Line = { text: string; bbox: BoundingBox; baseline: number; size: number; bold: boolean };
+export type Line = { text: string; bbox: BoundingBox; baseline: number; size: number; bold: boolean; mono?: boolean; italic?: boolean };
 
 // Glyph boxes are estimated from the font size (pdf.js gives no per-glyph heights): ascenders reach
 // about 0.8 em above the baseline and descenders about 0.2 em below.
@@ -52,7 +69,7 @@ export function joinText(left: string, right: string): string {
 }
 
 /** The value carrying the most weight, e.g. the font size covering the most characters. */
-function dominant<T>(entries: Array<[T, number]>): T | undefined {
+export function dominant<T>(entries: Array<[T, number]>): T | undefined {
   const totals = new Map<T, number>();
   for (const [value, weight] of entries) totals.set(value, (totals.get(value) ?? 0) + weight);
   let best: T | undefined;
@@ -83,7 +100,34 @@ export function groupLines(runs: TextRun[]): Line[] {
     if (row && anchor && Math.abs(anchor.y - run.y) <= BASELINE_TOLERANCE * Math.min(anchor.size, run.size)) row.push(run);
     else rows.push([run]);
   }
-  return rows.flatMap((row) => splitAtGaps(row.sort((a, b) => a.x - b.x))).map(toLine);
+  return attachScripts(rows).flatMap((row) => splitAtGaps(row.sort((a, b) => a.x - b.x))).map(toLine);
+}
+
+/** A run this much smaller than its neighbours' text is a superscript, subscript or a logo's raised letter. */
+const SCRIPT_SIZE = 0.85;
+
+/**
+ * Rows of small text that sit within the height of a larger row and touch one of its runs (a
+ * footnote mark, an exponent, the raised "A" of the LaTeX logo) are part of that row, so they
+ * never become lines, headings or paragraphs of their own.
+ */
+function attachScripts(rows: TextRun[][]): TextRun[][] {
+  const kept: TextRun[][] = [];
+  const small = (row: TextRun[]) => Math.max(...row.map((r) => r.size));
+  for (const row of rows) {
+    const size = small(row);
+    const host = rows.find((other) => {
+      if (other === row || small(other) * SCRIPT_SIZE < size) return false;
+      const anchor = other[0];
+      if (!anchor) return false;
+      const top = anchor.y + ASCENT * anchor.size;
+      const bottom = anchor.y - 0.45 * anchor.size;
+      return row.every((run) => run.y <= top && run.y >= bottom && other.some((o) => run.x <= o.x + o.width + 0.6 * o.size && run.x + run.width >= o.x - 0.6 * o.size));
+    });
+    if (host) host.push(...row);
+    else kept.push(row);
+  }
+  return kept;
 }
 
 function splitAtGaps(row: TextRun[]): TextRun[][] {
@@ -127,6 +171,9 @@ function toLine(runs: TextRun[]): Line {
     baseline: runs.reduce((lowest, r) => Math.min(lowest, r.y), Infinity),
     size,
     bold: boldChars * 2 > chars,
+    // CJK fonts are fixed-pitch by nature: their text is not code.
+    mono: runs.reduce((n, r) => n + (r.mono && !CJK.test(r.text) ? r.text.length : 0), 0) * 2 > chars,
+    italic: runs.reduce((n, r) => n + (r.italic ? r.text.length : 0), 0) * 2 > chars,
   };
 }
 
@@ -196,7 +243,33 @@ function toBlock(draft: Draft): Block {
     bold: dominant(draft.lines.map((l): [boolean, number] => [l.bold, chars(l)])) ?? false,
   };
   if (draft.marker !== undefined) block.marker = draft.marker;
+  const mono = dominant(draft.lines.map((l): [boolean, number] => [Boolean(l.mono), chars(l)])) ?? false;
+  if (mono) {
+    // spec (issue 17): "code (monospaced blocks, kept verbatim)" — one line per printed line.
+    block.label = 'code';
+    block.text = draft.lines.map((l) => l.text).join('\n');
+    delete block.marker;
+  }
+  if (dominant(draft.lines.map((l): [boolean, number] => [Boolean(l.italic), chars(l)]))) block.italic = true;
+  Object.assign(block, lineStyle(draft.lines));
   return block;
+}
+
+/** Line height and alignment of a block's lines, for setting a translation in the same place. */
+function lineStyle(lines: Line[]): Pick<Block, 'align' | 'lineHeight'> {
+  if (lines.length < 2) return { align: 'left' };
+  const pitches = lines.slice(1).map((l, i) => (lines[i]?.baseline ?? l.baseline) - l.baseline);
+  const lineHeight = Math.round((pitches.reduce((a, b) => a + b, 0) / pitches.length) * 100) / 100;
+  const lefts = lines.map((l) => l.bbox.l);
+  const rights = lines.slice(0, -1).map((l) => l.bbox.r);
+  const spread = (xs: number[]) => Math.max(...xs) - Math.min(...xs);
+  const size = lines[0]?.size ?? 10;
+  const centres = lines.map((l) => (l.bbox.l + l.bbox.r) / 2);
+  let align: Block['align'] = 'left';
+  if (spread(lefts) <= 0.3 * size && rights.length > 0 && spread(rights) <= 0.3 * size) align = 'justify';
+  else if (spread(lefts) > size && spread(centres) <= 0.5 * size) align = 'center';
+  else if (spread(lefts) > size && spread(lines.map((l) => l.bbox.r)) <= 0.3 * size) align = 'right';
+  return { align, lineHeight };
 }
 
 // --- Reading order -----------------------------------------------------------------------------
@@ -381,11 +454,20 @@ export function ruledTables(rulings: Ruling[], runs: TextRun[]): { tables: Block
 
 // --- One page ----------------------------------------------------------------------------------
 
-export type PageContent = { pageNo: number; width: number; height: number; runs: TextRun[]; rulings: Ruling[] };
+export type PageContent = {
+  pageNo: number;
+  width: number;
+  height: number;
+  runs: TextRun[];
+  rulings: Ruling[];
+  images?: ImageRegion[];
+  textSource?: TextSource;
+  notes?: string[];
+};
 
 /** A page's blocks in reading order, labelled as far as one page can tell: text, list_item, table. */
 export function layoutPage(content: PageContent): Page {
-  const { tables, rest } = ruledTables(content.rulings, content.runs);
+  const { tables, rest } = findTables(content.rulings, content.runs);
   const blocks = [...groupBlocks(groupLines(rest)), ...tables];
   return { pageNo: content.pageNo, width: content.width, height: content.height, blocks: readingOrder(blocks) };
 }
@@ -451,6 +533,8 @@ const isBullet = (marker: string | undefined) => marker !== undefined && !/[\dA-
  */
 export function isHeading(block: Block, body: BodyStyle): boolean {
   if (block.label !== 'text' && block.label !== 'list_item') return false;
+  // spec (issue 17): "no heading is ever one or two characters" — marks, logo letters, page numbers.
+  if (block.text.replace(/[\s\p{P}\p{S}]/gu, '').length <= 2) return false;
   const lines = (block.bbox.t - block.bbox.b) / (LINE_PITCH * block.fontSize);
   const larger = block.fontSize >= body.size * SAME_SIZE && block.text.length <= MAX_HEADING_CHARS && lines <= 3;
   const boldLine = block.bold && !body.bold && lines < 1 && block.text.length <= MAX_BOLD_HEADING_CHARS && !/[.,;]$/.test(block.text) && !isBullet(block.marker);
@@ -476,18 +560,133 @@ function asHeading(block: Block, level: number): Block {
  * than the body text.
  */
 export function labelDocument(doc: ParsedDocument): ParsedDocument {
-  const pages = markFurniture(doc.pages);
+  const pages = markFootnotes(markPageNumbers(markFurniture(doc.pages)));
   const body = bodyStyle(pages);
-  if (!body) return { pages };
-  const headingSizes = pages.flatMap((p) => p.blocks.filter((b) => isHeading(b, body)).map((b) => b.fontSize));
-  const level = levelsBySize(headingSizes);
+  if (!body) return { ...doc, pages: pages.map(attachCaptions) };
+  const headingSizes = pages.flatMap((p) => p.blocks.filter((b) => isHeading(b, body) && sectionNumber(b) === undefined).map((b) => b.fontSize));
+  const numberedSizes = new Map<number, number>();
+  for (const block of pages.flatMap((p) => p.blocks)) {
+    const depth = isHeading(block, body) ? sectionNumber(block) : undefined;
+    if (depth !== undefined) numberedSizes.set(Math.round(block.fontSize * 2) / 2, depth);
+  }
+  const bySize = levelsBySize(headingSizes);
+  // spec (issue 17): "numbered headings such as '2.1 …' get their depth from the number"; an
+  // unnumbered heading set in the size of a numbered level takes that level.
+  // Levels are Markdown depths: the title is 1, so a numbered section "2.1" is 3.
+  const numbered = (depth: number | undefined) => (depth === undefined ? undefined : Math.min(6, depth + 1));
+  const level = (block: Block) => numbered(sectionNumber(block) ?? numberedSizes.get(Math.round(block.fontSize * 2) / 2)) ?? bySize(block.fontSize);
   const labelled = pages.map((page) => ({
     ...page,
-    blocks: page.blocks.map((b) => (isHeading(b, body) ? asHeading(b, level(b.fontSize)) : b)),
+    blocks: page.blocks.map((b) => (isHeading(b, body) ? asHeading(b, level(b)) : b)),
   }));
   const topLevel = labelled.flatMap((page) => page.blocks.filter((b) => b.level === 1).map((block) => ({ page, block })));
   const [only] = topLevel;
   // A bold line at the body size is a heading, but too weak a signal for the document's title.
   if (topLevel.length === 1 && only?.page.pageNo === 1 && only.block.fontSize >= body.size * SAME_SIZE) only.block.label = 'title';
-  return { pages: labelled };
+  const title = labelled[0]?.blocks.find((b) => b.label === 'title') ?? largestOnFirstPage(labelled[0], body);
+  if (title) {
+    title.label = 'title';
+    title.level = 1;
+    if (labelled[0]) demoteTitleMatter(labelled[0], title);
+  }
+  return { ...doc, pages: labelled.map(attachCaptions) };
+}
+
+// --- Roles: page numbers, footnotes, the title page, captions ----------------------------------
+
+/** "3", "iv", "Page 3", "3 of 18", "- 3 -": a page number alone in its block. */
+const PAGE_NUMBER = /^(?:page\s+)?[-–—]?\s*(?:\d{1,4}|[ivxlcdm]{1,7})\s*[-–—]?(?:\s*(?:of|\/)\s*\d{1,4})?$/iu;
+
+/**
+ * spec (issue 17): "page numbers ('1') … go to furniture, never the body". A page number is the
+ * block nearest the bottom (or top) edge of its page with nothing else beside it, wherever the
+ * document's margins put it.
+ */
+export function markPageNumbers(pages: Page[]): Page[] {
+  return pages.map((page) => {
+    const flow = page.blocks.filter((b) => b.label !== 'page_header' && b.label !== 'page_footer');
+    const lowest = flow.reduce<Block | undefined>((low, b) => (!low || b.bbox.b < low.bbox.b ? b : low), undefined);
+    const highest = flow.reduce<Block | undefined>((high, b) => (!high || b.bbox.t > high.bbox.t ? b : high), undefined);
+    const blocks = page.blocks.map((block) => {
+      if (!PAGE_NUMBER.test(block.text.trim())) return block;
+      if (block === lowest && block.bbox.t < page.height / 4) return { ...block, label: 'page_footer' as const };
+      if (block === highest && block.bbox.b > (page.height * 3) / 4) return { ...block, label: 'page_header' as const };
+      return block;
+    });
+    return { ...page, blocks };
+  });
+}
+
+/**
+ * Footnotes: text set smaller than the body, below the last body-size text of the page, in its
+ * lower half (a footnote mark or number usually starts it).
+ */
+export function markFootnotes(pages: Page[]): Page[] {
+  const body = bodyStyle(pages);
+  if (!body) return pages;
+  return pages.map((page) => {
+    const bodyBlocks = page.blocks.filter((b) => (b.label === 'text' || b.label === 'list_item' || b.label === 'table') && b.fontSize >= body.size * 0.95);
+    const lowestBody = Math.min(...bodyBlocks.map((b) => b.bbox.b));
+    const blocks = page.blocks.map((block) => {
+      const small = (block.label === 'text' || block.label === 'list_item') && block.fontSize <= body.size * 0.9;
+      return small && block.bbox.t <= lowestBody + 1 && block.bbox.t < page.height / 2 ? { ...block, label: 'footnote' as const } : block;
+    });
+    return { ...page, blocks };
+  });
+}
+
+/** "2.1 Results" → 2; "3 Method" → 1; "Appendix A" and unnumbered headings → undefined. */
+export function sectionNumber(block: Block): number | undefined {
+  const text = block.marker === undefined ? block.text : `${block.marker} ${block.text}`;
+  const match = /^(\d{1,2}(?:\.\d{1,2}){0,5})\.?\s+\p{L}/u.exec(text);
+  return match?.[1] ? Math.min(6, match[1].split('.').length) : undefined;
+}
+
+function largestOnFirstPage(page: Page | undefined, body: BodyStyle): Block | undefined {
+  const candidates = (page?.blocks ?? []).filter((b) => b.label === 'section_header' && b.fontSize >= body.size * 1.4);
+  return candidates.reduce<Block | undefined>((big, b) => (!big || b.fontSize > big.fontSize ? b : big), undefined);
+}
+
+/**
+ * Below the title and before the first real section, the centred author, address and date lines
+ * of a title page are set larger than the body but are not headings: a bold, numbered or
+ * left-aligned heading ends the title matter.
+ */
+function demoteTitleMatter(page: Page, title: Block): void {
+  // Centred on the text area (margins need not be equal), not necessarily on the paper.
+  const area = union(page.blocks.map((b) => b.bbox));
+  const middle = (area.l + area.r) / 2;
+  const centred = (b: Block) => Math.abs((b.bbox.l + b.bbox.r) / 2 - middle) < page.width * 0.04 && b.bbox.r - b.bbox.l < (area.r - area.l) * 0.8;
+  for (const block of page.blocks) {
+    if (block === title || block.bbox.t > title.bbox.b + 1) continue;
+    if (block.label !== 'section_header') continue;
+    if (block.bold || sectionNumber(block) !== undefined || !centred(block)) break;
+    block.label = 'text';
+    delete block.level;
+  }
+}
+
+/** "Table 2:", "Figure 3.", "Fig. 1", "表 1", "图 2": how captions start. */
+const CAPTION = /^(?:(?:table|tab\.|figure|fig\.|listing|chart|exhibit)\s*[\dIVX]+[a-z]?\s*[.:—–-]?|[表图圖]\s*\d+)/iu;
+
+/** spec (issue 17): "caption (attached to its table or picture)" — the nearest one above or below. */
+export function attachCaptions(page: Page): Page {
+  const blocks = page.blocks.map((block) => ({ ...block }));
+  const pictures = (page.pictures ?? []).map((picture) => ({ ...picture }));
+  for (const block of blocks) {
+    if ((block.label !== 'text' && block.label !== 'section_header') || !CAPTION.test(block.text.trim())) continue;
+    const distance = (box: BoundingBox) => (box.t < block.bbox.b ? block.bbox.b - box.t : box.b > block.bbox.t ? box.b - block.bbox.t : 0);
+    const targets = [
+      ...blocks.map((b, index) => ({ kind: 'table' as const, index, box: b.bbox, ok: b.label === 'table' })),
+      ...pictures.map((p, index) => ({ kind: 'picture' as const, index, box: p.bbox, ok: true })),
+    ].filter((t) => t.ok && t.box.l < block.bbox.r && block.bbox.l < t.box.r && distance(t.box) <= 3 * block.fontSize);
+    const nearest = targets.sort((a, b) => distance(a.box) - distance(b.box))[0];
+    if (!nearest) continue;
+    block.label = 'caption';
+    delete block.level;
+    block.captionOf = { kind: nearest.kind, index: nearest.index };
+    const picture = nearest.kind === 'picture' ? pictures[nearest.index] : undefined;
+    if (picture) picture.caption = block.text;
+  }
+  return page.pictures ? { ...page, blocks, pictures } : { ...page, blocks };
 }

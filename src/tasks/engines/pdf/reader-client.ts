@@ -1,0 +1,223 @@
+// The worker's side of the reader process (reader-process.ts): start it with a heap limit, ask for
+// one page at a time, and stop it when a page takes too long or the process grows past its memory
+// limit. A hostile file then fails its task with a message a person understands, the worker keeps
+// running, and the memory goes back to the system with the process (issue 17, item 9).
+import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { seconds } from '../limited.ts';
+import { NotAPdfError, PageUnreadableError, UnreadablePdfError } from './errors.ts';
+import type { ReaderError, ReaderRequest } from './reader-process.ts';
+import type { ReadPage } from './reader.ts';
+
+export type ReaderLimits = {
+  /** Resident memory the reader process may reach (bytes); past it the process is killed. */
+  memoryBytes: number;
+  /** Time one page may take. */
+  pageTimeoutMs: number;
+  /** Time starting the process and opening the file may take (default 30 s). */
+  openTimeoutMs?: number;
+};
+
+export const DEFAULT_READER_LIMITS: ReaderLimits = { memoryBytes: 1024 * 2 ** 20, pageTimeoutMs: 30_000 };
+
+const SCRIPT = fileURLToPath(new URL('./reader-process.ts', import.meta.url));
+const WATCH_MS = 50;
+const PAGE_SIZE = 4096;
+
+/** Resident set size of a process in bytes, from /proc (Linux); undefined when it cannot be read. */
+async function residentBytes(pid: number): Promise<number | undefined> {
+  try {
+    const statm = await readFile(`/proc/${pid}/statm`, 'utf8');
+    const pages = Number(statm.split(' ')[1]);
+    return Number.isFinite(pages) ? pages * PAGE_SIZE : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function residentBytesNow(pid: number): number | undefined {
+  try {
+    const pages = Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]);
+    return Number.isFinite(pages) ? pages * PAGE_SIZE : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const MB = (bytes: number) => Math.round(bytes / 2 ** 20);
+
+/** The heap limit makes V8 give up early on a runaway JavaScript heap; the RSS watch covers buffers outside the heap. */
+const heapMbFor = (limits: ReaderLimits) => Math.max(64, Math.floor(MB(limits.memoryBytes) * 0.75));
+
+type Booting = { child: ChildProcess; heapMb: number; ready: Promise<boolean> };
+
+/** Starts a reader process; `ready` resolves true once pdf.js is loaded in it, false if it died first. */
+function boot(heapMb: number): Booting {
+  const child = fork(SCRIPT, [], { execArgv: [`--max-old-space-size=${heapMb}`], serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
+  const ready = new Promise<boolean>((resolve) => {
+    child.once('message', (message: { ready?: boolean }) => resolve(message.ready === true));
+    child.once('exit', () => resolve(false));
+    child.once('error', () => resolve(false));
+  });
+  return { child, heapMb, ready };
+}
+
+/**
+ * One idle reader process. Starting Node and loading pdf.js costs ≈ 300 ms, more than reading a
+ * short document (issue 17, item 8), so a reader that ended its document normally and stayed
+ * small is kept for the next one; a reader that failed, was stopped or grew is killed instead
+ * (its memory goes back to the system) and a fresh one is started. It never keeps the worker alive.
+ */
+let spare: Booting | undefined;
+
+function take(heapMb: number): Booting {
+  const taken = spare && spare.heapMb === heapMb && spare.child.exitCode === null && spare.child.signalCode === null ? spare : boot(heapMb);
+  if (spare && spare !== taken) spare.child.kill('SIGKILL');
+  spare = undefined;
+  taken.child.ref();
+  (taken.child.channel as { ref?: () => void } | undefined)?.ref?.();
+  return taken;
+}
+
+/** A reader that ended its document below this resident size is reused for the next document. */
+const REUSE_BELOW_BYTES = 256 * 2 ** 20;
+
+/** Keeps `idle` (or a fresh process) as the spare, not holding the worker's event loop open. */
+function keepSpare(idle: Booting): void {
+  if (spare) spare.child.kill('SIGKILL');
+  spare = idle;
+  spare.child.unref();
+  (spare.child.channel as { unref?: () => void } | undefined)?.unref?.();
+}
+
+/** Starts an idle reader ahead of the first document (the worker does at start), unless one is there. */
+export function warmReader(limits: ReaderLimits = DEFAULT_READER_LIMITS): void {
+  if (!spare) keepSpare(boot(heapMbFor(limits)));
+}
+
+/** Stops the idle reader (benchmarks measure a cold start with it). */
+export function killSpareReader(): void {
+  spare?.child.kill('SIGKILL');
+  spare = undefined;
+}
+
+/** The idle reader's process id, if one is running (tests tell it from a reader that was stopped). */
+export const spareReaderPid = (): number | undefined => (spare?.child.exitCode === null ? spare.child.pid : undefined);
+
+/** One open PDF in its own process. Always close() it (a finally block). */
+export class PdfReader {
+  private readonly child: ChildProcess;
+  private readonly limits: ReaderLimits;
+  private readonly heapMb: number;
+  readonly pages: number;
+  /** The largest resident size the reader process was seen at (bytes), for the memory benchmark and test. */
+  peakRss = 0;
+  private failed = false;
+  private closed = false;
+  private constructor(child: ChildProcess, limits: ReaderLimits, pages: number) {
+    this.child = child;
+    this.limits = limits;
+    this.pages = pages;
+    this.heapMb = heapMbFor(limits);
+  }
+
+  /** Starts a reader process on the PDF at `path`; throws NotAPdfError / UnreadablePdfError for bad files. */
+  static async open(path: string, limits: ReaderLimits = DEFAULT_READER_LIMITS, signal?: AbortSignal): Promise<PdfReader> {
+    const heapMb = heapMbFor(limits);
+    const { child, ready: booted } = take(heapMb);
+    const reader = new PdfReader(child, limits, 0);
+    try {
+      if (!(await booted)) throw new UnreadablePdfError('The PDF reader could not be started; try again, or ask the operator to check the worker.');
+      const opened = await reader.ask<{ opened: number }>({ open: path }, 'opening the file', signal, limits.openTimeoutMs ?? 30_000);
+      const ready = new PdfReader(child, limits, opened.opened);
+      ready.peakRss = reader.peakRss;
+      return ready;
+    } catch (error) {
+      reader.close();
+      throw error;
+    }
+  }
+
+  /** Page `pageNo` (from 1) as runs, rules and image boxes. */
+  async page(pageNo: number, signal?: AbortSignal): Promise<ReadPage> {
+    const { content } = await this.ask<{ content: ReadPage }>({ page: pageNo }, `reading page ${pageNo}`, signal);
+    return content;
+  }
+
+  /**
+   * Ends the document. A healthy, small reader is kept for the next document; any other is killed
+   * (its memory goes back to the system) and a fresh idle one is started.
+   */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    const alive = this.child.exitCode === null && this.child.signalCode === null && this.child.connected;
+    if (alive && !this.failed && (residentBytesNow(this.child.pid ?? 0) ?? Infinity) < REUSE_BELOW_BYTES) {
+      this.child.send({ close: true });
+      keepSpare({ child: this.child, heapMb: this.heapMb, ready: Promise.resolve(true) });
+      return;
+    }
+    if (alive) this.child.kill('SIGKILL');
+    keepSpare(boot(this.heapMb));
+  }
+
+  private ask<T>(request: ReaderRequest, what: string, signal?: AbortSignal, timeoutMs = this.limits.pageTimeoutMs): Promise<T> {
+    const { child, limits } = this;
+    return new Promise<T>((resolve, reject) => {
+      let settled = false;
+      const finish = (error: unknown, value?: T) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        clearInterval(watch);
+        child.off('message', onMessage);
+        child.off('exit', onExit);
+        signal?.removeEventListener('abort', onAbort);
+        if (error instanceof PageUnreadableError) {
+          // pdf.js threw on this page and answered: the process is sound and reads the next page.
+          reject(error);
+          return;
+        }
+        if (error !== undefined) {
+          this.failed = true;
+          this.close();
+          reject(error);
+          return;
+        }
+        // A page read faster than the watch interval is measured here, so peakRss sees every page.
+        this.peakRss = Math.max(this.peakRss, residentBytesNow(child.pid ?? 0) ?? 0);
+        resolve(value as T);
+      };
+      const onMessage = (message: { error?: ReaderError } & Record<string, unknown>) => {
+        if (!message.error) return finish(undefined, message as T);
+        const { kind, message: text } = message.error;
+        if (kind === 'not_a_pdf') finish(new NotAPdfError(text));
+        else if (kind === 'unreadable') finish(new UnreadablePdfError(text));
+        else if ('page' in request) finish(new PageUnreadableError(`The PDF could not be read (${what}: ${text}); re-export or repair it, then upload it again.`, text));
+        else finish(new UnreadablePdfError(`The PDF could not be read (${what}: ${text}); re-export or repair it, then upload it again.`));
+      };
+      const onExit = (code: number | null, sig: string | null) =>
+        finish(new UnreadablePdfError(`The PDF reader stopped while ${what} (${sig ?? `exit code ${String(code)}`}), most likely because the file needs more than ${MB(limits.memoryBytes)} MB of memory; simplify or re-export the PDF, then upload it again.`));
+      const onAbort = () => finish(signal?.reason ?? new Error('aborted'));
+      const timer = setTimeout(
+        () => finish(new UnreadablePdfError(`Reading the PDF stopped: ${what} took longer than ${seconds(timeoutMs)} s (the file may be damaged or built to be slow); simplify or re-export it, then upload it again.`)),
+        timeoutMs,
+      );
+      const watch = setInterval(() => {
+        void residentBytes(child.pid ?? 0).then((rss) => {
+          if (rss !== undefined) this.peakRss = Math.max(this.peakRss, rss);
+          if (rss !== undefined && rss > limits.memoryBytes) {
+            finish(new UnreadablePdfError(`Reading the PDF stopped: ${what} needed more than ${MB(limits.memoryBytes)} MB of memory (a compressed stream that inflates to an enormous size, for example); simplify or re-export the file, then upload it again.`));
+          }
+        });
+      }, WATCH_MS);
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      child.on('message', onMessage);
+      child.on('exit', onExit);
+      child.send(request);
+    });
+  }
+}
