@@ -3,10 +3,12 @@
 import type { Readable } from 'node:stream';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { toMarkdown, runDocparse } from './engines/docparse.ts';
-import type { OnProgress } from './engines/document.ts';
+import type { OnProgress, ParsedDocument } from './engines/document.ts';
 import { extractDocument } from './engines/pdf.ts';
 import { translateDocument } from './engines/translate/translate-document.ts';
-import { renderTranslatedPdf } from './engines/translate/translated-pdf.ts';
+import { renderBilingualPdf } from './engines/translate/bilingual.ts';
+import { renderOverlayPdf } from './engines/translate/overlay/draw.ts';
+import { TextRemovalError } from './engines/translate/overlay/remove-text.ts';
 import type { Translator } from './engines/translate/translator.ts';
 import { NO_ENGINE_MESSAGE, resultKey, sourceKey, type ResultFile } from './tasks.ts';
 import type { TaskRow } from './tasks.store.ts';
@@ -43,8 +45,8 @@ export async function runTask(
     const pair = { source: task.source_lang ?? '', target: task.target_lang ?? '' };
     const document = await extractDocument(pdf, { signal: options.signal });
     const translated = await translateDocument(document, deps.translator, pair, { signal: options.signal, onProgress: options.onProgress });
-    const pdfOut = await renderTranslatedPdf(translated, { title: task.source_name, signal: options.signal });
-    outputs.push({ name: 'translated.md', contentType: 'text/markdown; charset=utf-8', data: toMarkdown(translated) }, { name: 'translated.pdf', contentType: 'application/pdf', data: pdfOut });
+    outputs.push({ name: 'translated.md', contentType: 'text/markdown; charset=utf-8', data: toMarkdown(translated) });
+    outputs.push(...(await layoutKeepingOutputs(pdf, document, translated, options.signal)));
   }
   const files: ResultFile[] = [];
   for (const output of outputs) {
@@ -56,7 +58,27 @@ export async function runTask(
   return files;
 }
 
+/**
+ * translated.pdf and bilingual.pdf on the source's own pages. Without ghostscript (or when it fails
+ * on this file) the task still delivers translated.md, with a note file saying in words which
+ * files could not be made and why (issue 18).
+ */
+async function layoutKeepingOutputs(pdf: Uint8Array, document: ParsedDocument, translated: ParsedDocument, signal: AbortSignal): Promise<Output[]> {
+  try {
+    const translatedPdf = await renderOverlayPdf(pdf, document, translated, { signal });
+    const bilingual = await renderBilingualPdf(pdf, translatedPdf);
+    return [
+      { name: 'translated.pdf', contentType: 'application/pdf', data: translatedPdf },
+      { name: 'bilingual.pdf', contentType: 'application/pdf', data: bilingual },
+    ];
+  } catch (error) {
+    if (!(error instanceof TextRemovalError)) throw error;
+    const note = `translated.pdf and bilingual.pdf could not be produced: ${error.message} The translation is in translated.md.\n`;
+    return [{ name: 'translation-notes.txt', contentType: 'text/plain; charset=utf-8', data: note }];
+  }
+}
+
 /** Removes whatever a run stored, for a run that was cancelled or taken away. */
 export async function discardResults(objects: ObjectStore, taskId: string): Promise<void> {
-  await objects.deleteMany(['translated.md', 'translated.pdf', 'document.md', 'document.json'].map((name) => resultKey(taskId, name)));
+  await objects.deleteMany(['translated.md', 'translated.pdf', 'bilingual.pdf', 'translation-notes.txt', 'document.md', 'document.json'].map((name) => resultKey(taskId, name)));
 }

@@ -68,12 +68,14 @@ export function batches(segments: string[], maxChars: number): string[][] {
 }
 
 function pageTexts(page: Page): string[] {
-  return page.blocks.flatMap((block) => [block.text, ...(block.cells ?? []).flat()]);
+  return page.blocks.flatMap((block) => [block.text, ...(block.cells ?? []).flat(), ...(block.table?.cells ?? []).map((cell) => cell.text)]);
 }
 
 function translateBlock(block: Block, memory: Map<string, string>): Block {
   const translated: Block = { ...block, text: lookUp(block.text, memory) };
   if (block.cells) translated.cells = block.cells.map((row) => row.map((cell) => lookUp(cell, memory)));
+  // Tables are translated cell by cell (issue 18), each cell keeping its place in the grid.
+  if (block.table) translated.table = { ...block.table, cells: block.table.cells.map((cell) => ({ ...cell, text: lookUp(cell.text, memory) })) };
   return translated;
 }
 
