@@ -33,6 +33,7 @@ import * as m0002 from './migrations/0002_tasks_notifications.ts';
 import * as m0003 from './migrations/0003_notification_preferences.ts';
 import * as m0004 from './migrations/0004_admin_audit.ts';
 import * as m0005 from './migrations/0005_account_self_service.ts';
+import * as m0009 from './migrations/0009_task_glossary.ts';
 
 export type Db = Kysely<Database>;
 export type Dialect = 'sqlite' | 'postgres';
@@ -50,6 +51,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0003_notification_preferences': m0003,
   '0004_admin_audit': m0004,
   '0005_account_self_service': m0005,
+  '0009_task_glossary': m0009,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -44,9 +44,11 @@ export async function runTask(
     if (!deps.translator) throw new TaskFailure(NO_ENGINE_MESSAGE);
     const pair = { source: task.source_lang ?? '', target: task.target_lang ?? '' };
     const document = await extractDocument(pdf, { signal: options.signal });
-    const translated = await translateDocument(document, deps.translator, pair, { signal: options.signal, onProgress: options.onProgress });
+    const glossary = task.glossary ? (JSON.parse(task.glossary) as Record<string, string>) : undefined;
+    const translated = await translateDocument(document, deps.translator, pair, { signal: options.signal, onProgress: options.onProgress, glossary });
     outputs.push({ name: 'translated.md', contentType: 'text/markdown; charset=utf-8', data: toMarkdown(translated) });
     outputs.push(...(await layoutKeepingOutputs(pdf, document, translated, options.signal)));
+    if (translated.notes?.length) appendNotes(outputs, translated.notes);
   }
   const files: ResultFile[] = [];
   for (const output of outputs) {
@@ -76,6 +78,14 @@ async function layoutKeepingOutputs(pdf: Uint8Array, document: ParsedDocument, t
     const note = `translated.pdf and bilingual.pdf could not be produced: ${error.message} The translation is in translated.md.\n`;
     return [{ name: 'translation-notes.txt', contentType: 'text/plain; charset=utf-8', data: note }];
   }
+}
+
+/** Sentences for the owner (glossary misses) go into translation-notes.txt, beside any already there. */
+function appendNotes(outputs: Output[], notes: string[]): void {
+  const existing = outputs.find((o) => o.name === 'translation-notes.txt');
+  const text = notes.map((n) => `${n}\n`).join('');
+  if (existing) existing.data = `${String(existing.data)}${text}`;
+  else outputs.push({ name: 'translation-notes.txt', contentType: 'text/plain; charset=utf-8', data: text });
 }
 
 /** Removes whatever a run stored, for a run that was cancelled or taken away. */

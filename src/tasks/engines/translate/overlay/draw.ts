@@ -153,9 +153,11 @@ function drawPiece(pdf: Doc, page: Page, piece: Piece, all: Piece[], raster: Ras
   }
   pdf.fillColor(colour).font(font).fontSize(fit.size);
   const align = block.align ?? (block.label === 'title' ? 'center' : 'left');
+  // A table cell's text sits in the middle of its cell, as tables are usually set.
+  const offset = piece.grow ? 0 : Math.max(0, (box.t - box.b - fit.height) / 2);
   fit.lines.forEach((line, i) => {
     const lineWidth = pdf.widthOfString(line);
-    const baseline = top + fit.size * ASCENT + i * fit.lineHeight;
+    const baseline = top + offset + fit.size * ASCENT + i * fit.lineHeight;
     const last = i === fit.lines.length - 1;
     const gaps = (line.match(/ /g) ?? []).length;
     let x = box.l;
