@@ -2,7 +2,8 @@
 // the document parser, Apertium eng-spa, ghostscript, poppler (and tesseract for the scanned page).
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { before, describe, test } from 'node:test';
@@ -13,7 +14,7 @@ import { extractDocument } from '../../src/tasks/engines/pdf.ts';
 import { createApertium } from '../../src/tasks/engines/translate/apertium.ts';
 import { renderBilingualPdf } from '../../src/tasks/engines/translate/bilingual.ts';
 import { renderOverlayPdf } from '../../src/tasks/engines/translate/overlay/draw.ts';
-import { isKeptBlock } from '../../src/tasks/engines/translate/overlay/keep.ts';
+import { isKeptBlock, keptTextPdf } from '../../src/tasks/engines/translate/overlay/keep.ts';
 import { removeText, TextRemovalError } from '../../src/tasks/engines/translate/overlay/remove-text.ts';
 import { translateDocument } from '../../src/tasks/engines/translate/translate-document.ts';
 import { MANUAL, MANUAL_BOXES, manualPdf, manualTable, PAGE, scannedPdf } from '../helpers/layout-pdfs.ts';
@@ -218,4 +219,46 @@ test('without ghostscript the text removal fails with a message that names the m
     assert.match(error.message, /Ghostscript \(signet-no-such-gs\) is not installed/);
     return true;
   });
+});
+
+const REAL = '/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf';
+const realMissing = existsSync(REAL) ? unavailable() : `${REAL} is not installed (Debian package shared-mime-info)`;
+
+describe('a real typeset document: the Shared MIME-info spec (pdfTeX, 17 pages, from Debian)', { skip: skipUnlessAvailable('real-document translation', realMissing) }, () => {
+  test('same pages and sizes, drawings unchanged, and no source word left on any translated page', async () => {
+    const source = new Uint8Array(await readFile(REAL));
+    const parsed = await extractDocument(source);
+    const translated = await translateDocument(parsed, createApertium(), EN_ES);
+    const output = await renderOverlayPdf(source, parsed, translated);
+    const [a, b] = await Promise.all([PDFDocument.load(source), PDFDocument.load(output)]);
+    assert.equal(b.getPageCount(), a.getPageCount());
+    b.getPages().forEach((page, i) => assert.deepEqual(page.getSize(), a.getPage(i).getSize()));
+    const [x, y] = await Promise.all([withoutText(source), withoutText(output)]);
+    for (const pageNo of [1, 2, 9]) assert.equal(differingPixels(await render(x, pageNo, 72), await render(y, pageNo, 72)), 0, `page ${pageNo} drawings differ`);
+    for (const [i, page] of parsed.pages.entries()) {
+      const allowed = new Set(page.blocks.flatMap((block, k) => words(isKeptBlock(block, page) ? block.text : [translated.pages[i]!.blocks[k]!.text, ...(translated.pages[i]!.blocks[k]!.cells ?? []).flat()].join(' '))));
+      // Source words (as pdftotext reads the source page) that are neither translation nor kept text must be gone.
+      const sourceOnly = new Set(words(await pageText(source, i + 1)).filter((w) => !allowed.has(w)));
+      const left = words(await pageText(output, i + 1)).filter((w) => sourceOnly.has(w));
+      assert.deepEqual(left, [], `page ${i + 1}`);
+    }
+  });
+});
+
+test('"numbers untouched": a kept number sharing one text operation with words keeps only its own glyphs (font widths)', async () => {
+  const { default: PDFKit } = await import('pdfkit');
+  const { fontPaths } = await import('../../src/tasks/engines/fonts.ts');
+  const doc = new PDFKit({ size: [300, 200], margin: 0 });
+  const chunks: Buffer[] = [];
+  doc.on('data', (c: Buffer) => chunks.push(c));
+  const ended = new Promise((resolve) => doc.on('end', resolve));
+  // One text() call is one TJ: the number and the words after it.
+  doc.font(fontPaths().regular).fontSize(10).text('42      CARD32 FIRST_OFFSET', 20, 50, { lineBreak: false });
+  doc.end();
+  await ended;
+  const source = new Uint8Array(Buffer.concat(chunks));
+  const number: Page = { pageNo: 1, width: 300, height: 200, blocks: [{ label: 'text', text: '42', bbox: { l: 20, t: 150, r: 32, b: 138 }, fontSize: 10, bold: false }] };
+  const kept = await keptTextPdf(source, [number]);
+  const text = await pageText(await kept.save(), 1);
+  assert.equal(text.trim(), '42');
 });

@@ -47,7 +47,11 @@ export async function renderOverlayPdf(source: Uint8Array, document: ParsedDocum
   const overlayPages = await out.embedPages(overlay.getPages());
   const kept = document.pages.some((p) => keptRegions(p).length > 0) ? await keptTextPdf(source, document.pages) : undefined;
   const keptPages = kept ? await out.embedPages(kept.getPages()) : [];
+  const sizes = (await PdfLibDocument.load(source, { ignoreEncryption: true, updateMetadata: false })).getPages().map((p) => p.getSize());
   pages.forEach((page, i) => {
+    // Ghostscript writes page sizes to two decimals; the source's exact size is put back.
+    const size = sizes[i]!;
+    if (Math.abs(page.getWidth() - size.width) < 0.01 && Math.abs(page.getHeight() - size.height) < 0.01) page.setMediaBox(0, 0, size.width, size.height);
     if (keptPages[i] && keptRegions(document.pages[i]!).length > 0) page.drawPage(keptPages[i]!, { x: 0, y: 0 });
     page.drawPage(overlayPages[i]!, { x: 0, y: 0 });
   });
@@ -128,31 +132,46 @@ export function piecesOf(page: Page, translatedPage: Page): Piece[] {
 }
 
 function drawPiece(pdf: Doc, page: Page, piece: Piece, all: Piece[], raster: Raster | undefined): void {
-  const { box, block } = piece;
-  const width = Math.max(1, box.r - box.l);
-  const top = page.height - box.t;
+  const { block } = piece;
+  const align = block.align ?? (block.label === 'title' ? 'center' : 'left');
+  const top = page.height - piece.box.t;
   const font = block.bold || block.label === 'title' || block.label === 'section_header' ? 'bold' : 'regular';
-  const limitY = piece.grow ? page.height - freeSpaceBottom(page, piece, all) : page.height - box.b;
+  const limitOf = (box: BoundingBox) => (piece.grow ? page.height - freeSpaceBottom(page, { ...piece, box }, all) : page.height - box.b);
   const size = Math.max(3, block.fontSize || 10);
   pdf.font(font);
-  const fit = fitText({
+  // A list item keeps its marker where the source drew it; the text starts after it.
+  const marker = block.label === 'list_item' && block.marker ? block.marker : undefined;
+  const indent = marker ? Math.max(pdf.fontSize(size).widthOfString(marker) + size * 0.5, size) : 0;
+  const fitIn = (box: BoundingBox) => fitText({
     text: piece.text,
-    box: { x: box.l, y: top, width, height: Math.max(size, box.t - box.b) },
+    box: { x: box.l + indent, y: top, width: Math.max(1, box.r - box.l - indent), height: Math.max(size, box.t - box.b) },
     fontSize: size,
     lineHeight: block.lineHeight,
-    limitY,
+    limitY: limitOf(box),
     measure: (text, s) => pdf.fontSize(s).widthOfString(text),
   });
+  let box = piece.box;
+  let fit = fitIn(box);
+  // Only when the text would have to go below the size floor: a short line's box ends where its
+  // source text ended, so the translation may use the measure of its column instead.
+  if (fit.belowFloor && piece.grow && (align === 'left' || align === 'justify')) {
+    const wider = { ...box, r: columnRight(page, box) };
+    if (wider.r > box.r + 1) {
+      box = wider;
+      fit = fitIn(box);
+    }
+  }
+  const width = Math.max(1, box.r - box.l - indent);
   let colour: Rgb = [0, 0, 0];
   if (raster) {
     // Scanned page: the text pixels under the block (and where the translation grows) are painted over.
     const background = backgroundOf(raster, page.height, box);
     const coverBottom = Math.max(box.t - box.b, fit.height) + 1.5;
-    pdf.rect(box.l - 1.5, top - 1.5, width + 3, coverBottom + 1.5).fill(background);
+    pdf.rect(piece.box.l - 1.5, top - 1.5, piece.box.r - piece.box.l + 3, coverBottom + 1.5).fill(background);
     colour = textColourOn(background);
   }
   pdf.fillColor(colour).font(font).fontSize(fit.size);
-  const align = block.align ?? (block.label === 'title' ? 'center' : 'left');
+  if (marker) drawMarker(pdf, marker, box.l, top + fit.size * ASCENT, fit.size);
   // A table cell's text sits in the middle of its cell, as tables are usually set.
   const offset = piece.grow ? 0 : Math.max(0, (box.t - box.b - fit.height) / 2);
   fit.lines.forEach((line, i) => {
@@ -160,7 +179,7 @@ function drawPiece(pdf: Doc, page: Page, piece: Piece, all: Piece[], raster: Ras
     const baseline = top + offset + fit.size * ASCENT + i * fit.lineHeight;
     const last = i === fit.lines.length - 1;
     const gaps = (line.match(/ /g) ?? []).length;
-    let x = box.l;
+    let x = box.l + indent;
     let wordSpacing = 0;
     if (align === 'center') x += Math.max(0, (width - lineWidth) / 2);
     else if (align === 'right') x += Math.max(0, width - lineWidth);
@@ -170,6 +189,33 @@ function drawPiece(pdf: Doc, page: Page, piece: Piece, all: Piece[], raster: Ras
     pdf.text(line, x, baseline, { lineBreak: false, baseline: 'alphabetic', wordSpacing });
     pdf.restore();
   });
+}
+
+/**
+ * Bullets are set as a small U+25CF (Noto Sans SC's U+2022 is a CJK-width dot that reads as a stray
+ * mark); numbers and letters as they are. Text, not a path: the page's drawings stay the source's.
+ */
+function drawMarker(pdf: Doc, marker: string, x: number, baseline: number, size: number): void {
+  const bullet = /^[•·∙◦▪‣∗*–-]$/u.test(marker);
+  pdf.fontSize(bullet ? size * 0.45 : size).text(bullet ? '●' : marker, x, bullet ? baseline - size * 0.18 : baseline, { lineBreak: false, baseline: 'alphabetic' });
+  pdf.fontSize(size);
+}
+
+/**
+ * The right edge of the text column a left-aligned block stands in: a short line's box ends where
+ * its source text ended, but its translation may use the measure of the column (the right edge of
+ * the blocks that start at the same left edge), as long as nothing stands in between.
+ */
+function columnRight(page: Page, box: BoundingBox): number {
+  let right = box.r;
+  const body = page.blocks.filter((b) => b.label !== 'page_header' && b.label !== 'page_footer').map((b) => b.bbox);
+  for (const other of body) if (Math.abs(other.l - box.l) < 24 && other.r > right) right = other.r;
+  right = Math.min(right, page.width * (1 - PAGE_MARGIN));
+  for (const other of [...page.blocks.map((b) => b.bbox), ...(page.pictures ?? []).map((p) => p.bbox), ...keptRegions(page)]) {
+    const beside = other.l >= box.r - 0.5 && other.l < right && other.b < box.t && other.t > box.b;
+    if (beside && other !== box) right = Math.min(right, other.l - 4);
+  }
+  return Math.max(box.r, right);
 }
 
 /**

@@ -4,10 +4,12 @@
 //
 // Ghostscript removes all text. The kept text comes back from a copy of the source page that holds
 // only the text objects starting inside a kept region: no drawings, images or other text, so nothing
-// is drawn twice and no removed text hides in the file (not even clipped).
+// is drawn twice and no removed text hides in the file (not even clipped). Glyph by glyph: a kept
+// number and the words beside it in one operation are told apart by their widths (glyphs.ts).
 import { PDFArray, PDFDocument, PDFName, PDFRawStream, PDFRef, decodePDFRawStream, type PDFPage } from 'pdf-lib';
 import type { Block, BoundingBox, Page } from '../../document.ts';
 import { needsTranslation } from '../translate-document.ts';
+import { arrayElements, filterShow, fontMetrics, type FontMetrics, type TextState } from './glyphs.ts';
 
 const URL_OR_EMAIL = /^(?:(?:https?|ftp):\/\/\S+|www\.\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)$/iu;
 
@@ -50,44 +52,58 @@ const multiply = (m: Matrix, n: Matrix): Matrix => [
 const STATE_OPS = new Set(['q', 'Q', 'cm', 'gs', 'w', 'J', 'j', 'M', 'd', 'ri', 'i', 'CS', 'cs', 'SC', 'SCN', 'sc', 'scn', 'G', 'g', 'RG', 'rg', 'K', 'k',
   'BT', 'ET', 'Tc', 'Tw', 'Tz', 'TL', 'Tf', 'Tr', 'Ts', 'Td', 'TD', 'Tm', 'T*', 'BMC', 'BDC', 'EMC', 'MP', 'DP']);
 const SHOW_OPS = new Set(['Tj', 'TJ', "'", '"']);
+// Tc, Tw and Tz are followed (glyph positions depend on them) and copied like the rest of the text state.
 
 /**
- * Rewrites a content stream to hold only the text-showing operations that start inside `regions`
- * (with the state they need). Positions follow the text line matrix and the CTM; a show operation's
- * own advance is estimated from its character count, which is enough to tell regions apart.
+ * Rewrites a content stream to hold only the glyphs that start inside `regions` (with the graphics
+ * and text state they need). Positions follow the CTM, the text matrices and each glyph's width
+ * from its font (glyphs.ts), so one operation holding kept and removed glyphs is split exactly.
  */
-export function keptTextContent(content: string, regions: BoundingBox[]): string {
+export function keptTextContent(content: string, regions: BoundingBox[], fonts: Map<string, FontMetrics> = new Map()): string {
   const out: string[] = [];
-  const stack: Matrix[] = [];
+  const stack: Array<{ ctm: Matrix; state: TextState }> = [];
   let ctm: Matrix = IDENTITY;
   let tm: Matrix = IDENTITY;
   let tlm: Matrix = IDENTITY;
   let leading = 0;
-  let size = 10;
+  let state: TextState = { size: 10, charSpacing: 0, wordSpacing: 0, scale: 100 };
+  let font: FontMetrics = { bytesPerCode: 1, known: false, width: () => 500 };
   let operands: string[] = [];
   const num = (i: number) => Number(operands[operands.length - i] ?? 0);
   const nextLine = () => { tlm = multiply([1, 0, 0, 1, 0, -leading], tlm); tm = tlm; };
+  const inside = (x: number) => {
+    const at = multiply([1, 0, 0, 1, x, 0], multiply(tm, ctm));
+    return regions.some((r) => at[4] >= r.l - 1 && at[4] <= r.r + 1 && at[5] >= r.b - 2 && at[5] <= r.t + 2);
+  };
   for (const token of tokens(content)) {
     if (token.kind === 'operand') { operands.push(token.text); continue; }
     const op = token.text;
-    if (op === 'q') stack.push(ctm);
-    else if (op === 'Q') ctm = stack.pop() ?? IDENTITY;
+    if (op === 'q') stack.push({ ctm, state });
+    else if (op === 'Q') ({ ctm, state } = stack.pop() ?? { ctm: IDENTITY, state });
     else if (op === 'cm') ctm = multiply([num(6), num(5), num(4), num(3), num(2), num(1)], ctm);
     else if (op === 'BT') tm = tlm = IDENTITY;
     else if (op === 'Tm') tm = tlm = [num(6), num(5), num(4), num(3), num(2), num(1)];
     else if (op === 'Td' || op === 'TD') { if (op === 'TD') leading = -num(1); tlm = multiply([1, 0, 0, 1, num(2), num(1)], tlm); tm = tlm; }
     else if (op === 'TL') leading = num(1);
     else if (op === 'T*') nextLine();
-    else if (op === 'Tf') size = num(1);
+    else if (op === 'Tc') state = { ...state, charSpacing: num(1) };
+    else if (op === 'Tw') state = { ...state, wordSpacing: num(1) };
+    else if (op === 'Tz') state = { ...state, scale: num(1) };
+    else if (op === 'Tf') {
+      state = { ...state, size: num(1) };
+      font = fonts.get((operands[operands.length - 2] ?? '').slice(1)) ?? { bytesPerCode: 1, known: false, width: () => 500 };
+    }
     if (SHOW_OPS.has(op)) {
-      if (op !== 'Tj' && op !== 'TJ') nextLine();
-      const at = multiply(tm, ctm);
-      const keep = regions.some((r) => at[4] >= r.l - 2 && at[4] <= r.r + 2 && at[5] >= r.b - 2 && at[5] <= r.t + 2);
-      if (keep) out.push(`${operands.join(' ')} ${op}`);
-      else if (op !== 'Tj' && op !== 'TJ') out.push('T*');
-      // The next show operation on the same line starts after this one: about half an em per character.
-      const chars = operands.join('').replace(/\\\d{1,3}|\\./g, 'x').replace(/[[\]()<> -]|-?\d+(\.\d+)?/g, '').length;
-      tm = multiply([1, 0, 0, 1, chars * size * 0.5, 0], tm);
+      if (op === '"') {
+        state = { ...state, wordSpacing: num(3), charSpacing: num(2) };
+        out.push(`${operands[0]} Tw ${operands[1]} Tc`);
+      }
+      if (op === "'" || op === '"') { nextLine(); out.push('T*'); }
+      const shown = operands[operands.length - 1] ?? '';
+      const elements = op === 'TJ' ? arrayElements(shown) : [shown];
+      const { rewritten, advance } = filterShow(elements, font, state, inside);
+      if (rewritten) out.push(rewritten);
+      tm = multiply([1, 0, 0, 1, advance, 0], tm);
     } else if (STATE_OPS.has(op)) {
       out.push(`${operands.join(' ')} ${op}`);
     }
@@ -170,7 +186,7 @@ export async function keptTextPdf(source: Uint8Array, pages: Page[]): Promise<PD
   doc.getPages().forEach((page, index) => {
     const layout = pages[index];
     const regions = layout ? keptRegions(layout) : [];
-    const text = regions.length > 0 ? keptTextContent(pageContent(page), regions) : '';
+    const text = regions.length > 0 ? keptTextContent(pageContent(page), regions, fontMetrics(doc.context, page.node.Resources())) : '';
     const stream = doc.context.flateStream(Buffer.from(text, 'latin1'));
     page.node.set(PDFName.of('Contents'), doc.context.register(stream) as PDFRef);
   });
