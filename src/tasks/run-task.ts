@@ -7,6 +7,7 @@ import type { OnProgress, ParsedDocument } from './engines/document.ts';
 import { extractDocument } from './engines/pdf.ts';
 import { translateDocument } from './engines/translate/translate-document.ts';
 import { renderBilingualPdf } from './engines/translate/bilingual.ts';
+import { missingGlyphsNote } from './engines/translate/overlay/coverage.ts';
 import { renderOverlayPdf } from './engines/translate/overlay/draw.ts';
 import { TextRemovalError } from './engines/translate/overlay/remove-text.ts';
 import type { Translator } from './engines/translate/translator.ts';
@@ -48,7 +49,10 @@ export async function runTask(
     const translated = await translateDocument(document, deps.translator, pair, { signal: options.signal, onProgress: options.onProgress, glossary });
     outputs.push({ name: 'translated.md', contentType: 'text/markdown; charset=utf-8', data: toMarkdown(translated) });
     outputs.push(...(await layoutKeepingOutputs(pdf, document, translated, options.signal)));
-    if (translated.notes?.length) appendNotes(outputs, translated.notes);
+    const notes = [...(translated.notes ?? [])];
+    const glyphs = outputs.some((o) => o.name === 'translated.pdf') ? missingGlyphsNote(translated) : undefined;
+    if (glyphs) notes.push(glyphs);
+    if (notes.length > 0) appendNotes(outputs, notes);
   }
   const files: ResultFile[] = [];
   for (const output of outputs) {

@@ -77,3 +77,9 @@ describe('OpenAI-compatible engine: batching with context', () => {
     assert.match(prompts[1]!, /ZQX0QZ stand for glossary terms/);
   });
 });
+
+test('characters the bundled font cannot draw (Hangul) are named in a note; Spanish and Chinese need none', async () => {
+  const { missingGlyphsNote } = await import('../../src/tasks/engines/translate/overlay/coverage.ts');
+  assert.equal(missingGlyphsNote(doc(['La casa es grande. 房子很大。'])), undefined);
+  assert.match(missingGlyphsNote(doc(['집이 크다'])) ?? '', /cannot show 4 different characters of the translation, such as "집" \(U\+C9D1\)/);
+});
