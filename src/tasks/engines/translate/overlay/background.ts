@@ -45,25 +45,28 @@ export function backgroundOf(raster: Raster, pageHeight: number, box: BoundingBo
   const right = Math.ceil(box.r * scale) + 3;
   const top = Math.floor((pageHeight - box.t) * scale) - 3;
   const bottom = Math.ceil((pageHeight - box.b) * scale) + 3;
-  const counts = new Map<number, { n: number; sum: Rgb }>();
+  // The most common bucket (8 levels per channel, so scan noise groups together), then the most
+  // common exact colour inside it (a mean would drift grey from anti-aliased edges and show as a patch).
+  const buckets = new Map<number, number>();
+  const exact = new Map<number, number>();
   const add = (x: number, y: number) => {
     if (x < 0 || y < 0 || x >= raster.width || y >= raster.height) return;
     const i = (y * raster.width + x) * 3;
-    const rgb: Rgb = [raster.data[i]!, raster.data[i + 1]!, raster.data[i + 2]!];
-    const key = ((rgb[0] >> 3) << 10) | ((rgb[1] >> 3) << 5) | (rgb[2] >> 3);
-    const entry = counts.get(key) ?? { n: 0, sum: [0, 0, 0] };
-    entry.n++;
-    entry.sum = [entry.sum[0] + rgb[0], entry.sum[1] + rgb[1], entry.sum[2] + rgb[2]];
-    counts.set(key, entry);
+    const key = (raster.data[i]! << 16) | (raster.data[i + 1]! << 8) | raster.data[i + 2]!;
+    const bucket = key & 0xf8f8f8;
+    buckets.set(bucket, (buckets.get(bucket) ?? 0) + 1);
+    exact.set(key, (exact.get(key) ?? 0) + 1);
   };
   for (let ring = 0; ring < 3; ring++) {
     for (let x = left + ring; x <= right - ring; x++) { add(x, top + ring); add(x, bottom - ring); }
     for (let y = top + ring; y <= bottom - ring; y++) { add(left + ring, y); add(right - ring, y); }
   }
-  let best: { n: number; sum: Rgb } | undefined;
-  for (const entry of counts.values()) if (!best || entry.n > best.n) best = entry;
-  if (!best) return [255, 255, 255];
-  return [Math.round(best.sum[0] / best.n), Math.round(best.sum[1] / best.n), Math.round(best.sum[2] / best.n)];
+  let bestBucket = -1;
+  for (const [bucket, n] of buckets) if (bestBucket < 0 || n > buckets.get(bestBucket)!) bestBucket = bucket;
+  if (bestBucket < 0) return [255, 255, 255];
+  let best = -1;
+  for (const [key, n] of exact) if ((key & 0xf8f8f8) === bestBucket && (best < 0 || n > exact.get(best)!)) best = key;
+  return [(best >> 16) & 0xff, (best >> 8) & 0xff, best & 0xff];
 }
 
 /** Black text on light backgrounds, white on dark ones. */
