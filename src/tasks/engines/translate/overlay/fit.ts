@@ -57,10 +57,11 @@ export function fitText(input: FitInput): FitResult {
   const atFloor = attempt(SHRINK_FLOOR);
   if (atFloor.height <= freeBottom) return atFloor;
   // 3. Still too long: keep shrinking within box + free space; the text stays whole and over no other block.
-  for (let scale = SHRINK_FLOOR - SHRINK_STEP; input.fontSize * scale >= LAST_RESORT_SIZE; scale -= SHRINK_STEP) {
+  for (let scale = SHRINK_FLOOR - SHRINK_STEP; input.fontSize * scale >= LAST_RESORT_SIZE - 1e-9; scale -= SHRINK_STEP) {
     const result = attempt(scale);
     if (result.height <= freeBottom) return { ...result, belowFloor: true };
   }
+  // Not even that: the smallest size, which may reach past the free space (a box far too small for its text).
   return { ...attempt(LAST_RESORT_SIZE / input.fontSize), belowFloor: true };
 }
 
