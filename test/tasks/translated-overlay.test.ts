@@ -160,6 +160,21 @@ describe('translated.pdf on the source pages (Apertium eng-spa, ghostscript, pop
     assert.equal(await pageText(bilingual, 4), await pageText(output, 2));
   });
 
+  test('alignment follows the source block: right-aligned lines end at the box\'s right edge, justified lines fill its width', async () => {
+    const intro = parsed.pages[0]!.blocks.findIndex((b) => b.text.startsWith('This manual'));
+    const styled = (align: 'right' | 'justify'): ParsedDocument => ({ pages: parsed.pages.map((p, i) => (i > 0 ? p : { ...p, blocks: p.blocks.map((b, k) => (k === intro ? { ...b, align } : b)) })) });
+    const box = topDown(parsed.pages[0]!.blocks[intro]!.bbox);
+    for (const align of ['right', 'justify'] as const) {
+      const pdf = await renderOverlayPdf(source, styled(align), translated);
+      const lines = new Map<number, Word[]>();
+      for (const w of await pageWords(pdf, 1)) if (w.yMin > box.yMin - 6 && w.yMax < box.yMax + 30 && w.xMin >= box.xMin - 1) lines.set(Math.round(w.yMin), [...(lines.get(Math.round(w.yMin)) ?? []), w]);
+      const ends = [...lines.values()].map((ws) => Math.max(...ws.map((w) => w.xMax)));
+      const checked = align === 'right' ? ends : ends.slice(0, -1);
+      assert.ok(checked.length >= 1, `${align}: no lines found`);
+      for (const end of checked) assert.ok(Math.abs(end - box.xMax) < 2, `${align}: a line ends at ${end}, the box at ${box.xMax}`);
+    }
+  });
+
   test('a Chinese target is drawn with CJK glyphs (Noto Sans SC) that extract as the same characters', async () => {
     const chinese = ['园艺手册', '本手册说明如何种植小花园。早上给植物浇水，每周检查土壤。', '蓝色面板上有一条重要说明：水必须干净。', '图片显示房子和花园。'];
     const zh: ParsedDocument = { pages: translated.pages.map((page, i) => (i > 0 ? page : { ...page, blocks: page.blocks.map((b, k) => ({ ...b, text: chinese[k] ?? b.text })) })) };
