@@ -78,8 +78,11 @@ async function layoutKeepingOutputs(pdf: Uint8Array, document: ParsedDocument, t
       { name: 'bilingual.pdf', contentType: 'application/pdf', data: bilingual },
     ];
   } catch (error) {
-    if (!(error instanceof TextRemovalError)) throw error;
-    const note = `translated.pdf and bilingual.pdf could not be produced: ${error.message} The translation is in translated.md.\n`;
+    if (signal.aborted) throw error;
+    // The translation itself succeeded: a file the layout-keeping stage cannot rewrite (ghostscript
+    // missing or refusing it, a PDF structure pdf-lib cannot load) still gets its translated.md.
+    const reason = error instanceof TextRemovalError ? error.message : `the PDF could not be rewritten (${error instanceof Error ? error.message.split('\n', 1)[0]!.slice(0, 200) : String(error)}).`;
+    const note = `translated.pdf and bilingual.pdf could not be produced: ${reason} The translation is in translated.md.\n`;
     return [{ name: 'translation-notes.txt', contentType: 'text/plain; charset=utf-8', data: note }];
   }
 }

@@ -42,12 +42,15 @@ export async function renderOverlayPdf(source: Uint8Array, document: ParsedDocum
   if (pages.length !== document.pages.length) {
     throw new Error(`The text-free copy has ${pages.length} pages where the source has ${document.pages.length}; the translated PDF was not made.`);
   }
+  const original = await PdfLibDocument.load(source, { ignoreEncryption: true, updateMetadata: false });
+  const sizes = original.getPages().map((p) => p.getSize());
+  // An encrypted source's content streams cannot be read here (ghostscript decrypts for itself): its
+  // kept text is set again in the bundled font, unchanged, instead of being copied.
+  const copyKept = !original.isEncrypted && document.pages.some((p) => keptRegions(p).length > 0);
   const rasters = await scannedPageRasters(source, document, options.signal);
-  const overlay = await PdfLibDocument.load(await typeset(document, translated, rasters, options.signal));
+  const overlay = await PdfLibDocument.load(await typeset(document, translated, rasters, !original.isEncrypted, options.signal));
   const overlayPages = await out.embedPages(overlay.getPages());
-  const kept = document.pages.some((p) => keptRegions(p).length > 0) ? await keptTextPdf(source, document.pages) : undefined;
-  const keptPages = kept ? await out.embedPages(kept.getPages()) : [];
-  const sizes = (await PdfLibDocument.load(source, { ignoreEncryption: true, updateMetadata: false })).getPages().map((p) => p.getSize());
+  const keptPages = copyKept ? await out.embedPages((await keptTextPdf(source, document.pages)).getPages()) : [];
   pages.forEach((page, i) => {
     // Ghostscript writes page sizes to two decimals; the source's exact size is put back.
     const size = sizes[i]!;
@@ -75,7 +78,7 @@ async function scannedPageRasters(source: Uint8Array, document: ParsedDocument, 
 }
 
 /** The translation layer: one page per source page, same size, only the translated text (and covers on scans). */
-async function typeset(document: ParsedDocument, translated: ParsedDocument, rasters: Map<number, Raster>, signal?: AbortSignal): Promise<Uint8Array> {
+async function typeset(document: ParsedDocument, translated: ParsedDocument, rasters: Map<number, Raster>, copyKept: boolean, signal?: AbortSignal): Promise<Uint8Array> {
   const fonts = fontPaths();
   const pdf = new PDFDocument({ autoFirstPage: false, compress: true });
   const done = new Promise<Uint8Array>((resolve, reject) => {
@@ -90,7 +93,7 @@ async function typeset(document: ParsedDocument, translated: ParsedDocument, ras
     document.pages.forEach((page, i) => {
       signal?.throwIfAborted();
       pdf.addPage({ size: [page.width, page.height], margin: 0 });
-      const pieces = piecesOf(page, translated.pages[i] ?? page);
+      const pieces = piecesOf(page, translated.pages[i] ?? page, !copyKept);
       const raster = rasters.get(page.pageNo);
       for (const piece of pieces) drawPiece(pdf, page, piece, pieces, raster);
     });
@@ -101,7 +104,15 @@ async function typeset(document: ParsedDocument, translated: ParsedDocument, ras
 }
 
 /** The boxes of a page to typeset: translated blocks, and translated table cells in their cells. */
-export function piecesOf(page: Page, translatedPage: Page): Piece[] {
+export function piecesOf(page: Page, translatedPage: Page, keptToo = false): Piece[] {
+  if (keptToo) {
+    // Kept text set again (encrypted source): kept blocks with their own text, then the translations.
+    const kept = page.blocks.flatMap((block) => {
+      if (block.label === 'table') return (block.table?.cells ?? []).filter((c) => isKeptText(c.text)).map((c) => ({ text: c.text, box: c.bbox, block, grow: false }));
+      return isKeptBlock(block, page) && block.label !== 'picture' ? [{ text: block.text, box: block.bbox, block, grow: false }] : [];
+    });
+    return [...kept, ...piecesOf(page, translatedPage)];
+  }
   const pieces: Piece[] = [];
   page.blocks.forEach((block, b) => {
     const target = translatedPage.blocks[b] ?? block;
