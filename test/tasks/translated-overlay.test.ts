@@ -175,6 +175,26 @@ describe('translated.pdf on the source pages (Apertium eng-spa, ghostscript, pop
     }
   });
 
+  test('an encrypted source (owner password only) still gets its translation, with the kept text set again unchanged', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'signet-enc-'));
+    try {
+      await writeFile(path.join(dir, 'in.pdf'), source);
+      await run('gs', ['-q', '-dBATCH', '-dNOPAUSE', '-sDEVICE=pdfwrite', '-sOwnerPassword=owner', '-dEncryptionR=3', '-dKeyLength=128', `-sOutputFile=${path.join(dir, 'enc.pdf')}`, path.join(dir, 'in.pdf')]);
+      const encrypted = new Uint8Array(await readFile(path.join(dir, 'enc.pdf')));
+      assert.ok((await PDFDocument.load(encrypted, { ignoreEncryption: true })).isEncrypted);
+      const parsedEncrypted = withDocmodelLabels(await extractDocument(encrypted));
+      const pdf = await renderOverlayPdf(encrypted, parsedEncrypted, await translateDocument(parsedEncrypted, createApertium(), EN_ES));
+      const [first, second] = [await pageText(pdf, 1), await pageText(pdf, 2)];
+      assert.match(first, /jardín/);
+      assert.match(first, /https:\/\/example\.org\/garden/);
+      assert.match(second, /13\.65/);
+      assert.match(second, /let water = 5;/);
+      assert.doesNotMatch(first, /\bmorning\b/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   test('a Chinese target is drawn with CJK glyphs (Noto Sans SC) that extract as the same characters', async () => {
     const chinese = ['园艺手册', '本手册说明如何种植小花园。早上给植物浇水，每周检查土壤。', '蓝色面板上有一条重要说明：水必须干净。', '图片显示房子和花园。'];
     const zh: ParsedDocument = { pages: translated.pages.map((page, i) => (i > 0 ? page : { ...page, blocks: page.blocks.map((b, k) => ({ ...b, text: chinese[k] ?? b.text })) })) };
