@@ -21,6 +21,7 @@ export const MANUAL = {
   intro: 'This manual explains how the small garden is planted. Water the plants in the morning and check the soil every week.',
   panel: 'The blue panel holds an important note: the water must be clean.',
   figureCaption: 'The picture shows the house and the garden.',
+  figureLabel: 'Door',
   url: 'https://example.org/garden',
   tableHeading: 'Prices',
   table: [
@@ -66,6 +67,8 @@ export async function manualPdf(pairs = 1): Promise<Buffer> {
     doc.lineWidth(2).strokeColor('#aa3300').rect(LEFT, 260, 120, 80).stroke();
     doc.moveTo(LEFT, 260).lineTo(LEFT + 60, 220).lineTo(LEFT + 120, 260).fillAndStroke('#ffcc00', '#aa3300');
     doc.circle(LEFT + 200, 290, 30).fill('#33aa55');
+    // A label drawn as text inside the figure: text in a picture, which stays as drawn.
+    doc.fillColor('black').font('Helvetica').fontSize(10).text(MANUAL.figureLabel, LEFT + 45, 300, { lineBreak: false });
     doc.image(imageFile(), 400, 230, { width: 120 });
     doc.fillColor('black').font('Helvetica-Oblique').fontSize(10).text(MANUAL.figureCaption, LEFT, 360, { lineBreak: false });
     doc.font('Helvetica').fontSize(11).text(MANUAL.url, LEFT, 400, { lineBreak: false });
@@ -114,6 +117,8 @@ export function manualTable(): Table {
 
 /** The boxes of page 2's code and formula blocks, as a parser that labels them would report. */
 export const MANUAL_BOXES = {
+  /** Page 1's figure (the house, the tree and the image), as a parser that finds pictures reports it. */
+  figure: box(LEFT - 2, 215, 522, 345),
   code: box(LEFT, CODE_TOP - 1, LEFT + 130, CODE_TOP + 26),
   formula: box(LEFT + 100, FORMULA_TOP - 1, LEFT + 170, FORMULA_TOP + 14),
   table: box(LEFT, TABLE.top, LEFT + 350, TABLE.top + 3 * TABLE.rowHeight),

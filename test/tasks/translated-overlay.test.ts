@@ -32,7 +32,7 @@ function unavailable(): string | undefined {
 /** Page 2 as a parser following DOCMODEL reports it: the code and formula labelled, the table with cell boxes. */
 function withDocmodelLabels(doc: ParsedDocument): ParsedDocument {
   const pages = doc.pages.map((page, i) => {
-    if (i % 2 === 0) return page;
+    if (i % 2 === 0) return { ...page, pictures: [{ bbox: MANUAL_BOXES.figure, file: `pictures/page-${i + 1}-1.png` }] };
     const blocks = page.blocks.map((block) => {
       if (block.text.startsWith('let water')) return { ...block, label: 'code' as const, bbox: MANUAL_BOXES.code };
       if (block.text === MANUAL.formula) return { ...block, label: 'formula' as const, bbox: MANUAL_BOXES.formula };
@@ -145,6 +145,13 @@ describe('translated.pdf on the source pages (Apertium eng-spa, ghostscript, pop
     }
   });
 
+  test('text in a picture is not translated: the figure\'s label stays where and as the source drew it', async () => {
+    const [before, after] = await Promise.all([pageWords(source, 1), pageWords(output, 1)]);
+    const label = (ws: Word[]) => ws.find((w) => w.text === MANUAL.figureLabel);
+    assert.ok(label(before));
+    assert.deepEqual(label(after), label(before));
+  });
+
   test('a URL is kept as the source drew it', async () => {
     const [before, after] = await Promise.all([pageWords(source, 1), pageWords(output, 1)]);
     const url = (ws: Word[]) => ws.find((w) => w.text === MANUAL.url);
@@ -196,8 +203,14 @@ describe('translated.pdf on the source pages (Apertium eng-spa, ghostscript, pop
   });
 
   test('a Chinese target is drawn with CJK glyphs (Noto Sans SC) that extract as the same characters', async () => {
-    const chinese = ['园艺手册', '本手册说明如何种植小花园。早上给植物浇水，每周检查土壤。', '蓝色面板上有一条重要说明：水必须干净。', '图片显示房子和花园。'];
-    const zh: ParsedDocument = { pages: translated.pages.map((page, i) => (i > 0 ? page : { ...page, blocks: page.blocks.map((b, k) => ({ ...b, text: chinese[k] ?? b.text })) })) };
+    const byText: Record<string, string> = {
+      [MANUAL.title]: '园艺手册',
+      [MANUAL.intro]: '本手册说明如何种植小花园。早上给植物浇水，每周检查土壤。',
+      [MANUAL.panel]: '蓝色面板上有一条重要说明：水必须干净。',
+      [MANUAL.figureCaption]: '图片显示房子和花园。',
+    };
+    const chinese = Object.values(byText);
+    const zh: ParsedDocument = { pages: translated.pages.map((page, i) => (i > 0 ? page : { ...page, blocks: page.blocks.map((b, k) => ({ ...b, text: byText[parsed.pages[0]!.blocks[k]!.text] ?? b.text })) })) };
     const pdf = await renderOverlayPdf(source, parsed, zh);
     const text = (await pageText(pdf, 1)).replace(/\s+/g, '');
     for (const line of chinese) assert.ok(text.includes(line), `"${line}" is missing`);
