@@ -2,9 +2,11 @@
 // where it fits, shrunk in small steps down to a floor, then wrapped beyond the box only downwards
 // into free space, never over another block.
 //
-// The same order of moves as BabelDOC's typesetter (scale the font down in 0.05 steps, then let the
-// box grow into the empty space below it) and PDFMathTranslate (line spacing follows the source's
-// line height, kept proportional while the size shrinks). Pure: the caller measures text.
+// The order of moves follows BabelDOC's typesetter (midend/typesetting.py, read for this): it
+// scales a paragraph down in 0.05 steps, below 0.7 first lets the box grow down into the empty space
+// under it, then to the right, and only then shrinks further. Here the floor is the 70 %,
+// growing right (to the column's measure) is done by the caller (draw.ts) only below the floor, and
+// the line height stays proportional to the size. Pure: the caller measures text.
 
 export type Measure = (text: string, size: number) => number;
 
