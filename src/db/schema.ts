@@ -133,6 +133,8 @@ export interface TasksTable {
   source_pages: number;
   source_lang: string | null;
   target_lang: string | null;
+  /** translate tasks: the glossary as JSON ({"term": "translation"}), or null */
+  glossary: string | null;
   progress_done: number;
   progress_total: number;
   /** when failed: what happened and what to do, in words a person can act on */

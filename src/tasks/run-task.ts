@@ -3,11 +3,14 @@
 import type { Readable } from 'node:stream';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { toMarkdown, runDocparse } from './engines/docparse.ts';
-import type { OnProgress } from './engines/document.ts';
+import type { OnProgress, ParsedDocument } from './engines/document.ts';
 import type { OcrEngine } from './engines/ocr/ocr.ts';
 import { extractDocument } from './engines/pdf/extract.ts';
 import { translateDocument } from './engines/translate/translate-document.ts';
-import { renderTranslatedPdf } from './engines/translate/translated-pdf.ts';
+import { renderBilingualPdf } from './engines/translate/bilingual.ts';
+import { missingGlyphsNote } from './engines/translate/overlay/coverage.ts';
+import { renderOverlayPdf } from './engines/translate/overlay/draw.ts';
+import { TextRemovalError } from './engines/translate/overlay/remove-text.ts';
 import type { Translator } from './engines/translate/translator.ts';
 import { NO_ENGINE_MESSAGE, OCR_LANGUAGES, resultKey, sourceKey, type ResultFile } from './tasks.ts';
 import type { TaskRow } from './tasks.store.ts';
@@ -55,10 +58,17 @@ export async function runTask(
   } else {
     if (!deps.translator) throw new TaskFailure(NO_ENGINE_MESSAGE);
     const pair = { source: task.source_lang ?? '', target: task.target_lang ?? '' };
-    const document = await extractDocument(pdf, { signal: options.signal });
-    const translated = await translateDocument(document, deps.translator, pair, { signal: options.signal, onProgress: options.onProgress });
-    const pdfOut = await renderTranslatedPdf(translated, { title: task.source_name, signal: options.signal });
-    outputs.push({ name: 'translated.md', contentType: 'text/markdown; charset=utf-8', data: toMarkdown(translated) }, { name: 'translated.pdf', contentType: 'application/pdf', data: pdfOut });
+    // Scanned pages are read by OCR here too, so their blocks can be translated (issue 18).
+    const document = await extractDocument(pdf, { signal: options.signal, ...(deps.ocr !== undefined ? { ocr: deps.ocr } : {}) });
+    notes = document.notes ?? [];
+    const glossary = task.glossary ? (JSON.parse(task.glossary) as Record<string, string>) : undefined;
+    const translated = await translateDocument(document, deps.translator, pair, { signal: options.signal, onProgress: options.onProgress, glossary });
+    outputs.push({ name: 'translated.md', contentType: 'text/markdown; charset=utf-8', data: toMarkdown(translated) });
+    outputs.push(...(await layoutKeepingOutputs(pdf, document, translated, options.signal)));
+    const translationNotes = [...(translated.notes ?? [])];
+    const glyphs = outputs.some((o) => o.name === 'translated.pdf') ? missingGlyphsNote(translated) : undefined;
+    if (glyphs) translationNotes.push(glyphs);
+    if (translationNotes.length > 0) appendNotes(outputs, translationNotes);
   }
   for (const output of outputs) {
     options.signal.throwIfAborted();
@@ -69,8 +79,40 @@ export async function runTask(
   return { files, notes };
 }
 
+/**
+ * translated.pdf and bilingual.pdf on the source's own pages. Without ghostscript (or when it fails
+ * on this file) the task still delivers translated.md, with a note file saying in words which
+ * files could not be made and why (issue 18).
+ */
+async function layoutKeepingOutputs(pdf: Uint8Array, document: ParsedDocument, translated: ParsedDocument, signal: AbortSignal): Promise<Output[]> {
+  try {
+    const translatedPdf = await renderOverlayPdf(pdf, document, translated, { signal });
+    const bilingual = await renderBilingualPdf(pdf, translatedPdf);
+    return [
+      { name: 'translated.pdf', contentType: 'application/pdf', data: translatedPdf },
+      { name: 'bilingual.pdf', contentType: 'application/pdf', data: bilingual },
+    ];
+  } catch (error) {
+    if (signal.aborted) throw error;
+    // The translation itself succeeded: a file the layout-keeping stage cannot rewrite (ghostscript
+    // missing or refusing it, a PDF structure pdf-lib cannot load) still gets its translated.md.
+    const reason = error instanceof TextRemovalError ? error.message : `the PDF could not be rewritten (${error instanceof Error ? error.message.split('\n', 1)[0]!.slice(0, 200) : String(error)}).`;
+    const note = `translated.pdf and bilingual.pdf could not be produced: ${reason} The translation is in translated.md.\n`;
+    return [{ name: 'translation-notes.txt', contentType: 'text/plain; charset=utf-8', data: note }];
+  }
+}
+
+/** Sentences for the owner (glossary misses) go into translation-notes.txt, beside any already there. */
+function appendNotes(outputs: Output[], notes: string[]): void {
+  const existing = outputs.find((o) => o.name === 'translation-notes.txt');
+  const text = notes.map((n) => `${n}\n`).join('');
+  if (existing) existing.data = `${String(existing.data)}${text}`;
+  else outputs.push({ name: 'translation-notes.txt', contentType: 'text/plain; charset=utf-8', data: text });
+}
+
 /** Removes whatever a run stored, for a run that was cancelled or taken away — pictures included. */
 export async function discardResults(objects: ObjectStore, taskId: string): Promise<void> {
   const pictures = await objects.list(resultKey(taskId, 'pictures/'));
-  await objects.deleteMany([...['translated.md', 'translated.pdf', 'document.md', 'document.json'].map((name) => resultKey(taskId, name)), ...pictures]);
+  const names = ['translated.md', 'translated.pdf', 'bilingual.pdf', 'translation-notes.txt', 'document.md', 'document.json'];
+  await objects.deleteMany([...names.map((name) => resultKey(taskId, name)), ...pictures]);
 }

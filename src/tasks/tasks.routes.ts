@@ -3,6 +3,7 @@
 import { create as contentDisposition } from 'content-disposition';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { TaskKind } from '../db/schema.ts';
+import { GLOSSARY_MAX_JSON } from './engines/translate/glossary.ts';
 import { ObjectNotFoundError, StorageUnavailableError } from '../storage/object-store.ts';
 import {
   cancelTask,
@@ -31,13 +32,14 @@ function notFound(): TaskError {
 }
 
 /** The multipart fields a task creation reads, besides `file`. */
-const FIELDS = new Set(['source_lang', 'target_lang']);
+const FIELDS = new Set(['source_lang', 'target_lang', 'glossary']);
 
 export const taskRoutes: FastifyPluginAsync<Options> = async (app, { ctx, localeOf }) => {
   // Loaded here, not at module load: CLI commands import the app's modules but never parse uploads.
   const { default: multipart } = await import('@fastify/multipart');
   await app.register(multipart, {
-    limits: { fileSize: ctx.uploadMaxBytes, files: 1, fields: 10, fieldSize: 200, parts: 12, headerPairs: 50 },
+    // fieldSize: a glossary (at most GLOSSARY_MAX_JSON characters, up to 4 bytes each in UTF-8) is the largest field.
+    limits: { fileSize: ctx.uploadMaxBytes, files: 1, fields: 10, fieldSize: 4 * GLOSSARY_MAX_JSON, parts: 12, headerPairs: 50 },
   });
 
   app.setErrorHandler((error: FastifyError | TaskError, request, reply) => {
@@ -52,7 +54,7 @@ export const taskRoutes: FastifyPluginAsync<Options> = async (app, { ctx, locale
     if (error instanceof ObjectNotFoundError) return reply.code(404).send({ error: 'not_found', message: 'The file is missing from storage.' });
     const code = (error as FastifyError).code;
     if (code === 'FST_INVALID_MULTIPART_CONTENT_TYPE') return reply.code(415).send({ error: 'unsupported_media_type', message: 'Send the file as multipart/form-data with a field named file.' });
-    if (code === 'FST_FILES_LIMIT' || code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') return reply.code(400).send({ error: 'bad_request', message: 'Send one file and only the fields source_lang and target_lang.' });
+    if (code === 'FST_FILES_LIMIT' || code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') return reply.code(400).send({ error: 'bad_request', message: 'Send one file and only the fields source_lang, target_lang and glossary.' });
     if (code === 'FST_REQ_FILE_TOO_LARGE') return reply.code(413).send({ error: 'file_too_large', message: `The file is larger than ${Math.round(ctx.uploadMaxBytes / 1048576)} MB.` });
     throw error;
   });
@@ -75,11 +77,11 @@ export const taskRoutes: FastifyPluginAsync<Options> = async (app, { ctx, locale
     const fields: Record<string, string> = {};
     const parts = request.parts();
     const readField = (part: { fieldname: string; value: unknown }) => {
-      if (!FIELDS.has(part.fieldname)) throw new TaskError(400, 'bad_request', `Unknown field ${part.fieldname.slice(0, 40)}; send file, source_lang and target_lang.`);
+      if (!FIELDS.has(part.fieldname)) throw new TaskError(400, 'bad_request', `Unknown field ${part.fieldname.slice(0, 40)}; send file, source_lang, target_lang and (optionally) glossary.`);
       if (part.fieldname in fields) throw new TaskError(400, 'bad_request', `The field ${part.fieldname} was sent twice.`);
       fields[part.fieldname] = typeof part.value === 'string' ? part.value.trim() : '';
     };
-    const options = async () => (kind === 'translate' ? checkTranslationOptions(ctx, fields.source_lang, fields.target_lang) : checkDocparseOptions(fields.source_lang, fields.target_lang));
+    const options = async () => (kind === 'translate' ? checkTranslationOptions(ctx, fields.source_lang, fields.target_lang, fields.glossary) : checkDocparseOptions(fields.source_lang, fields.target_lang));
     for await (const part of parts) {
       if (part.type === 'field') {
         readField(part);

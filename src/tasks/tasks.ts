@@ -10,6 +10,7 @@ import { recordNotification } from '../notifications/notifications.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { StorageUnavailableError } from '../storage/object-store.ts';
 import { NotAPdfError, UnreadablePdfError } from './engines/pdf/errors.ts';
+import { GlossaryError, parseGlossary, type Glossary } from './engines/translate/glossary.ts';
 import type { Translator } from './engines/translate/translator.ts';
 import * as store from './tasks.store.ts';
 
@@ -48,7 +49,7 @@ export type TaskView = {
   status: TaskStatus;
   progress: { done: number; total: number; unit: 'pages' };
   source: { name: string; size: number; pages: number };
-  options: { source_lang: string; target_lang: string } | { source_lang: string } | Record<string, never>;
+  options: { source_lang: string; target_lang: string; glossary?: Glossary } | { source_lang: string } | Record<string, never>;
   files: Array<ResultFile & { url: string }>;
   error: string | null;
   /** Sentences about what a finished result lacks and why (for example pages without text); empty when nothing is missing. */
@@ -72,7 +73,7 @@ export function taskView(row: store.TaskRow): TaskView {
     status: row.status,
     progress: { done: row.progress_done, total: row.progress_total || row.source_pages, unit: 'pages' },
     source: { name: row.source_name, size: row.source_size, pages: row.source_pages },
-    options: row.kind === 'translate' ? { source_lang: row.source_lang ?? '', target_lang: row.target_lang ?? '' } : row.source_lang ? { source_lang: row.source_lang } : {},
+    options: row.kind === 'translate' ? translateOptions(row) : row.source_lang ? { source_lang: row.source_lang } : {},
     files: files.map((f) => ({ ...f, url: `/api/v1/${row.kind}/tasks/${row.id}/files/${f.name.split('/').map(encodeURIComponent).join('/')}` })),
     error: row.error,
     notes: row.notes ? (JSON.parse(row.notes) as string[]) : [],
@@ -83,10 +84,17 @@ export function taskView(row: store.TaskRow): TaskView {
   };
 }
 
+function translateOptions(row: store.TaskRow): TaskView['options'] {
+  const options = { source_lang: row.source_lang ?? '', target_lang: row.target_lang ?? '' };
+  return row.glossary ? { ...options, glossary: JSON.parse(row.glossary) as Glossary } : options;
+}
+
+export type TranslationOptions = { source: string; target: string; glossary?: Glossary };
+
 const LANGUAGE = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/;
 
 /** Checks translation options; asks the engine about the pair when it can say. */
-export async function checkTranslationOptions(ctx: TaskContext, sourceLang: string | undefined, targetLang: string | undefined): Promise<{ source: string; target: string }> {
+export async function checkTranslationOptions(ctx: TaskContext, sourceLang: string | undefined, targetLang: string | undefined, glossaryJson?: string): Promise<TranslationOptions> {
   if (!sourceLang || !targetLang) throw new TaskError(400, 'missing_language', 'Choose the source language (source_lang) and the target language (target_lang), e.g. en and es.');
   if (!LANGUAGE.test(sourceLang) || !LANGUAGE.test(targetLang)) throw new TaskError(400, 'invalid_language', 'Languages are ISO 639-1 codes such as en, es or zh.');
   if (sourceLang === targetLang) throw new TaskError(400, 'invalid_language', 'The source and target languages are the same; choose two different languages.');
@@ -95,7 +103,14 @@ export async function checkTranslationOptions(ctx: TaskContext, sourceLang: stri
     const offered = pairs.map((p) => `${p.source}→${p.target}`).join(', ');
     throw new TaskError(422, 'unsupported_language_pair', `The translation engine cannot translate ${sourceLang} to ${targetLang}. It offers: ${offered || 'no pairs'}.`);
   }
-  return { source: sourceLang, target: targetLang };
+  if (glossaryJson === undefined || glossaryJson === '') return { source: sourceLang, target: targetLang };
+  try {
+    const glossary = parseGlossary(glossaryJson);
+    return Object.keys(glossary).length > 0 ? { source: sourceLang, target: targetLang, glossary } : { source: sourceLang, target: targetLang };
+  } catch (error) {
+    if (error instanceof GlossaryError) throw new TaskError(400, 'invalid_glossary', error.message);
+    throw error;
+  }
 }
 
 /** The languages OCR can read scanned pages in (issue 17, item 4), by the task's source_lang. */
@@ -143,7 +158,7 @@ function limitError(ctx: TaskContext): TaskError {
  */
 export async function createTask(
   ctx: TaskContext,
-  input: { sub: string; kind: TaskKind; locale: string; upload: Upload; options: () => Promise<{ source: string; target?: string } | undefined> },
+  input: { sub: string; kind: TaskKind; locale: string; upload: Upload; options: () => Promise<{ source: string; target?: string; glossary?: Glossary } | undefined> },
 ): Promise<TaskView> {
   const id = randomUUID();
   const key = sourceKey(id);
@@ -177,6 +192,7 @@ export async function createTask(
       source_pages: pages,
       source_lang: options?.source ?? null,
       target_lang: options?.target ?? null,
+      glossary: options?.glossary ? JSON.stringify(options.glossary) : null,
       progress_done: 0,
       progress_total: pages,
       error: null,

@@ -105,6 +105,24 @@ forEachDatabase('task API', (open) => {
     assert.equal((await f.objectKeys()).length, 2, 'the refused upload left no object');
   });
 
+  test('issue 18: an optional glossary of {"term":"translation"} pairs is validated, stored on the task and shown in its options', async () => {
+    const f = await fixture(await open(), { SIGNET_TRANSLATE_ENGINE: 'libretranslate', SIGNET_TRANSLATE_URL: 'http://127.0.0.1:9' });
+    const pdf = await plainPdf(1);
+    const fields = [{ name: 'source_lang', value: 'en' }, { name: 'target_lang', value: 'es' }];
+    const good = await f.upload('translate', [...fields, { name: 'glossary', value: '{"invoice": "factura", " credit  note ": "nota de crédito"}' }, { name: 'file', value: pdf, filename: 'a.pdf' }]);
+    assert.equal(good.statusCode, 201, good.body);
+    assert.deepEqual(good.json().options, { source_lang: 'en', target_lang: 'es', glossary: { invoice: 'factura', 'credit note': 'nota de crédito' } });
+    const read = await f.call('GET', `/api/v1/translate/tasks/${good.json().id}`);
+    assert.deepEqual(read.json().options.glossary, { invoice: 'factura', 'credit note': 'nota de crédito' });
+    for (const bad of ['not json', '["invoice"]', '{"invoice": 5}', '{"": "x"}', JSON.stringify(Object.fromEntries(Array.from({ length: 201 }, (_, i) => [`t${i}`, 'x'])))]) {
+      const res = await f.upload('translate', [{ name: 'file', value: pdf, filename: 'b.pdf' }, ...fields, { name: 'glossary', value: bad }]);
+      assert.equal(res.statusCode, 400, bad);
+      assert.equal(res.json().error, 'invalid_glossary');
+    }
+    assert.equal(await f.taskCount(), 1, 'a refused glossary leaves no task');
+    assert.equal((await f.objectKeys()).length, 1, 'and no object');
+  });
+
   test('"no engine configured: the task fails at once with a message that names the setting to add"', async () => {
     const f = await fixture(await open());
     const res = await f.upload('translate', [{ name: 'source_lang', value: 'en' }, { name: 'target_lang', value: 'es' }, { name: 'file', value: await plainPdf(1), filename: 'a.pdf' }]);

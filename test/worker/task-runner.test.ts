@@ -3,7 +3,7 @@
 // expires is claimed again, and after the last attempt the task fails — never stuck in `running`.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -125,12 +125,40 @@ forEachDatabase('worker: tasks', (open) => {
         const md = await readText(ctx.objects, `tasks/${task.id}/translated.md`);
         assert.match(md, /\[es\] Plain page 1\./);
         assert.match(await pdfText(ctx.objects, `tasks/${task.id}/translated.pdf`), /\[es\] Plain page 2\./);
+        assert.match(await pdfText(ctx.objects, `tasks/${task.id}/bilingual.pdf`), /Plain page 1\.[\s\S]*\[es\] Plain page 1\.[\s\S]*Plain page 2\.[\s\S]*\[es\] Plain page 2\./);
         const notes = await ctx.db.selectFrom('notifications').selectAll().where('sub', '=', ctx.sub).execute();
         assert.equal(notes[0]!.category, 'translation', 'spec: "a PDF translation that finishes … notifies its owner"');
       } finally {
         await runner.stop();
       }
     } finally {
+      await server.close();
+    }
+  });
+
+  test('issue 18: "if ghostscript is missing, the task says which file could not be produced and why, in words, and still delivers translated.md"', async () => {
+    const server = await startLibreTranslateServer();
+    // A PATH with prlimit and nothing else: ghostscript cannot be found, everything else runs in-process.
+    const bin = mkdtempSync(path.join(tmpdir(), 'signet-no-gs-'));
+    symlinkSync('/usr/bin/prlimit', path.join(bin, 'prlimit'));
+    const savedPath = process.env.PATH;
+    try {
+      const ctx = await setup(await open(), createTranslator({ engine: 'libretranslate', url: server.url, model: undefined, apiKey: undefined }));
+      const task = await queue(ctx, 'translate', await plainPdf(1), 'plain.pdf');
+      process.env.PATH = bin;
+      const runner = startTaskRunner({ ...ctx, logger: silent }, { pollMs: 20, heartbeatMs: 50 });
+      try {
+        const row = await untilStatus(ctx, task.id, ['finished', 'failed']);
+        assert.equal(row.status, 'finished', row.error ?? '');
+        const names = (JSON.parse(row.files) as Array<{ name: string }>).map((f) => f.name);
+        assert.deepEqual(names, ['translated.md', 'translation-notes.txt']);
+        assert.match(await readText(ctx.objects, `tasks/${task.id}/translated.md`), /\[es\] Plain page 1\./);
+        assert.match(await readText(ctx.objects, `tasks/${task.id}/translation-notes.txt`), /translated\.pdf and bilingual\.pdf could not be produced: Ghostscript \(gs\) is not installed/);
+      } finally {
+        await runner.stop();
+      }
+    } finally {
+      process.env.PATH = savedPath;
       await server.close();
     }
   });

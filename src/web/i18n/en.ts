@@ -193,6 +193,8 @@ export const en = {
     fileLabel: 'PDF file',
     sourceLanguage: 'From',
     targetLanguage: 'Into',
+    glossaryLabel: 'Glossary (optional)',
+    glossaryHint: 'One term per line as term = translation, e.g. invoice = factura. These terms are always translated this way.',
     parseButton: 'Upload and parse',
     translateButton: 'Upload and translate',
     notConfigured: 'Translation is not set up on this server: no translation engine is configured (the operator sets SIGNET_TRANSLATE_ENGINE). An upload is recorded as failed.',

@@ -181,6 +181,8 @@ export const zhCN: Messages = {
     fileLabel: 'PDF 文件',
     sourceLanguage: '源语言',
     targetLanguage: '目标语言',
+    glossaryLabel: '术语表（可选）',
+    glossaryHint: '每行一个术语，格式为“术语 = 译文”，例如 invoice = factura。这些术语总是按此翻译。',
     parseButton: '上传并解析',
     translateButton: '上传并翻译',
     notConfigured: '本服务器尚未设置翻译：没有配置翻译引擎（需由运营者设置 SIGNET_TRANSLATE_ENGINE）。上传的文件会被记录为失败。',

@@ -288,6 +288,9 @@
     if (kind === 'translate') {
       data.append('source_lang', form.elements.source_lang.value);
       data.append('target_lang', form.elements.target_lang.value);
+      // "term = translation" lines become the API's {"term": "translation"} glossary (issue 18).
+      const glossary = glossaryJson(form.elements.glossary.value);
+      if (glossary) data.append('glossary', glossary);
     }
     data.append('file', file, file.name);
     error.hidden = true;
@@ -320,6 +323,11 @@
       event.preventDefault();
       void upload(form);
     });
+  }
+
+  function glossaryJson(value) {
+    const pairs = value.split('\n').map((line) => line.split('=')).filter((parts) => parts.length >= 2 && parts[0].trim() && parts.slice(1).join('=').trim());
+    return pairs.length ? JSON.stringify(Object.fromEntries(pairs.map((parts) => [parts[0].trim(), parts.slice(1).join('=').trim()]))) : '';
   }
 
   // The translation form offers only the targets the engine pairs with the chosen source.

@@ -2,7 +2,7 @@
 // Segments go out as a JSON array of {id, text} and must come back as one, each id exactly once,
 // so a model that merges, drops or invents a segment is caught instead of shifting every later one.
 import { DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, displayUrl, requestJson, withRetry, type HttpEngineOptions } from './retry.ts';
-import { TranslationError, type LanguagePair, type Translator } from './translator.ts';
+import { TranslationError, type LanguagePair, type TranslationHints, type Translator } from './translator.ts';
 
 export type OpenAiOptions = HttpEngineOptions & { url: string; model: string; apiKey?: string };
 
@@ -17,7 +17,7 @@ export function createOpenAi(options: OpenAiOptions): Translator {
   const where = `openai at ${displayUrl(url)} (model ${options.model})`;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
 
-  const complete = (pair: LanguagePair, items: Array<{ id: number; text: string }>, signal: AbortSignal | undefined) =>
+  const complete = (pair: LanguagePair, items: Array<{ id: number; text: string }>, signal: AbortSignal | undefined, hints: TranslationHints | undefined) =>
     withRetry(
       () =>
         requestJson({
@@ -29,7 +29,7 @@ export function createOpenAi(options: OpenAiOptions): Translator {
             model: options.model,
             temperature: 0,
             messages: [
-              { role: 'system', content: systemPrompt(pair) },
+              { role: 'system', content: systemPrompt(pair, hints) },
               { role: 'user', content: JSON.stringify(items) },
             ],
           },
@@ -46,13 +46,13 @@ export function createOpenAi(options: OpenAiOptions): Translator {
       // A language model does not list its languages; any pair may be asked for.
       return undefined;
     },
-    async translate(segments, pair, signal) {
+    async translate(segments, pair, signal, hints) {
       if (segments.length === 0) return [];
       const items = segments.map((text, id) => ({ id, text }));
       let problem = '';
       // spec: "missing or extra ids → retry that batch once, then TranslationError"
       for (let attempt = 1; attempt <= 2; attempt++) {
-        const content = messageContent(await complete(pair, items, signal));
+        const content = messageContent(await complete(pair, items, signal, hints));
         if (content === undefined) {
           throw new TranslationError(
             `${where} answered in an unexpected shape (expected choices[0].message.content); check that SIGNET_TRANSLATE_URL points at an OpenAI-compatible service`,
@@ -70,15 +70,34 @@ export function createOpenAi(options: OpenAiOptions): Translator {
   };
 }
 
-function systemPrompt(pair: LanguagePair): string {
+/** The longest run of earlier segments sent as context, in characters (a prompt stays small). */
+const CONTEXT_CHARS = 2000;
+
+function systemPrompt(pair: LanguagePair, hints?: TranslationHints): string {
   const from = languageName(pair.source);
   const to = languageName(pair.target);
-  return [
+  const lines = [
     `You are a translator. Translate every text from ${from} into ${to}.`,
     'The user sends a JSON array of objects {"id": number, "text": string}.',
     `Answer ONLY with a JSON array of objects {"id": number, "text": string}: the same ids, each exactly once, each text translated into ${to}.`,
     'Keep line breaks, numbers, names and punctuation marks such as bullets. Do not merge or split items. Do not add notes, explanations or code fences.',
-  ].join('\n');
+  ];
+  if (hints?.glossary && Object.keys(hints.glossary).length > 0) {
+    lines.push('Tokens such as ZQX0QZ stand for glossary terms: copy each one unchanged into the translation, where the term belongs.');
+  }
+  // Consistent terms across the document (issue 18): the segments translated before this batch.
+  const context: string[] = [];
+  let size = 0;
+  for (const entry of [...(hints?.context ?? [])].reverse()) {
+    const line = JSON.stringify(entry);
+    if (size + line.length > CONTEXT_CHARS) break;
+    context.unshift(line);
+    size += line.length;
+  }
+  if (context.length > 0) {
+    lines.push('Earlier parts of the same document were translated as follows; translate the same terms the same way:', ...context);
+  }
+  return lines.join('\n');
 }
 
 /** "Spanish (es)": the English name helps the model, the code keeps it unambiguous. */

@@ -2,6 +2,7 @@
 // is reported per page, in batches of about `batchChars` characters so one request stays small.
 // The structure (labels, boxes, levels, table shape) is kept; only the texts change.
 import type { Block, OnProgress, Page, ParsedDocument } from '../document.ts';
+import { compileGlossary, followsGlossary, protect, restore, type Glossary } from './glossary.ts';
 import { ensurePairSupported, TranslationError, type LanguagePair, type Translator } from './translator.ts';
 
 export type TranslateDocumentOptions = {
@@ -9,7 +10,12 @@ export type TranslateDocumentOptions = {
   onProgress?: OnProgress;
   /** The most characters sent in one batch (a longer single segment goes alone). */
   batchChars?: number;
+  /** The task's glossary: its terms are protected before and checked after translation. */
+  glossary?: Glossary;
 };
+
+/** How many earlier segment pairs go with each batch as context (engines that read it). */
+const CONTEXT_SEGMENTS = 12;
 
 export const DEFAULT_BATCH_CHARS = 4000;
 
@@ -24,21 +30,39 @@ export async function translateDocument(
   // Source text → translation for the whole document: a header or footer repeated on every page
   // is sent once.
   const memory = new Map<string, string>();
+  const matcher = compileGlossary(options.glossary);
+  const hints = () => ({ glossary: options.glossary, context: [...memory].slice(-CONTEXT_SEGMENTS).map(([source, translation]) => ({ source, translation })) });
+  const send = async (segments: string[]) => {
+    const translated = await translator.translate(segments, pair, options.signal, hints());
+    if (translated.length !== segments.length) {
+      throw new TranslationError(`${translator.engine} returned ${translated.length} translations for ${segments.length} segments`, { retryable: false });
+    }
+    return translated;
+  };
+  let missed = 0;
   const pages: Page[] = [];
   for (const [index, page] of doc.pages.entries()) {
     options.signal?.throwIfAborted();
     const wanted = [...new Set(pageTexts(page).map((t) => t.trim()))].filter((t) => needsTranslation(t) && !memory.has(t));
     for (const batch of batches(wanted, batchChars)) {
-      const translated = await translator.translate(batch, pair, options.signal);
-      if (translated.length !== batch.length) {
-        throw new TranslationError(`${translator.engine} returned ${translated.length} translations for ${batch.length} segments`, { retryable: false });
-      }
-      batch.forEach((source, i) => memory.set(source, translated[i]!.trim()));
+      const prepared = batch.map((source) => protect(source, matcher));
+      const translated = await send(prepared.map((p) => p.text));
+      const lost: string[] = [];
+      batch.forEach((source, i) => {
+        const restored = restore(translated[i]!, prepared[i]!.used, matcher);
+        if (restored === undefined) lost.push(source);
+        else memory.set(source, restored.trim());
+      });
+      // An engine that dropped a placeholder: the segment is translated again as it is, so no text is lost.
+      if (lost.length > 0) (await send(lost)).forEach((translation, i) => memory.set(lost[i]!, translation.trim()));
     }
+    // Checked after translation: every glossary term in the source shows its translation.
+    for (const source of wanted) if (!followsGlossary(source, memory.get(source) ?? '', matcher)) missed++;
     pages.push({ ...page, blocks: page.blocks.map((block) => translateBlock(block, memory)) });
     await options.onProgress?.(index + 1, doc.pages.length);
   }
-  return { pages };
+  const notes = missed > 0 ? [`${missed} ${missed === 1 ? 'passage does' : 'passages do'} not use the glossary's translation of a term: the engine changed or dropped it.`] : [];
+  return notes.length > 0 ? { pages, notes } : { pages };
 }
 
 /**
@@ -68,12 +92,14 @@ export function batches(segments: string[], maxChars: number): string[][] {
 }
 
 function pageTexts(page: Page): string[] {
-  return page.blocks.flatMap((block) => [block.text, ...(block.cells ?? []).flat()]);
+  return page.blocks.flatMap((block) => [block.text, ...(block.cells ?? []).flat(), ...(block.table?.cells ?? []).map((cell) => cell.text)]);
 }
 
 function translateBlock(block: Block, memory: Map<string, string>): Block {
   const translated: Block = { ...block, text: lookUp(block.text, memory) };
   if (block.cells) translated.cells = block.cells.map((row) => row.map((cell) => lookUp(cell, memory)));
+  // Tables are translated cell by cell (issue 18), each cell keeping its place in the grid.
+  if (block.table) translated.table = { ...block.table, cells: block.table.cells.map((cell) => ({ ...cell, text: lookUp(cell.text, memory) })) };
   return translated;
 }
 

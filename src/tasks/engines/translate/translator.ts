@@ -11,8 +11,19 @@ export interface Translator {
   /** The pairs this engine can translate, or undefined when it cannot say (openai). Cached after the first call. */
   languagePairs(signal?: AbortSignal): Promise<LanguagePair[] | undefined>;
   /** Translates segments in order; returns exactly one string per input segment. */
-  translate(segments: string[], pair: LanguagePair, signal?: AbortSignal): Promise<string[]>;
+  translate(segments: string[], pair: LanguagePair, signal?: AbortSignal, hints?: TranslationHints): Promise<string[]>;
 }
+
+/**
+ * What an engine that reads context may use for consistent terms across a document (issue 18); the
+ * OpenAI-compatible engine puts it in its prompt, the others translate segment by segment.
+ */
+export type TranslationHints = {
+  /** Earlier segments of the same document with the translations they got. */
+  context?: Array<{ source: string; translation: string }>;
+  /** The task's glossary; its terms arrive in the segments as placeholder tokens to copy unchanged. */
+  glossary?: Record<string, string>;
+};
 
 export type TranslationErrorOptions = {
   /** true when the same request may succeed later (network fault, time-out, 429, 5xx). */

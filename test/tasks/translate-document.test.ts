@@ -3,7 +3,6 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { Block, ParsedDocument } from '../../src/tasks/engines/document.ts';
-import { renderTranslatedPdf } from '../../src/tasks/engines/translate/translated-pdf.ts';
 import { batches, needsTranslation, translateDocument } from '../../src/tasks/engines/translate/translate-document.ts';
 import { UnsupportedLanguagePairError, type LanguagePair, type Translator } from '../../src/tasks/engines/translate/translator.ts';
 
@@ -126,53 +125,4 @@ test('a pair the engine does not list is refused before anything is sent', async
   const translator = recordingTranslator([EN_ES]);
   await assert.rejects(translateDocument(SAMPLE, translator, { source: 'en', target: 'zh' }), UnsupportedLanguagePairError);
   assert.deepEqual(translator.batches, []);
-});
-
-test('the translated PDF opens in pdf.js, keeps Chinese and Spanish accents, and carries Title and Producer "Signet"', async () => {
-  const pdf = await renderTranslatedPdf(SAMPLE, { title: 'Informe traducido' });
-  assert.equal(pdf.subarray(0, 5).toString('latin1'), '%PDF-');
-  const { title, producer, pages } = await pdfText(pdf);
-  assert.equal(pages.length, 1, 'one output page for one source page');
-  assert.equal(title, 'Informe traducido');
-  assert.equal(producer, 'Signet');
-  const text = squash(pages[0]!);
-  for (const expected of ['文档已翻译', 'Resumendelatraducción', '这是一个测试段落', 'señalizaciónycorrección', '第二点：中文列表项', 'Traduccióncompleta', '已完成', 'Página1', 'Informetrimestral—文档']) {
-    assert.ok(text.includes(expected), `"${expected}" extracts back from:\n${pages[0]}`);
-  }
-});
-
-test("a page whose translation is longer than the page flows on to an extra page of the same size without losing text", async () => {
-  const paragraphs = Array.from({ length: 40 }, (_, i) => block('text', `Párrafo ${i + 1}: la traducción continúa en la página siguiente cuando no cabe. 第${i + 1}段。`));
-  const doc: ParsedDocument = {
-    pages: [
-      { pageNo: 1, ...A4, blocks: [block('title', 'Documento largo'), ...paragraphs] },
-      { pageNo: 2, ...A4, blocks: [block('text', 'Segunda página de origen')] },
-    ],
-  };
-  const pdf = await renderTranslatedPdf(doc, {});
-  const { pages, title } = await pdfText(pdf);
-  assert.ok(pages.length >= 3, `expected an extra page, got ${pages.length}`);
-  assert.equal(title, 'Documento largo', 'without a title option the first title block names the document');
-  const all = squash(pages.join(''));
-  for (let i = 1; i <= 40; i++) assert.ok(all.includes(squash(`Párrafo ${i}:`)) && all.includes(`第${i}段。`), `paragraph ${i} is in the PDF`);
-  assert.ok(squash(pages.at(-1)!).includes('Segundapáginadeorigen'), 'the next source page starts on its own page');
-  const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
-  const task = pdfjs.getDocument({ data: new Uint8Array(pdf) });
-  const { view } = await (await task.promise).getPage(2);
-  assert.deepEqual(view, [0, 0, A4.width, A4.height], 'the overflow page has the source page size');
-  await task.destroy();
-});
-
-test('a table longer than the page continues on the next page, its header row repeated, without losing a row', async () => {
-  const rows = [['Nombre', 'Valor'], ...Array.from({ length: 80 }, (_, i) => [`Fila ${i + 1}`, `Valor número ${i + 1}`])];
-  const pdf = await renderTranslatedPdf({ pages: [{ pageNo: 1, ...A4, blocks: [block('table', '', { cells: rows })] }] }, {});
-  const { pages } = await pdfText(pdf);
-  assert.ok(pages.length >= 2, `expected the table to need two pages, got ${pages.length}`);
-  for (const page of pages) assert.ok(page.includes('Nombre'), 'each page starts with the header row');
-  const all = squash(pages.join(''));
-  for (let i = 1; i <= 80; i++) assert.ok(all.includes(`Fila${i}Valornúmero${i}`), `row ${i} is in the PDF`);
-});
-
-test('renderTranslatedPdf stops when the signal is aborted', async () => {
-  await assert.rejects(renderTranslatedPdf(SAMPLE, { signal: AbortSignal.abort(new Error('stopped')) }), /stopped/);
 });

@@ -1,0 +1,250 @@
+// The translated PDF on the source's own pages (issue 18): the text-free source from ghostscript,
+// the kept source text (code, formulas, numbers, URLs, text in pictures) as the source drew it, and
+// the translation set into each block's box.
+//
+// The translation is typeset with pdfkit, which subsets TrueType fonts with a ToUnicode map (pdf-lib's
+// own subsetting drops CJK glyphs from Noto Sans SC — measured: "你好，世界" rendered blank), and the
+// three layers are composed per page with pdf-lib, which keeps the source's page objects.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import PDFDocument from 'pdfkit';
+import { PDFDocument as PdfLibDocument } from 'pdf-lib';
+import type { Block, BoundingBox, Page, ParsedDocument } from '../../document.ts';
+import { fontPaths } from '../../fonts.ts';
+import { backgroundOf, renderPage, textColourOn, type Raster, type Rgb } from './background.ts';
+import { fitText } from './fit.ts';
+import { isKeptBlock, isKeptText, keptRegions, keptTextPdf } from './keep.ts';
+import { removeText, type RemoveTextOptions } from './remove-text.ts';
+
+type Doc = InstanceType<typeof PDFDocument>;
+/** Where the first baseline sits below the top of the box, in ems (the top of Latin capitals). */
+const ASCENT = 0.8;
+/** The slant of a synthetic italic: Noto Sans SC has no italic face. */
+const ITALIC_SKEW = 0.2;
+/** Text never grows into the page's outer 3 %. */
+const PAGE_MARGIN = 0.03;
+
+export type OverlayOptions = { signal?: AbortSignal; removeText?: RemoveTextOptions };
+
+/** One box to typeset: its translation, and the source block it stands for. */
+type Piece = { text: string; box: BoundingBox; block: Block; grow: boolean };
+
+/**
+ * `translated.pdf`: same page count and sizes as `source`. `document` is the parsed source, and
+ * `translated` the same document with translated texts (same pages, blocks and cells, in order).
+ */
+export async function renderOverlayPdf(source: Uint8Array, document: ParsedDocument, translated: ParsedDocument, options: OverlayOptions = {}): Promise<Uint8Array> {
+  const textFree = await removeText(source, { ...options.removeText, signal: options.signal });
+  options.signal?.throwIfAborted();
+  const out = await PdfLibDocument.load(textFree, { ignoreEncryption: true, updateMetadata: false });
+  const pages = out.getPages();
+  if (pages.length !== document.pages.length) {
+    throw new Error(`The text-free copy has ${pages.length} pages where the source has ${document.pages.length}; the translated PDF was not made.`);
+  }
+  const original = await PdfLibDocument.load(source, { ignoreEncryption: true, updateMetadata: false });
+  const sizes = original.getPages().map((p) => p.getSize());
+  // An encrypted source's content streams cannot be read here (ghostscript decrypts for itself): its
+  // kept text is set again in the bundled font, unchanged, instead of being copied.
+  const copyKept = !original.isEncrypted && document.pages.some((p) => keptRegions(p).length > 0);
+  const rasters = await scannedPageRasters(source, document, options.signal);
+  const overlay = await PdfLibDocument.load(await typeset(document, translated, rasters, !original.isEncrypted, options.signal));
+  const overlayPages = await out.embedPages(overlay.getPages());
+  const keptPages = copyKept ? await out.embedPages((await keptTextPdf(source, document.pages)).getPages()) : [];
+  pages.forEach((page, i) => {
+    // Ghostscript writes page sizes to two decimals; the source's exact size is put back.
+    const size = sizes[i]!;
+    if (Math.abs(page.getWidth() - size.width) < 0.01 && Math.abs(page.getHeight() - size.height) < 0.01) page.setMediaBox(0, 0, size.width, size.height);
+    if (keptPages[i] && keptRegions(document.pages[i]!).length > 0) page.drawPage(keptPages[i]!, { x: 0, y: 0 });
+    page.drawPage(overlayPages[i]!, { x: 0, y: 0 });
+  });
+  return out.save();
+}
+
+/** Rasters of the pages whose text came from OCR, for sampling background colours. */
+async function scannedPageRasters(source: Uint8Array, document: ParsedDocument, signal?: AbortSignal): Promise<Map<number, Raster>> {
+  const rasters = new Map<number, Raster>();
+  const scanned = document.pages.filter((p) => p.textSource === 'ocr');
+  if (scanned.length === 0) return rasters;
+  const dir = await mkdtemp(path.join(tmpdir(), 'signet-overlay-'));
+  try {
+    const file = path.join(dir, 'source.pdf');
+    await writeFile(file, source);
+    for (const page of scanned) rasters.set(page.pageNo, await renderPage(file, page.pageNo, undefined, signal));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  return rasters;
+}
+
+/** The translation layer: one page per source page, same size, only the translated text (and covers on scans). */
+async function typeset(document: ParsedDocument, translated: ParsedDocument, rasters: Map<number, Raster>, copyKept: boolean, signal?: AbortSignal): Promise<Uint8Array> {
+  const fonts = fontPaths();
+  const pdf = new PDFDocument({ autoFirstPage: false, compress: true });
+  const done = new Promise<Uint8Array>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    pdf.on('data', (chunk: Buffer) => chunks.push(chunk));
+    pdf.on('end', () => resolve(new Uint8Array(Buffer.concat(chunks))));
+    pdf.on('error', reject);
+  });
+  pdf.registerFont('regular', fonts.regular);
+  pdf.registerFont('bold', fonts.bold);
+  try {
+    document.pages.forEach((page, i) => {
+      signal?.throwIfAborted();
+      pdf.addPage({ size: [page.width, page.height], margin: 0 });
+      const pieces = piecesOf(page, translated.pages[i] ?? page, !copyKept);
+      const raster = rasters.get(page.pageNo);
+      for (const piece of pieces) drawPiece(pdf, page, piece, pieces, raster);
+    });
+  } finally {
+    pdf.end();
+  }
+  return done;
+}
+
+/** The boxes of a page to typeset: translated blocks, and translated table cells in their cells. */
+export function piecesOf(page: Page, translatedPage: Page, keptToo = false): Piece[] {
+  if (keptToo) {
+    // Kept text set again (encrypted source): kept blocks with their own text, then the translations.
+    const kept = page.blocks.flatMap((block) => {
+      if (block.label === 'table') return (block.table?.cells ?? []).filter((c) => isKeptText(c.text)).map((c) => ({ text: c.text, box: c.bbox, block, grow: false }));
+      return isKeptBlock(block, page) && block.label !== 'picture' ? [{ text: block.text, box: block.bbox, block, grow: false }] : [];
+    });
+    return [...kept, ...piecesOf(page, translatedPage)];
+  }
+  const pieces: Piece[] = [];
+  page.blocks.forEach((block, b) => {
+    const target = translatedPage.blocks[b] ?? block;
+    if (isKeptBlock(block, page)) return;
+    if (block.label !== 'table') {
+      pieces.push({ text: target.text, box: block.bbox, block, grow: true });
+      return;
+    }
+    if (block.table && block.table.cells.length > 0) {
+      block.table.cells.forEach((cell, c) => {
+        // Numbers and other untranslatable cells are kept as the source drew them (keptRegions).
+        if (isKeptText(cell.text)) return;
+        pieces.push({ text: target.table?.cells[c]?.text ?? cell.text, box: cell.bbox, block, grow: false });
+      });
+      return;
+    }
+    // Without cell boxes (a parser that gives only cell texts) the table box is shared out evenly.
+    const rows = target.cells ?? [];
+    const columns = Math.max(1, ...rows.map((r) => r.length));
+    const rowHeight = (block.bbox.t - block.bbox.b) / Math.max(1, rows.length);
+    const columnWidth = (block.bbox.r - block.bbox.l) / columns;
+    rows.forEach((row, r) => row.forEach((text, c) => {
+      const top = block.bbox.t - r * rowHeight;
+      pieces.push({ text, box: { l: block.bbox.l + c * columnWidth, r: block.bbox.l + (c + 1) * columnWidth - 2, t: top, b: top - rowHeight }, block, grow: false });
+    }));
+  });
+  return pieces.filter((p) => p.text.trim() !== '');
+}
+
+function drawPiece(pdf: Doc, page: Page, piece: Piece, all: Piece[], raster: Raster | undefined): void {
+  const { block } = piece;
+  const align = block.align ?? (block.label === 'title' ? 'center' : 'left');
+  const top = page.height - piece.box.t;
+  const font = block.bold || block.label === 'title' || block.label === 'section_header' ? 'bold' : 'regular';
+  const limitOf = (box: BoundingBox) => (piece.grow ? page.height - freeSpaceBottom(page, { ...piece, box }, all) : page.height - box.b);
+  const size = Math.max(3, block.fontSize || 10);
+  pdf.font(font);
+  // A list item keeps its marker where the source drew it; the text starts after it.
+  const marker = block.label === 'list_item' && block.marker ? block.marker : undefined;
+  const indent = marker ? Math.max(pdf.fontSize(size).widthOfString(marker) + size * 0.5, size) : 0;
+  const fitIn = (box: BoundingBox) => fitText({
+    text: piece.text,
+    box: { x: box.l + indent, y: top, width: Math.max(1, box.r - box.l - indent), height: Math.max(size, box.t - box.b) },
+    fontSize: size,
+    lineHeight: block.lineHeight,
+    limitY: limitOf(box),
+    measure: (text, s) => pdf.fontSize(s).widthOfString(text),
+  });
+  let box = piece.box;
+  let fit = fitIn(box);
+  // Only when the text would have to go below the size floor: a short line's box ends where its
+  // source text ended, so the translation may use the measure of its column instead.
+  if (fit.belowFloor && piece.grow && (align === 'left' || align === 'justify')) {
+    const wider = { ...box, r: columnRight(page, box) };
+    if (wider.r > box.r + 1) {
+      box = wider;
+      fit = fitIn(box);
+    }
+  }
+  const width = Math.max(1, box.r - box.l - indent);
+  let colour: Rgb = [0, 0, 0];
+  if (raster) {
+    // Scanned page: the text pixels under the block (and where the translation grows) are painted over.
+    const background = backgroundOf(raster, page.height, box);
+    const coverBottom = Math.max(box.t - box.b, fit.height) + 1.5;
+    pdf.rect(piece.box.l - 1.5, top - 1.5, piece.box.r - piece.box.l + 3, coverBottom + 1.5).fill(background);
+    colour = textColourOn(background);
+  }
+  pdf.fillColor(colour).font(font).fontSize(fit.size);
+  if (marker) drawMarker(pdf, marker, box.l, top + fit.size * ASCENT, fit.size);
+  // A table cell's text sits in the middle of its cell, as tables are usually set.
+  const offset = piece.grow ? 0 : Math.max(0, (box.t - box.b - fit.height) / 2);
+  fit.lines.forEach((line, i) => {
+    const lineWidth = pdf.widthOfString(line);
+    const baseline = top + offset + fit.size * ASCENT + i * fit.lineHeight;
+    const last = i === fit.lines.length - 1;
+    const gaps = (line.match(/ /g) ?? []).length;
+    let x = box.l + indent;
+    let wordSpacing = 0;
+    if (align === 'center') x += Math.max(0, (width - lineWidth) / 2);
+    else if (align === 'right') x += Math.max(0, width - lineWidth);
+    else if (align === 'justify' && !last && gaps > 0) wordSpacing = Math.max(0, (width - lineWidth) / gaps);
+    pdf.save();
+    if (block.italic) pdf.transform(1, 0, -ITALIC_SKEW, 1, ITALIC_SKEW * baseline, 0);
+    pdf.text(line, x, baseline, { lineBreak: false, baseline: 'alphabetic', wordSpacing });
+    pdf.restore();
+  });
+}
+
+/**
+ * Bullets are set as a small U+25CF (Noto Sans SC's U+2022 is a CJK-width dot that reads as a stray
+ * mark); numbers and letters as they are. Text, not a path: the page's drawings stay the source's.
+ */
+function drawMarker(pdf: Doc, marker: string, x: number, baseline: number, size: number): void {
+  const bullet = /^[•·∙◦▪‣∗*–-]$/u.test(marker);
+  pdf.fontSize(bullet ? size * 0.45 : size).text(bullet ? '●' : marker, x, bullet ? baseline - size * 0.18 : baseline, { lineBreak: false, baseline: 'alphabetic' });
+  pdf.fontSize(size);
+}
+
+/**
+ * The right edge of the text column a left-aligned block stands in: a short line's box ends where
+ * its source text ended, but its translation may use the measure of the column (the right edge of
+ * the blocks that start at the same left edge), as long as nothing stands in between.
+ */
+function columnRight(page: Page, box: BoundingBox): number {
+  let right = box.r;
+  const body = page.blocks.filter((b) => b.label !== 'page_header' && b.label !== 'page_footer').map((b) => b.bbox);
+  for (const other of body) if (Math.abs(other.l - box.l) < 24 && other.r > right) right = other.r;
+  right = Math.min(right, page.width * (1 - PAGE_MARGIN));
+  for (const other of [...page.blocks.map((b) => b.bbox), ...(page.pictures ?? []).map((p) => p.bbox), ...keptRegions(page)]) {
+    const beside = other.l >= box.r - 0.5 && other.l < right && other.b < box.t && other.t > box.b;
+    if (beside && other !== box) right = Math.min(right, other.l - 4);
+  }
+  return Math.max(box.r, right);
+}
+
+/**
+ * How far down (PDF points from the bottom) a block's translation may grow: to just above the next
+ * box below it that shares any of its width (another block, a picture, a kept region), or to the margin.
+ */
+function freeSpaceBottom(page: Page, piece: Piece, all: Piece[]): number {
+  const { box } = piece;
+  const others: BoundingBox[] = [
+    ...page.blocks.map((b) => b.bbox),
+    ...(page.pictures ?? []).map((p) => p.bbox),
+    ...keptRegions(page),
+    ...all.map((p) => p.box),
+  ].filter((other) => other !== box && !(other.l === box.l && other.r === box.r && other.t === box.t && other.b === box.b));
+  let bottom = page.height * PAGE_MARGIN;
+  for (const other of others) {
+    const sharesWidth = other.l < box.r - 0.5 && other.r > box.l + 0.5;
+    if (sharesWidth && other.t <= box.b + 0.5) bottom = Math.max(bottom, other.t + 2);
+  }
+  return Math.min(bottom, box.b);
+}
