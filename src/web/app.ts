@@ -20,7 +20,7 @@ import { healthRoutes } from './health.routes.ts';
 import { requestMetrics, type Metrics } from './metrics.ts';
 import { hosts } from './plugins/hosts.ts';
 import { lazyRequestLogger } from './plugins/request-logger.ts';
-import { answerClientError, answerFrameworkError, securityHeaders } from './plugins/security-headers.ts';
+import { answerClientError, answerExpectation, answerFrameworkError, securityHeaders } from './plugins/security-headers.ts';
 import { sessions } from './plugins/session.ts';
 import { pageRoutes } from './pages/pages.routes.ts';
 import { authorizeRoutes } from '../oauth/authorize.routes.ts';
@@ -157,6 +157,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     frameworkErrors: answerFrameworkError,
   });
 
+  // Node answers two kinds of request itself, before Fastify sees them, with none of our headers
+  // (spec: "Every response carries X-Frame-Options: DENY and a frame-blocking content security
+  // policy"): an HTTP/1.1 request without Host (400) and an Expect header other than 100-continue
+  // (417). The first goes on to the hosts plugin, which refuses it with the headers; the second is
+  // answered by answerExpectation.
+  (app.server as typeof app.server & { requireHostHeader: boolean }).requireHostHeader = false;
+  app.server.on('checkExpectation', answerExpectation);
   app.decorate('cookieNames', cookieNames(deps.settings));
   await app.register(securityHeaders);
   await app.register(hosts, { origins: servedOrigins(deps.settings) });

@@ -287,7 +287,9 @@ describe('a real typeset document: the Shared MIME-info spec (pdfTeX, 17 pages, 
       const allowed = new Set(page.blocks.flatMap((block, k) => words(isKeptBlock(block, page) ? block.text : [translated.pages[i]!.blocks[k]!.text, ...(translated.pages[i]!.blocks[k]!.cells ?? []).flat()].join(' '))));
       // Source words (as pdftotext reads the source page) that are neither translation nor kept text must be gone.
       const sourceOnly = new Set(words(await pageText(source, i + 1)).filter((w) => !allowed.has(w)));
-      const left = words(await pageText(output, i + 1)).filter((w) => sourceOnly.has(w));
+      // Kept blocks are the source's own glyphs: pdftotext may split their words where the parser did not ("lÃa ers").
+      const kept = page.blocks.filter((block) => isKeptBlock(block, page)).map((block) => block.text.toLowerCase().replace(/\s+/g, '')).join('\n');
+      const left = words(await pageText(output, i + 1)).filter((w) => sourceOnly.has(w) && !kept.includes(w));
       assert.deepEqual(left, [], `page ${i + 1}`);
     }
   });

@@ -36,6 +36,13 @@ export const hosts = fp<{ origins: URL[] }>(
         request.servedOrigin = origins[0]!;
         return done();
       }
+      // RFC 9112 §3.2: "A server MUST respond with a 400 (Bad Request) status code to any HTTP/1.1
+      // request message that lacks a Host header field" — Node leaves that to us (requireHostHeader
+      // off, so the answer carries the security headers).
+      if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
+        reply.code(400).type('application/json; charset=utf-8').send(errorPayload(request.url, 'bad_request', 'The request has no Host header; HTTP/1.1 requires one.'));
+        return;
+      }
       // In the shape of the path: an OAuth client reads `error_description`. Answered here, so no done().
       reply
         .code(421)

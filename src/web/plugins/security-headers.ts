@@ -1,6 +1,6 @@
 // Every response carries frame-blocking and hardening headers — pages, JSON, errors, 404s alike.
 // spec: "Every response carries `X-Frame-Options: DENY` and a frame-blocking content security policy".
-import { STATUS_CODES, validateHeaderValue } from 'node:http';
+import { STATUS_CODES, validateHeaderValue, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import fp from 'fastify-plugin';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
@@ -147,4 +147,20 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
     socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n${body}`);
   }
   socket.destroy(error);
+}
+
+/**
+ * Node's `checkExpectation` event: a request whose Expect header is not 100-continue gets 417 —
+ * with the same headers as every other answer, and the connection closed (its body is unread).
+ */
+export function answerExpectation(_request: IncomingMessage, response: ServerResponse): void {
+  const body = JSON.stringify({ error: 'expectation_failed', message: 'The Expect header of this request cannot be met; send the request without it.' });
+  response.writeHead(417, {
+    ...securityHeaderValues(),
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': String(Buffer.byteLength(body)),
+    'Cache-Control': 'no-store',
+    Connection: 'close',
+  });
+  response.end(body);
 }
