@@ -30,7 +30,7 @@ async function readAll(stream: Readable): Promise<Uint8Array> {
 type Output = { name: string; contentType: string; data: string | Uint8Array };
 
 /** What a run produced: its result files, and sentences about what the result lacks and why. */
-export type TaskResult = { files: ResultFile[]; notes: string[] };
+export type TaskResult = { files: ResultFile[]; notes: string[]; stages: { readMs: number; engineMs: number; storeMs: number } };
 
 /** Runs the task's engine and stores its results; returns the result files and the document's notes. */
 export async function runTask(
@@ -38,9 +38,11 @@ export async function runTask(
   deps: { objects: ObjectStore; translator: Translator | undefined; ocr?: OcrEngine | null },
   options: { signal: AbortSignal; onProgress: OnProgress },
 ): Promise<TaskResult> {
+  const began = performance.now();
   const { body } = await deps.objects.get(sourceKey(task.id));
   const pdf = await readAll(body);
   options.signal.throwIfAborted();
+  const read = performance.now();
   const outputs: Output[] = [];
   const files: ResultFile[] = [];
   let notes: string[] = [];
@@ -70,13 +72,16 @@ export async function runTask(
     if (glyphs) translationNotes.push(glyphs);
     if (translationNotes.length > 0) appendNotes(outputs, translationNotes);
   }
+  const engineDone = performance.now();
   for (const output of outputs) {
     options.signal.throwIfAborted();
     const data = typeof output.data === 'string' ? Buffer.from(output.data, 'utf8') : output.data;
     const { size } = await deps.objects.put(resultKey(task.id, output.name), data, { contentType: output.contentType, signal: options.signal });
     files.push({ name: output.name, size, content_type: output.contentType });
   }
-  return { files, notes };
+  const ms = (a: number, b: number) => Math.round((b - a) * 10) / 10;
+  // Pictures are stored while the engine runs, so their time counts as the engine's.
+  return { files, notes, stages: { readMs: ms(began, read), engineMs: ms(read, engineDone), storeMs: ms(engineDone, performance.now()) } };
 }
 
 /**

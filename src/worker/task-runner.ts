@@ -74,7 +74,7 @@ export function startTaskRunner(deps: TaskRunnerDeps, options: TaskRunnerOptions
     }
   }
 
-  async function execute(task: store.TaskRow): Promise<void> {
+  async function execute(task: store.TaskRow, claimMs: number): Promise<void> {
     const controller = new AbortController();
     current = controller;
     let progress = { done: 0, total: task.source_pages };
@@ -85,13 +85,14 @@ export function startTaskRunner(deps: TaskRunnerDeps, options: TaskRunnerOptions
     const timer = setInterval(() => void beat(), heartbeatMs);
     log.info({ task: task.id, kind: task.kind, attempt: task.attempts }, 'task started');
     try {
-      const { files, notes } = await runTask(task, deps, {
+      const { files, notes, stages } = await runTask(task, deps, {
         signal: controller.signal,
         onProgress: async (done, total) => {
           progress = { done, total };
           await beat();
         },
       });
+      const recording = performance.now();
       const now = deps.clock();
       const finished = await deps.db.transaction().execute(async (trx) => {
         const ok = await store.endRun(trx, { id: task.id, owner, now, status: 'finished', files: JSON.stringify(files), notes: notes.length > 0 ? JSON.stringify(notes) : null, progress: { done: progress.total, total: progress.total } });
@@ -99,7 +100,9 @@ export function startTaskRunner(deps: TaskRunnerDeps, options: TaskRunnerOptions
         return ok;
       });
       if (!finished) await discardResults(deps.objects, task.id);
-      log.info({ task: task.id, outcome: finished ? 'finished' : 'cancelled' }, 'task ended');
+      // Where the task's time went, per stage (npm run bench:tasks reads these).
+      const recordMs = Math.round((performance.now() - recording) * 10) / 10;
+      log.info({ task: task.id, outcome: finished ? 'finished' : 'cancelled', stages: { claimMs, ...stages, recordMs } }, 'task ended');
     } catch (error) {
       await settleFailure(task, controller, error);
     } finally {
@@ -140,9 +143,10 @@ export function startTaskRunner(deps: TaskRunnerDeps, options: TaskRunnerOptions
     errorLine: 'worker loop error; retrying',
     step: async () => {
       await failAbandoned();
+      const claiming = performance.now();
       const task = await store.claimTask(deps.db, deps.dialect, { owner, now: deps.clock(), leaseMs, maxAttempts, kinds });
       if (!task) return false;
-      await execute(task);
+      await execute(task, Math.round((performance.now() - claiming) * 10) / 10);
       return true;
     },
     interrupt: () => current?.abort(new Error('the worker is stopping')),
