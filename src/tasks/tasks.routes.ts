@@ -4,6 +4,7 @@ import { create as contentDisposition } from 'content-disposition';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { TaskKind } from '../db/schema.ts';
 import { GLOSSARY_MAX_JSON } from './engines/translate/glossary.ts';
+import { pageImage } from './page-images.ts';
 import { ObjectNotFoundError, StorageUnavailableError } from '../storage/object-store.ts';
 import {
   cancelTask,
@@ -131,6 +132,18 @@ export const taskRoutes: FastifyPluginAsync<Options> = async (app, { ctx, locale
     const { sub } = await request.apiAccount();
     const { file, key, task } = await resultFile(ctx, sub, kind, idOf(request), (request.params as { '*': string })['*']);
     return sendObject(ctx, request, reply, key, file.size, file.content_type, downloadName(task.source_name, file.name));
+  });
+
+  // The result view's page images: /pages/3.png (the source) or /pages/3.png?file=translated.
+  app.get('/api/v1/:kind/tasks/:id/pages/:page', async (request, reply) => {
+    const kind = kindOf(request);
+    const { sub } = await request.apiAccount();
+    const page = /^(\d{1,5})\.png$/.exec((request.params as { page: string }).page);
+    if (!page) throw new TaskError(404, 'not_found', 'Pages are named by their number: 1.png, 2.png …');
+    const file = (request.query as Record<string, unknown>).file ?? 'source';
+    if (file !== 'source' && file !== 'translated') throw new TaskError(400, 'bad_request', 'file is source or translated.');
+    const png = await pageImage(ctx, sub, kind, idOf(request), file, Number(page[1]));
+    return reply.type('image/png').header('cache-control', 'private, max-age=3600').header('x-content-type-options', 'nosniff').send(png);
   });
 
   // spec: "DELETE /api/v1/{translate,docparse}/tasks/:id — cancel an in-flight task"

@@ -62,6 +62,8 @@ export type TaskView = {
 
 export const sourceKey = (id: string) => `tasks/${id}/source.pdf`;
 export const resultKey = (id: string, name: string) => `tasks/${id}/${name}`;
+/** The object-store folder of a task's cached page images (page-images.ts): deleted with the task. */
+export const pageImagePrefix = (id: string) => `tasks/${id}/pages/`;
 export const isTerminal = (status: TaskStatus) => TERMINAL.includes(status);
 
 export function taskView(row: store.TaskRow): TaskView {
@@ -302,7 +304,8 @@ export async function deleteTaskRecord(ctx: TaskContext, sub: string, kind: Task
   if (!isTerminal(row.status)) throw new TaskError(400, 'task_in_flight', 'The task is still running. Cancel it first, then delete its record.');
   const files = JSON.parse(row.files) as ResultFile[];
   try {
-    await ctx.objects.deleteMany([sourceKey(id), ...files.map((f) => resultKey(id, f.name))]);
+    const pages = await ctx.objects.list(pageImagePrefix(id));
+    await ctx.objects.deleteMany([sourceKey(id), ...files.map((f) => resultKey(id, f.name)), ...pages]);
   } catch (error) {
     throw asTaskError(error);
   }
@@ -317,7 +320,8 @@ export async function deleteTaskRecord(ctx: TaskContext, sub: string, kind: Task
  */
 export async function deleteTaskFilesOf(db: Db, objects: ObjectStore, sub: string): Promise<number> {
   const rows = await store.listTaskFilesOf(db, sub);
-  const keys = rows.flatMap((row) => [sourceKey(row.id), ...(JSON.parse(row.files) as ResultFile[]).map((f) => resultKey(row.id, f.name))]);
+  const pages = (await Promise.all(rows.map((row) => objects.list(pageImagePrefix(row.id))))).flat();
+  const keys = [...rows.flatMap((row) => [sourceKey(row.id), ...(JSON.parse(row.files) as ResultFile[]).map((f) => resultKey(row.id, f.name))]), ...pages];
   if (keys.length > 0) await objects.deleteMany(keys);
   return keys.length;
 }

@@ -177,6 +177,31 @@ export const en = {
   notSignedIn: 'Sign in to see this page.',
   backToAccount: 'Go to your account',
 
+  // The result view of a finished task (/tasks/{kind}/{id}): page images beside the result.
+  taskView: {
+    title: 'Result: {name}',
+    back: 'Back to your tasks',
+    pageOf: 'Page {page} of {total}',
+    pagesNav: 'Pages',
+    previous: 'Previous page',
+    next: 'Next page',
+    sourceHeading: 'Source page',
+    parsedHeading: 'Parsed result',
+    translatedHeading: 'Translated page',
+    sourceAlt: 'Page {page} of the uploaded PDF, with what was found outlined',
+    sourcePlainAlt: 'Page {page} of the uploaded PDF',
+    translatedAlt: 'Page {page} of the translated PDF',
+    legend: 'Outlines on the page',
+    labels: { heading: 'Heading', text: 'Text', list: 'List item', table: 'Table', picture: 'Picture', caption: 'Caption', footnote: 'Footnote', code: 'Code or formula', furniture: 'Page header or footer' },
+    emptyPage: 'Nothing was found on this page.',
+    notes: 'About this result',
+    order: 'Reading order',
+    sideBySide: 'Side by side',
+    bilingual: 'Bilingual (source page, then its translation)',
+    notFinished: 'This task has not finished, so it has no result to show yet.',
+    noTranslatedPdf: 'This translation has no translated.pdf; its translation is in translated.md.',
+    open: 'View result',
+  },
   // The /tasks page. Plain strings with {placeholders} (filled by `fill` in pages/tasks.routes.ts):
   // the page hands this whole object to static/tasks.js, which fills the same templates in the browser.
   tasks: {

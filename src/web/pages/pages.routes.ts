@@ -18,6 +18,7 @@ import { passwordResetRoutes } from './password-reset.routes.ts';
 import { signinRoutes } from './signin.routes.ts';
 import { signupRoutes } from './signup.routes.ts';
 import { tasksRoutes } from './tasks.routes.ts';
+import { taskViewRoutes } from './task-view.routes.ts';
 import { renderError } from './view.ts';
 
 const CSRF_ERRORS = new Set(['FST_CSRF_INVALID_TOKEN', 'FST_CSRF_MISSING_SECRET']);
@@ -60,6 +61,7 @@ export const pageRoutes: FastifyPluginAsync<{ ctx: FlowContext; tasks: TaskConte
   // spec (issue): "with signup closed the page is 404" — then it is not served at all.
   if (accounts.signupOpen) await app.register(signupRoutes, { ctx: accounts });
   await app.register(tasksRoutes, { ctx: tasks });
+  await app.register(taskViewRoutes, { ctx: tasks });
   await app.register(inboxRoutes, { db, dialect: ctx.dialect, clock: ctx.clock });
   await app.register(languageRoutes);
   await app.register(homeRoutes);

@@ -102,6 +102,8 @@ type TaskRowView = {
   inFlight: boolean;
   /** the address of document.md when the row offers Preview */
   preview: string;
+  /** the result view of a finished task */
+  view: string;
 };
 
 function taskRowView(locale: Locale, text: Text, names: Intl.DisplayNames, task: TaskView): TaskRowView {
@@ -127,12 +129,13 @@ function taskRowView(locale: Locale, text: Text, names: Intl.DisplayNames, task:
     files: task.files.map((f) => ({ name: f.name, url: f.url, size: formatSize(locale, f.size) })),
     inFlight: !isTerminal(task.status),
     preview: preview ?? '',
+    view: task.status === 'finished' ? `/tasks/${task.kind}/${task.id}` : '',
   };
 }
 
 /** A row with nothing in it: the script's pattern for tasks that appear after the page loaded. */
 function blankRow(kind: TaskKind): TaskRowView {
-  return { id: '', kind, status: 'queued', statusText: '', name: '', created: '', languages: '', progress: { done: 0, total: 0, text: '' }, times: [], error: '', files: [], inFlight: true, preview: '' };
+  return { id: '', kind, status: 'queued', statusText: '', name: '', created: '', languages: '', progress: { done: 0, total: 0, text: '' }, times: [], error: '', files: [], inFlight: true, preview: '', view: '' };
 }
 
 export const tasksRoutes: FastifyPluginAsync<{ ctx: TaskContext }> = async (app, { ctx }) => {

@@ -178,6 +178,12 @@
     button(row, 'delete').hidden = inFlight || confirming;
     if (inFlight) row.querySelector('.task-confirm').hidden = true;
     button(row, 'preview').hidden = !preview;
+    // The result view of a finished task (page images beside the result).
+    const view = row.querySelector('[data-role="view"]');
+    if (view) {
+      view.hidden = task.status !== 'finished';
+      view.setAttribute('href', task.status === 'finished' ? `/tasks/${task.kind}/${task.id}` : '');
+    }
     button(row, 'preview').dataset.url = preview ? preview.url : '';
 
     // A button that just disappeared (Cancel once the task ended) hands focus to the row's next step.
