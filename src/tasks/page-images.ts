@@ -2,8 +2,8 @@
 // PDF or of its translated.pdf, drawn by poppler's pdftoppm on first request — without a shell,
 // under a time and an address-space limit — and kept in object storage beside the task's files
 // (`tasks/<id>/pages/…`), so every later view of that page is one read. Measured on this machine:
-// a first render of an A4 text page takes about 0.1–0.2 s, a cached one a few milliseconds; a
-// cached page is 60–150 kB. The cache goes with the task (deleteTaskRecord, account deletion).
+// a first render of a typeset text page (the booktabs manual) takes about 0.2 s and is about
+// 170 kB. The cache goes with the task (deleteTaskRecord, account deletion).
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
