@@ -155,6 +155,8 @@ test('OCR words become TextRuns in page points: a line shares one baseline, boxe
   assert.ok(Math.abs((runs[0]?.y ?? 0) - (842 - 650 * 0.24 + 0.2 * (60 * 0.24 * 0.85))) < 1e-9);
 });
 
+const CAPTION = 'Figure 1. A page drawn as an image.';
+
 /** A page with a photo-like image (a render of another page) and its caption below it. */
 async function picturePdf(): Promise<{ pdf: Buffer; box: { l: number; t: number; r: number } }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'signet-picture-'));
@@ -168,7 +170,8 @@ async function picturePdf(): Promise<{ pdf: Buffer; box: { l: number; t: number;
     const done = new Promise<Buffer>((resolve) => doc.on('end', () => resolve(Buffer.concat(chunks))));
     doc.font('Helvetica').fontSize(12).text('A page with one figure and its caption.', 56, 80);
     doc.image(png, 100, 200, { width: 200 });
-    doc.font('Helvetica').fontSize(10).text('Figure 1. A page drawn as an image.', 100, 500);
+    doc.font('Helvetica').fontSize(10).text(CAPTION, 100, 500);
+    doc.font('Helvetica').fontSize(12).text('The text goes on below the figure, as it does in a report. '.repeat(4), 56, 540, { width: 480 });
     doc.end();
     return { pdf: await done, box: { l: 100, t: 842 - 200, r: 300 } };
   } finally {
@@ -181,7 +184,7 @@ describe('pictures', { skip: popplerSkip }, () => {
   const objects = openObjectStore(parseStorageUrl(`file:${storeDir}`));
   after(() => rmSync(storeDir, { recursive: true, force: true }));
 
-  test('issue 17: "picture exported with caption" (export half) — an embedded image becomes pictures/page-1-1.png, stored as a result file with its box, and discarded with the run', async () => {
+  test('issue 17: "picture exported with caption" — an embedded image becomes pictures/page-1-1.png, stored as a result file with its box, referenced with its caption, and discarded with the run', async () => {
     const { pdf, box } = await picturePdf();
     const id = 'picture-task';
     await objects.put(sourceKey(id), pdf);
@@ -197,6 +200,16 @@ describe('pictures', { skip: popplerSkip }, () => {
     assert.equal(png.subarray(1, 4).toString('latin1'), 'PNG');
     // 200 points wide at 150 dpi ≈ 417 pixels (IHDR width at byte 16).
     assert.ok(Math.abs(png.readUInt32BE(16) - (200 * 150) / 72) <= 2, `width ${png.readUInt32BE(16)}`);
+    const stored = async (name: string) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of (await objects.get(`tasks/${id}/${name}`)).body) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks).toString('utf8');
+    };
+    assert.ok((await stored('document.md')).includes(`![${CAPTION}](pictures/page-1-1.png)`), await stored('document.md'));
+    const json = JSON.parse(await stored('document.json')) as { pictures: Array<{ image?: { uri: string }; captions: Array<{ $ref: string }> }>; texts: Array<{ self_ref: string; text: string }> };
+    assert.equal(json.pictures[0]?.image?.uri, 'pictures/page-1-1.png');
+    const captionRef = json.pictures[0]?.captions[0]?.$ref;
+    assert.equal(json.texts.find((t) => t.self_ref === captionRef)?.text, CAPTION);
     await discardResults(objects, id);
     assert.deepEqual(await objects.list(`tasks/${id}/`), [sourceKey(id)]);
     // The picture's box is where it was drawn.
