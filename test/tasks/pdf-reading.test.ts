@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import PDFKit from 'pdfkit';
 import type { ParsedDocument } from '../../src/tasks/engines/document.ts';
 import { wordsToRuns } from '../../src/tasks/engines/ocr/ocr.ts';
-import { parseTsv } from '../../src/tasks/engines/ocr/tesseract.ts';
+import { parseHocr } from '../../src/tasks/engines/ocr/tesseract.ts';
 import { extractDocument } from '../../src/tasks/engines/pdf/extract.ts';
 import { PdfReader } from '../../src/tasks/engines/pdf/reader-client.ts';
 import { discardResults, runTask } from '../../src/tasks/run-task.ts';
@@ -142,17 +142,27 @@ test('issue 17: "if no OCR engine is installed, the task still finishes" and say
   assert.deepEqual(doc.pages[1]?.notes, doc.notes);
 });
 
-test('OCR words become TextRuns in page points: a line shares one baseline, boxes scale by 72/dpi', () => {
-  const tsv = ['level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext', '5\t1\t1\t1\t1\t1\t300\t600\t200\t50\t96\tHello', '5\t1\t1\t1\t1\t2\t540\t590\t250\t60\t95\tworld', '5\t1\t1\t1\t2\t1\t300\t700\t100\t50\t-1\t '].join('\n');
-  const runs = wordsToRuns(parseTsv(tsv), 300, 842);
-  assert.equal(runs.length, 2);
-  assert.equal(runs[0]?.text, 'Hello ');
-  assert.equal(runs[1]?.text, 'world');
+test('OCR words become TextRuns in page points: a line shares its measured baseline and size, boxes scale by 72/dpi, a misread bullet is a bullet', () => {
+  const hocr = `<div class='ocr_page' id='page_1' title='image "x"; bbox 0 0 2481 3508'>
+     <span class='ocr_line' id='line_1_1' title="bbox 300 590 790 650; baseline 0 -10; x_size 47; x_descenders 10; x_ascenders 9">
+      <span class='ocrx_word' id='word_1_1' title='bbox 300 600 500 650; x_wconf 96'>Hello</span>
+      <span class='ocrx_word' id='word_1_2' title='bbox 540 590 790 650; x_wconf 95'>w&amp;rld</span>
+     </span>
+     <span class='ocr_header' id='line_1_2' title="bbox 300 700 900 760; baseline 0 -12; x_size 78">
+      <span class='ocrx_word' id='word_1_3' title='bbox 300 700 330 740; x_wconf 60'>«</span>
+      <span class='ocrx_word' id='word_1_4' title='bbox 360 700 900 760; x_wconf 91'>Item</span>
+     </span></div>`;
+  const words = parseHocr(hocr);
+  assert.deepEqual(words.map((w) => w.text), ['Hello', 'w&rld', '«', 'Item']);
+  const runs = wordsToRuns(words, 300, 842);
+  assert.deepEqual(runs.map((r) => r.text), ['Hello ', 'w&rld', '• ', 'Item']);
   assert.equal(runs[0]?.y, runs[1]?.y);
+  assert.ok(Math.abs((runs[0]?.y ?? 0) - (842 - 640 * 0.24)) < 1e-9, 'baseline: the line box bottom 650 less 10 pixels');
+  assert.ok(Math.abs((runs[0]?.size ?? 0) - 47 * 0.24 * 1.065) < 1e-9, 'size from x_size');
+  assert.ok((runs[2]?.size ?? 0) > (runs[0]?.size ?? 0) * 1.5, 'a larger line keeps its larger size');
   assert.equal(runs[0]?.x, 72);
   assert.equal(runs[1]?.width, 60);
   assert.equal(runs[1]?.hasEOL, true);
-  assert.ok(Math.abs((runs[0]?.y ?? 0) - (842 - 650 * 0.24 + 0.2 * (60 * 0.24 * 0.85))) < 1e-9);
 });
 
 const CAPTION = 'Figure 1. A page drawn as an image.';
