@@ -11,6 +11,8 @@ import PDFKit from 'pdfkit';
 import type { ParsedDocument } from '../../src/tasks/engines/document.ts';
 import { wordsToRuns } from '../../src/tasks/engines/ocr/ocr.ts';
 import { parseHocr } from '../../src/tasks/engines/ocr/tesseract.ts';
+import { parsePgm, rulesInImage } from '../../src/tasks/engines/ocr/image-rules.ts';
+import { runDocparse } from '../../src/tasks/engines/docparse.ts';
 import { extractDocument } from '../../src/tasks/engines/pdf/extract.ts';
 import { PdfReader } from '../../src/tasks/engines/pdf/reader-client.ts';
 import { discardResults, runTask } from '../../src/tasks/run-task.ts';
@@ -93,6 +95,15 @@ describe('scanned pages', { skip: ocrSkip }, () => {
     assert.ok((heading?.bbox.t ?? 0) > 700, 'the heading is at the top of the page as shown');
   });
 
+  test('issue 17: "tables work on scans too" — a ruled table on a scanned page keeps its grid (rules found in the image)', async () => {
+    const sample = await PDFDocument.load(await samplePdf());
+    const one = await PDFDocument.create();
+    const [tablePage] = await one.copyPages(sample, [2]);
+    if (tablePage) one.addPage(tablePage);
+    const { markdown } = await runDocparse(await scanPdf(await one.save(), 300), {});
+    assert.ok(markdown.includes('| Name | Score | Grade |\n| --- | --- | --- |\n| Alice | 91 | A |\n| Bob | 78 | C |'), markdown);
+  });
+
   test('issue 17: "mixed document" — text-layer pages keep their real text, only the scanned page is read by OCR', async () => {
     const doc = await extractDocument(await joinPdfs(prose, scan, prose));
     assert.deepEqual(doc.pages.map((p) => p.textSource), ['text-layer', 'ocr', 'text-layer']);
@@ -100,6 +111,27 @@ describe('scanned pages', { skip: ocrSkip }, () => {
     assert.ok(wordRecall(PROSE.join(' '), docText(doc, 2)) >= 0.9);
     assert.ok(docText(doc, 3).includes(PROSE[1] ?? ''));
   });
+});
+
+test('rules in a scanned image: a thin long dark band is a rule; letters, short dashes and a thick block are not', () => {
+  const [width, height] = [600, 400];
+  const pixels = new Uint8Array(width * height).fill(255);
+  const paint = (x0: number, y0: number, x1: number, y1: number) => {
+    for (let y = y0; y < y1; y += 1) for (let x = x0; x < x1; x += 1) pixels[y * width + x] = 0;
+  };
+  paint(50, 100, 550, 103); // a horizontal rule, 3 px thick, 500 px long
+  paint(300, 150, 302, 390); // a vertical rule, 240 px long
+  paint(50, 200, 120, 202); // a dash shorter than half an inch (150 px at 300 dpi)
+  paint(350, 200, 550, 300); // a thick block (a photo, shading)
+  const header = Buffer.from(`P5\n${width} ${height}\n255\n`, 'latin1');
+  const image = parsePgm(Buffer.concat([header, pixels]));
+  assert.ok(image);
+  const rules = rulesInImage(image, 300, (height * 72) / 300);
+  const round = (n: number) => Math.round(n * 10) / 10;
+  assert.deepEqual(rules.map((r) => [r.x1, r.y1, r.x2, r.y2].map(round)), [
+    [12, round(96 - 101.5 * 0.24), 132, round(96 - 101.5 * 0.24)],
+    [72.2, round(96 - 390 * 0.24), 72.2, round(96 - 150 * 0.24)],
+  ]);
 });
 
 describe('scanned Chinese', { skip: ocrSkip || skipUnlessAvailable('tesseract (chi_sim)', chineseMissing()) }, () => {
