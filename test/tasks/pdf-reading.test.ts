@@ -10,7 +10,9 @@ import { after, before, describe, test } from 'node:test';
 import PDFKit from 'pdfkit';
 import type { ParsedDocument } from '../../src/tasks/engines/document.ts';
 import { wordsToRuns } from '../../src/tasks/engines/ocr/ocr.ts';
-import { parseTsv } from '../../src/tasks/engines/ocr/tesseract.ts';
+import { parseHocr } from '../../src/tasks/engines/ocr/tesseract.ts';
+import { parsePgm, rulesInImage } from '../../src/tasks/engines/ocr/image-rules.ts';
+import { runDocparse } from '../../src/tasks/engines/docparse.ts';
 import { extractDocument } from '../../src/tasks/engines/pdf/extract.ts';
 import { PdfReader } from '../../src/tasks/engines/pdf/reader-client.ts';
 import { discardResults, runTask } from '../../src/tasks/run-task.ts';
@@ -93,6 +95,15 @@ describe('scanned pages', { skip: ocrSkip }, () => {
     assert.ok((heading?.bbox.t ?? 0) > 700, 'the heading is at the top of the page as shown');
   });
 
+  test('issue 17: "tables work on scans too" — a ruled table on a scanned page keeps its grid (rules found in the image)', async () => {
+    const sample = await PDFDocument.load(await samplePdf());
+    const one = await PDFDocument.create();
+    const [tablePage] = await one.copyPages(sample, [2]);
+    if (tablePage) one.addPage(tablePage);
+    const { markdown } = await runDocparse(await scanPdf(await one.save(), 300), {});
+    assert.ok(markdown.includes('| Name | Score | Grade |\n| --- | --- | --- |\n| Alice | 91 | A |\n| Bob | 78 | C |'), markdown);
+  });
+
   test('issue 17: "mixed document" — text-layer pages keep their real text, only the scanned page is read by OCR', async () => {
     const doc = await extractDocument(await joinPdfs(prose, scan, prose));
     assert.deepEqual(doc.pages.map((p) => p.textSource), ['text-layer', 'ocr', 'text-layer']);
@@ -100,6 +111,27 @@ describe('scanned pages', { skip: ocrSkip }, () => {
     assert.ok(wordRecall(PROSE.join(' '), docText(doc, 2)) >= 0.9);
     assert.ok(docText(doc, 3).includes(PROSE[1] ?? ''));
   });
+});
+
+test('rules in a scanned image: a thin long dark band is a rule; letters, short dashes and a thick block are not', () => {
+  const [width, height] = [600, 400];
+  const pixels = new Uint8Array(width * height).fill(255);
+  const paint = (x0: number, y0: number, x1: number, y1: number) => {
+    for (let y = y0; y < y1; y += 1) for (let x = x0; x < x1; x += 1) pixels[y * width + x] = 0;
+  };
+  paint(50, 100, 550, 103); // a horizontal rule, 3 px thick, 500 px long
+  paint(300, 150, 302, 390); // a vertical rule, 240 px long
+  paint(50, 200, 120, 202); // a dash shorter than half an inch (150 px at 300 dpi)
+  paint(350, 200, 550, 300); // a thick block (a photo, shading)
+  const header = Buffer.from(`P5\n${width} ${height}\n255\n`, 'latin1');
+  const image = parsePgm(Buffer.concat([header, pixels]));
+  assert.ok(image);
+  const rules = rulesInImage(image, 300, (height * 72) / 300);
+  const round = (n: number) => Math.round(n * 10) / 10;
+  assert.deepEqual(rules.map((r) => [r.x1, r.y1, r.x2, r.y2].map(round)), [
+    [12, round(96 - 101.5 * 0.24), 132, round(96 - 101.5 * 0.24)],
+    [72.2, round(96 - 390 * 0.24), 72.2, round(96 - 150 * 0.24)],
+  ]);
 });
 
 describe('scanned Chinese', { skip: ocrSkip || skipUnlessAvailable('tesseract (chi_sim)', chineseMissing()) }, () => {
@@ -142,18 +174,30 @@ test('issue 17: "if no OCR engine is installed, the task still finishes" and say
   assert.deepEqual(doc.pages[1]?.notes, doc.notes);
 });
 
-test('OCR words become TextRuns in page points: a line shares one baseline, boxes scale by 72/dpi', () => {
-  const tsv = ['level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext', '5\t1\t1\t1\t1\t1\t300\t600\t200\t50\t96\tHello', '5\t1\t1\t1\t1\t2\t540\t590\t250\t60\t95\tworld', '5\t1\t1\t1\t2\t1\t300\t700\t100\t50\t-1\t '].join('\n');
-  const runs = wordsToRuns(parseTsv(tsv), 300, 842);
-  assert.equal(runs.length, 2);
-  assert.equal(runs[0]?.text, 'Hello ');
-  assert.equal(runs[1]?.text, 'world');
+test('OCR words become TextRuns in page points: a line shares its measured baseline and size, boxes scale by 72/dpi, a misread bullet is a bullet', () => {
+  const hocr = `<div class='ocr_page' id='page_1' title='image "x"; bbox 0 0 2481 3508'>
+     <span class='ocr_line' id='line_1_1' title="bbox 300 590 790 650; baseline 0 -10; x_size 47; x_descenders 10; x_ascenders 9">
+      <span class='ocrx_word' id='word_1_1' title='bbox 300 600 500 650; x_wconf 96'>Hello</span>
+      <span class='ocrx_word' id='word_1_2' title='bbox 540 590 790 650; x_wconf 95'>w&amp;rld</span>
+     </span>
+     <span class='ocr_header' id='line_1_2' title="bbox 300 700 900 760; baseline 0 -12; x_size 78">
+      <span class='ocrx_word' id='word_1_3' title='bbox 300 700 330 740; x_wconf 60'>«</span>
+      <span class='ocrx_word' id='word_1_4' title='bbox 360 700 900 760; x_wconf 91'>Item</span>
+     </span></div>`;
+  const words = parseHocr(hocr);
+  assert.deepEqual(words.map((w) => w.text), ['Hello', 'w&rld', '«', 'Item']);
+  const runs = wordsToRuns(words, 300, 842);
+  assert.deepEqual(runs.map((r) => r.text), ['Hello ', 'w&rld', '• ', 'Item']);
   assert.equal(runs[0]?.y, runs[1]?.y);
+  assert.ok(Math.abs((runs[0]?.y ?? 0) - (842 - 640 * 0.24)) < 1e-9, 'baseline: the line box bottom 650 less 10 pixels');
+  assert.ok(Math.abs((runs[0]?.size ?? 0) - 47 * 0.24 * 1.065) < 1e-9, 'size from x_size');
+  assert.ok((runs[2]?.size ?? 0) > (runs[0]?.size ?? 0) * 1.5, 'a larger line keeps its larger size');
   assert.equal(runs[0]?.x, 72);
   assert.equal(runs[1]?.width, 60);
   assert.equal(runs[1]?.hasEOL, true);
-  assert.ok(Math.abs((runs[0]?.y ?? 0) - (842 - 650 * 0.24 + 0.2 * (60 * 0.24 * 0.85))) < 1e-9);
 });
+
+const CAPTION = 'Figure 1. A page drawn as an image.';
 
 /** A page with a photo-like image (a render of another page) and its caption below it. */
 async function picturePdf(): Promise<{ pdf: Buffer; box: { l: number; t: number; r: number } }> {
@@ -168,7 +212,8 @@ async function picturePdf(): Promise<{ pdf: Buffer; box: { l: number; t: number;
     const done = new Promise<Buffer>((resolve) => doc.on('end', () => resolve(Buffer.concat(chunks))));
     doc.font('Helvetica').fontSize(12).text('A page with one figure and its caption.', 56, 80);
     doc.image(png, 100, 200, { width: 200 });
-    doc.font('Helvetica').fontSize(10).text('Figure 1. A page drawn as an image.', 100, 500);
+    doc.font('Helvetica').fontSize(10).text(CAPTION, 100, 500);
+    doc.font('Helvetica').fontSize(12).text('The text goes on below the figure, as it does in a report. '.repeat(4), 56, 540, { width: 480 });
     doc.end();
     return { pdf: await done, box: { l: 100, t: 842 - 200, r: 300 } };
   } finally {
@@ -181,7 +226,7 @@ describe('pictures', { skip: popplerSkip }, () => {
   const objects = openObjectStore(parseStorageUrl(`file:${storeDir}`));
   after(() => rmSync(storeDir, { recursive: true, force: true }));
 
-  test('issue 17: "picture exported with caption" (export half) — an embedded image becomes pictures/page-1-1.png, stored as a result file with its box, and discarded with the run', async () => {
+  test('issue 17: "picture exported with caption" — an embedded image becomes pictures/page-1-1.png, stored as a result file with its box, referenced with its caption, and discarded with the run', async () => {
     const { pdf, box } = await picturePdf();
     const id = 'picture-task';
     await objects.put(sourceKey(id), pdf);
@@ -197,6 +242,16 @@ describe('pictures', { skip: popplerSkip }, () => {
     assert.equal(png.subarray(1, 4).toString('latin1'), 'PNG');
     // 200 points wide at 150 dpi ≈ 417 pixels (IHDR width at byte 16).
     assert.ok(Math.abs(png.readUInt32BE(16) - (200 * 150) / 72) <= 2, `width ${png.readUInt32BE(16)}`);
+    const stored = async (name: string) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of (await objects.get(`tasks/${id}/${name}`)).body) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks).toString('utf8');
+    };
+    assert.ok((await stored('document.md')).includes(`![${CAPTION}](pictures/page-1-1.png)`), await stored('document.md'));
+    const json = JSON.parse(await stored('document.json')) as { pictures: Array<{ image?: { uri: string }; captions: Array<{ $ref: string }> }>; texts: Array<{ self_ref: string; text: string }> };
+    assert.equal(json.pictures[0]?.image?.uri, 'pictures/page-1-1.png');
+    const captionRef = json.pictures[0]?.captions[0]?.$ref;
+    assert.equal(json.texts.find((t) => t.self_ref === captionRef)?.text, CAPTION);
     await discardResults(objects, id);
     assert.deepEqual(await objects.list(`tasks/${id}/`), [sourceKey(id)]);
     // The picture's box is where it was drawn.

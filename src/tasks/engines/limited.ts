@@ -27,6 +27,13 @@ export const seconds = (ms: number) => String(ms < 10_000 ? Math.round(ms / 100)
 /** Output larger than this is not a page's OCR text or a picture; the program is stopped. */
 const MAX_OUTPUT = 64 * 1024 * 1024;
 
+/** A small environment: no secrets of the worker reach the program; tesseract's data path if the operator set one. */
+function programEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', OMP_THREAD_LIMIT: '1', LC_ALL: 'C' };
+  if (process.env.TESSDATA_PREFIX) env.TESSDATA_PREFIX = process.env.TESSDATA_PREFIX;
+  return env;
+}
+
 /**
  * Runs `program args…` under prlimit (address space and a CPU-seconds backstop) with a timeout;
  * resolves with stdout. Rejects with LimitedProgramError saying which limit was hit.
@@ -38,7 +45,7 @@ export function runLimited(program: string, args: string[], limits: Limits): Pro
     execFile(
       'prlimit',
       wrapped,
-      { shell: false, timeout: limits.timeoutMs, killSignal: 'SIGKILL', maxBuffer: MAX_OUTPUT, encoding: 'buffer', signal: limits.signal, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', OMP_THREAD_LIMIT: '1', LC_ALL: 'C' } },
+      { shell: false, timeout: limits.timeoutMs, killSignal: 'SIGKILL', maxBuffer: MAX_OUTPUT, encoding: 'buffer', signal: limits.signal, env: programEnv() },
       (error, stdout, stderr) => {
         if (!error) return resolve(stdout);
         if (limits.signal?.aborted) return reject(limits.signal.reason);

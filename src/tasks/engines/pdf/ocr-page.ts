@@ -5,6 +5,7 @@ import { rm } from 'node:fs/promises';
 import type { BoundingBox } from '../document.ts';
 import type { PageContent } from '../layout.ts';
 import { LimitedProgramError, type Limits } from '../limited.ts';
+import { rulesInPgm } from '../ocr/image-rules.ts';
 import { meanConfidence, wordsToRuns, type OcrEngine, type OcrWord } from '../ocr/ocr.ts';
 import { displayedBox, displayedSize, renderPageGray } from './render.ts';
 
@@ -66,7 +67,9 @@ export async function ocrPage(job: OcrPageJob): Promise<{ content: PageContent; 
     const notes = rendered.dpi < OCR_DPI ? [`Page ${pageNo} is very large, so it was read by OCR at ${rendered.dpi} dpi instead of ${OCR_DPI}; its text may be incomplete.`] : [];
     if (words.length === 0) notes.push(`Page ${pageNo} has no text layer and OCR found no text on it.`);
     const runs = wordsToRuns(words, rendered.dpi, shown.height);
-    return { content: { ...content, ...shown, runs, rulings: [], images, textSource: 'ocr', ...(notes.length ? { notes } : {}) }, languages };
+    // The scan's drawn rules (a ruled table's grid) come from the image, as the text layer's come from the operators.
+    const rulings = await rulesInPgm(rendered.file, rendered.dpi, shown.height);
+    return { content: { ...content, ...shown, runs, rulings, images, textSource: 'ocr', ...(notes.length ? { notes } : {}) }, languages };
   } catch (error) {
     if (error instanceof LimitedProgramError) return without(`reading it by OCR failed (${error.message})`);
     throw error;

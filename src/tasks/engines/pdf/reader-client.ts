@@ -167,7 +167,8 @@ export class PdfReader {
     const { child, limits } = this;
     return new Promise<T>((resolve, reject) => {
       let settled = false;
-      const finish = (error: unknown, value?: T) => {
+      // `answered`: the reader itself reported the error, so it is sound and may serve the next document.
+      const finish = (error: unknown, value?: T, answered = false) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
@@ -181,7 +182,7 @@ export class PdfReader {
           return;
         }
         if (error !== undefined) {
-          this.failed = true;
+          if (!answered) this.failed = true;
           this.close();
           reject(error);
           return;
@@ -193,8 +194,8 @@ export class PdfReader {
       const onMessage = (message: { error?: ReaderError } & Record<string, unknown>) => {
         if (!message.error) return finish(undefined, message as T);
         const { kind, message: text } = message.error;
-        if (kind === 'not_a_pdf') finish(new NotAPdfError(text));
-        else if (kind === 'unreadable') finish(new UnreadablePdfError(text));
+        if (kind === 'not_a_pdf') finish(new NotAPdfError(text), undefined, true);
+        else if (kind === 'unreadable') finish(new UnreadablePdfError(text), undefined, true);
         else if ('page' in request) finish(new PageUnreadableError(`The PDF could not be read (${what}: ${text}); re-export or repair it, then upload it again.`, text));
         else finish(new UnreadablePdfError(`The PDF could not be read (${what}: ${text}); re-export or repair it, then upload it again.`));
       };

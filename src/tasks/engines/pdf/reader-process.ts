@@ -27,7 +27,9 @@ async function handle(request: ReaderRequest): Promise<void> {
       current = undefined;
       await open?.close();
     } else if ('open' in request) {
-      await current?.close();
+      const previous = current;
+      current = undefined;
+      await previous?.close();
       current = await openPdf(await readFile(request.open));
       send({ opened: current.pdf.numPages });
     } else {
