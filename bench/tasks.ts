@@ -2,7 +2,11 @@
 // processes, for 1, 2 and 3 workers, on SQLite + local files and on PostgreSQL + S3 (s3rver on
 // loopback), with where each task's time went (the workers' "task ended" lines carry per-stage
 // milliseconds: claim, read source, engine, store results, record outcome).
+// With --kind translate the tasks are translations through an OpenAI-compatible engine on loopback
+// that answers each request after --latency-ms (a remote model's latency), for each worker
+// concurrency in --concurrency (SIGNET_WORKER_CONCURRENCY): what running translations side by side buys.
 //   node bench/tasks.ts [--tasks 30] [--workers 1,2,3] [--targets sqlite,postgres] [--json FILE]
+//   node bench/tasks.ts --kind translate --tasks 12 --workers 1 --concurrency 1,4 --latency-ms 500
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,14 +17,26 @@ import { createAccount } from '../src/accounts/accounts.ts';
 import { systemClock } from '../src/config/clock.ts';
 import { openObjectStore, parseStorageUrl } from '../src/storage/open.ts';
 import { createTask, type TaskContext } from '../src/tasks/tasks.ts';
+import { createTranslator } from '../src/tasks/engines/translate/create.ts';
 import { SIGNET_BIN } from '../test/helpers/cli.ts';
 import { postgresDatabase, sqliteDatabase, type TestDatabase } from '../test/helpers/databases.ts';
 import { plainPdf } from '../test/helpers/pdfs.ts';
 import { startS3, type TestS3 } from '../test/helpers/s3.ts';
+import { startOpenAiServer } from '../test/helpers/translation-servers.ts';
 
 const { values } = parseArgs({
-  options: { tasks: { type: 'string', default: '30' }, workers: { type: 'string', default: '1,2,3' }, targets: { type: 'string', default: 'sqlite,postgres' }, json: { type: 'string' } },
+  options: {
+    tasks: { type: 'string', default: '30' },
+    workers: { type: 'string', default: '1,2,3' },
+    targets: { type: 'string', default: 'sqlite,postgres' },
+    json: { type: 'string' },
+    kind: { type: 'string', default: 'docparse' },
+    concurrency: { type: 'string', default: '1' },
+    'latency-ms': { type: 'string', default: '500' },
+  },
 });
+const KIND = values.kind === 'translate' ? 'translate' : 'docparse';
+const engine = KIND === 'translate' ? await startOpenAiServer({ latencyMs: Number(values['latency-ms']) }) : undefined;
 const TASKS = Number(values.tasks);
 const PAGES = 3;
 const STAGES = ['claimMs', 'readMs', 'engineMs', 'storeMs', 'recordMs'] as const;
@@ -41,7 +57,7 @@ async function openTarget(name: string): Promise<Target> {
 
 type Worker = { child: ChildProcess; ended: Array<Record<string, number>>; exited: Promise<void> };
 
-function startWorker(target: Target): Worker {
+function startWorker(target: Target, concurrency: number): Worker {
   const child = spawn(process.execPath, [SIGNET_BIN, 'worker', '--only', 'tasks'], {
     env: {
       PATH: process.env.PATH ?? '',
@@ -52,6 +68,8 @@ function startWorker(target: Target): Worker {
       SIGNET_SECRET: 'bench-tasks-secret-bench-tasks-secret-0123',
       SIGNET_LOG_LEVEL: 'info',
       SIGNET_METRICS_ADDR: 'off',
+      SIGNET_WORKER_CONCURRENCY: String(concurrency),
+      ...(engine ? { SIGNET_TRANSLATE_ENGINE: 'openai', SIGNET_TRANSLATE_URL: engine.url, SIGNET_TRANSLATE_MODEL: 'bench-model' } : {}),
       AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? 'S3RVER',
       AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? 'S3RVER',
       AWS_REGION: 'us-east-1',
@@ -72,25 +90,35 @@ function startWorker(target: Target): Worker {
   return { child, ended, exited: new Promise((resolve) => child.once('exit', () => resolve())) };
 }
 
-async function run(target: Target, workerCount: number, pdf: Buffer): Promise<Record<string, unknown>> {
+async function run(target: Target, workerCount: number, concurrency: number, pdf: Buffer): Promise<Record<string, unknown>> {
   const { db, dialect } = target.database;
   const person = await createAccount(db, systemClock, { email: `bench-${workerCount}-${Date.now()}@example.com`, password: 'correct horse battery' });
-  const ctx: TaskContext = { db, dialect, clock: systemClock, objects: openObjectStore(parseStorageUrl(target.storageUrl)), translator: undefined, uploadMaxBytes: 50 * 1024 * 1024 };
+  const ctx: TaskContext = { db, dialect, clock: systemClock, objects: openObjectStore(parseStorageUrl(target.storageUrl)), translator: engine ? createTranslator({ engine: 'openai', url: engine.url, model: 'bench-model', apiKey: undefined }) : undefined, uploadMaxBytes: 50 * 1024 * 1024 };
   // Workers first, given 3 s to start (Node, the schema check, a warm PDF reader): the figure is
   // throughput, not start-up. The clock runs from the first upload to the last task's end.
-  const workers = Array.from({ length: workerCount }, () => startWorker(target));
+  const workers = Array.from({ length: workerCount }, () => startWorker(target, concurrency));
   await new Promise((resolve) => setTimeout(resolve, 3_000));
   const started = performance.now();
   const ids: string[] = [];
   for (let i = 0; i < TASKS; i += 1) {
-    const task = await createTask(ctx, { sub: person.sub, kind: 'docparse', locale: 'en', upload: { fileName: `t${i}.pdf`, file: Readable.from([pdf]), tooLarge: () => false }, options: async () => undefined });
+    const task = await createTask(ctx, {
+      sub: person.sub,
+      kind: KIND,
+      locale: 'en',
+      upload: { fileName: `t${i}.pdf`, file: Readable.from([pdf]), tooLarge: () => false },
+      options: async () => (KIND === 'translate' ? { source: 'en', target: 'es' } : undefined),
+    });
     ids.push(task.id);
   }
   let done = 0;
+  let failed = 0;
   while (done < TASKS) {
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const rows = await db.selectFrom('tasks').select(['status']).where('id', 'in', ids).execute();
+    const rows = await db.selectFrom('tasks').select(['status', 'error']).where('id', 'in', ids).execute();
+    const firstError = rows.find((r) => r.status === 'failed')?.error;
+    if (firstError && failed === 0) console.error(`a task failed: ${firstError}`);
     done = rows.filter((r) => r.status === 'finished' || r.status === 'failed').length;
+    failed = rows.filter((r) => r.status === 'failed').length;
     if (performance.now() - started > 300_000) throw new Error(`only ${done} of ${TASKS} tasks ended in 300 s`);
   }
   const seconds = (performance.now() - started) / 1000;
@@ -101,11 +129,14 @@ async function run(target: Target, workerCount: number, pdf: Buffer): Promise<Re
   const mean = (stage: Stage) => Math.round((stages.reduce((sum, s) => sum + (s[stage] ?? 0), 0) / Math.max(1, stages.length)) * 10) / 10;
   return {
     target: target.name,
+    kind: KIND,
     workers: workerCount,
+    concurrency,
     tasks: TASKS,
     seconds: Math.round(seconds * 100) / 100,
     tasks_per_s: Math.round((TASKS / seconds) * 100) / 100,
     pages_per_s: Math.round(((TASKS * PAGES) / seconds) * 10) / 10,
+    failed,
     notifications: Number(notifications?.n ?? 0),
     mean_ms: Object.fromEntries(STAGES.map((stage) => [stage.replace(/Ms$/, ''), mean(stage)])),
   };
@@ -117,9 +148,11 @@ for (const name of values.targets.split(',')) {
   const target = await openTarget(name);
   try {
     for (const count of values.workers.split(',').map(Number)) {
-      const result = await run(target, count, pdf);
-      results.push(result);
-      console.log(JSON.stringify(result));
+      for (const concurrency of values.concurrency.split(',').map(Number)) {
+        const result = await run(target, count, concurrency, pdf);
+        results.push(result);
+        console.log(JSON.stringify(result));
+      }
     }
   } finally {
     await target.s3?.dispose();
@@ -127,11 +160,12 @@ for (const name of values.targets.split(',')) {
     rmSync(target.dataDir, { recursive: true, force: true });
   }
 }
-console.log('\n| target | workers | tasks | seconds | tasks/s | pages/s | claim | read | engine | store | record (mean ms per task) |');
-console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+await engine?.close();
+console.log('\n| target | kind | workers | concurrency | tasks | seconds | tasks/s | pages/s | claim | read | engine | store | record (mean ms per task) |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of results) {
   const m = r.mean_ms as Record<string, number>;
-  console.log(`| ${String(r.target)} | ${String(r.workers)} | ${String(r.tasks)} | ${String(r.seconds)} | ${String(r.tasks_per_s)} | ${String(r.pages_per_s)} | ${m.claim} | ${m.read} | ${m.engine} | ${m.store} | ${m.record} |`);
+  console.log(`| ${String(r.target)} | ${String(r.kind)} | ${String(r.workers)} | ${String(r.concurrency)} | ${String(r.tasks)} | ${String(r.seconds)} | ${String(r.tasks_per_s)} | ${String(r.pages_per_s)} | ${m.claim} | ${m.read} | ${m.engine} | ${m.store} | ${m.record} |`);
 }
 if (values.json) writeFileSync(values.json, `${JSON.stringify({ at: new Date().toISOString(), results }, null, 2)}\n`);
 process.exit(0);

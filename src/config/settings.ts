@@ -82,6 +82,7 @@ const schema = z.object({
     .refine((v) => v === undefined || v === '' || /^file:/.test(v) || /^s3:\/\/[^/?]+/.test(v), 'expected file:PATH or s3://BUCKET?endpoint=URL&region=R'),
   SIGNET_UPLOAD_MAX_MB: wholeNumber('megabytes', 1, 10240, 50),
   SIGNET_WORKER_LEASE_SECONDS: wholeNumber('seconds', 2, 3600, 30),
+  SIGNET_WORKER_CONCURRENCY: wholeNumber('tasks', 1, 64, 1),
   SIGNET_SMTP_URL: z
     .string()
     .optional()
@@ -148,8 +149,8 @@ export type Settings = {
   mailFrom: string | undefined;
   /** The largest source PDF a task accepts, in bytes (SIGNET_UPLOAD_MAX_MB). */
   uploadMaxBytes: number;
-  /** a worker's claim on a task lasts this long without a heartbeat (a dead worker's task is retried after it) */
-  worker: { leaseSeconds: number };
+  /** a worker's claim on a task lasts this long without a heartbeat (a dead worker's task is retried after it); concurrency: tasks a worker runs at once (the extra slots take translation only) */
+  worker: { leaseSeconds: number; concurrency: number };
   /** apertium runs the local `apertium` command; the other two are HTTP services at `url`. */
   translate: { engine: (typeof TRANSLATE_ENGINES)[number] | undefined; url: string | undefined; model: string | undefined; apiKey: string | undefined };
   /** Key material from SIGNET_SECRET; undefined means "generate once into the data dir" (see secret.ts). */
@@ -239,7 +240,7 @@ export function parseSettings(env: Record<string, string | undefined>, cwd = pro
     storageUrl: s.SIGNET_STORAGE_URL || `file:${path.join(dataDir, 'objects')}`,
     shutdownMs: s.SIGNET_SHUTDOWN_SECONDS * 1000,
     uploadMaxBytes: s.SIGNET_UPLOAD_MAX_MB * 1024 * 1024,
-    worker: { leaseSeconds: s.SIGNET_WORKER_LEASE_SECONDS },
+    worker: { leaseSeconds: s.SIGNET_WORKER_LEASE_SECONDS, concurrency: s.SIGNET_WORKER_CONCURRENCY },
     smtpUrl: s.SIGNET_SMTP_URL || undefined,
     mailFrom: s.SIGNET_MAIL_FROM,
     translate: {

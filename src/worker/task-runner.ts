@@ -40,7 +40,17 @@ export type TaskRunnerOptions = {
   pollMs?: number;
   /** claims per task, a lease that expired counting as one */
   maxAttempts?: number;
+  /**
+   * Tasks this runner works on at once (SIGNET_WORKER_CONCURRENCY, default 1). The first slot takes
+   * every kind; the others take only translation tasks, whose time is mostly spent waiting on the
+   * translation engine (an HTTP service) — parsing is CPU-bound, and a second parse on the same core
+   * would only make both slower.
+   */
+  concurrency?: number;
 };
+
+/** Kinds whose engine waits on I/O, which the extra slots of a worker may run beside the first. */
+const WAITING_KINDS: readonly TaskKind[] = ['translate'];
 
 const ABANDONED = 'The worker running this task stopped repeatedly before it finished. Try again with a smaller file, or ask the operator to check the worker logs.';
 const INTERNAL = 'The task failed because of an internal error. Try again; if it fails again, ask the operator (the worker log has the details).';
@@ -63,7 +73,8 @@ export function startTaskRunner(deps: TaskRunnerDeps, options: TaskRunnerOptions
   const log = deps.logger.child({ worker: owner });
   // The first document then finds pdf.js loaded in an idle reader process (≈ 300 ms saved).
   warmReader();
-  let current: AbortController | undefined;
+  const running = new Set<AbortController>();
+  let stopping = false;
 
   async function failAbandoned(): Promise<void> {
     const now = deps.clock();
@@ -76,7 +87,7 @@ export function startTaskRunner(deps: TaskRunnerDeps, options: TaskRunnerOptions
 
   async function execute(task: store.TaskRow, claimMs: number): Promise<void> {
     const controller = new AbortController();
-    current = controller;
+    running.add(controller);
     let progress = { done: 0, total: task.source_pages };
     const beat = async () => {
       const held = await store.heartbeat(deps.db, { id: task.id, owner, now: deps.clock(), leaseMs, progress }).catch(() => true);
@@ -107,7 +118,7 @@ export function startTaskRunner(deps: TaskRunnerDeps, options: TaskRunnerOptions
       await settleFailure(task, controller, error);
     } finally {
       clearInterval(timer);
-      current = undefined;
+      running.delete(controller);
     }
   }
 
@@ -116,8 +127,8 @@ export function startTaskRunner(deps: TaskRunnerDeps, options: TaskRunnerOptions
     if (controller.signal.aborted) {
       // Cancelled, taken over, or this worker is stopping: nothing of this run is kept.
       await discardResults(deps.objects, task.id).catch(() => {});
-      if (loop.stopping) await store.giveBack(deps.db, { id: task.id, owner, now }).catch(() => {});
-      log.info({ task: task.id, reason: loop.stopping ? 'worker stopping: given back' : 'cancelled' }, 'task stopped');
+      if (stopping) await store.giveBack(deps.db, { id: task.id, owner, now }).catch(() => {});
+      log.info({ task: task.id, reason: stopping ? 'worker stopping: given back' : 'cancelled' }, 'task stopped');
       return;
     }
     const message = failureMessage(error);
@@ -137,20 +148,33 @@ export function startTaskRunner(deps: TaskRunnerDeps, options: TaskRunnerOptions
     });
   }
 
-  const loop = startPollLoop({
-    pollMs,
-    log,
-    errorLine: 'worker loop error; retrying',
-    step: async () => {
-      await failAbandoned();
-      const claiming = performance.now();
-      const task = await store.claimTask(deps.db, deps.dialect, { owner, now: deps.clock(), leaseMs, maxAttempts, kinds });
-      if (!task) return false;
-      await execute(task, Math.round((performance.now() - claiming) * 10) / 10);
-      return true;
-    },
-    interrupt: () => current?.abort(new Error('the worker is stopping')),
-  });
+  function slot(slotKinds: TaskKind[]) {
+    return startPollLoop({
+      pollMs,
+      log,
+      errorLine: 'worker loop error; retrying',
+      step: async () => {
+        await failAbandoned();
+        const claiming = performance.now();
+        const task = await store.claimTask(deps.db, deps.dialect, { owner, now: deps.clock(), leaseMs, maxAttempts, kinds: slotKinds });
+        if (!task) return false;
+        await execute(task, Math.round((performance.now() - claiming) * 10) / 10);
+        return true;
+      },
+    });
+  }
 
-  return { stop: () => loop.stop() };
+  const concurrency = Math.max(1, Math.floor(options.concurrency ?? 1));
+  const waitingKinds = kinds.filter((kind) => WAITING_KINDS.includes(kind));
+  const loops = [slot(kinds)];
+  if (waitingKinds.length > 0) for (let i = 1; i < concurrency; i += 1) loops.push(slot(waitingKinds));
+  if (loops.length > 1) log.info({ slots: loops.length, extraSlotKinds: waitingKinds }, 'tasks run side by side');
+
+  return {
+    async stop() {
+      stopping = true;
+      for (const controller of running) controller.abort(new Error('the worker is stopping'));
+      await Promise.all(loops.map((loop) => loop.stop()));
+    },
+  };
 }

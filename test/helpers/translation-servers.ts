@@ -22,17 +22,36 @@ export type FakeServer = {
   requestsTo(path: string): RecordedRequest[];
   /** The next `times` translation requests meet `trouble`; later ones are answered normally. */
   troubleNext(trouble: Trouble, times?: number): void;
+  /** The most translation requests held at the same moment (with `holdUntil`). */
+  peakInFlight(): number;
   close(): Promise<void>;
 };
+
+/**
+ * `holdUntil`: translation requests are held, as a slow remote engine would hold them, until that many
+ * are waiting at once — or `holdMs` (default 10 s) after the first of them arrived — then all answered.
+ * A test of concurrency then does not depend on how busy the machine is.
+ */
+export type FakeOptions = { holdUntil?: number; holdMs?: number; /** every translation answer comes this long after its request (a remote engine's latency) */ latencyMs?: number };
 
 type Handler = (request: RecordedRequest, trouble: Trouble | undefined, response: ServerResponse) => void;
 
 export const fakeTranslation = (text: string, target: string): string => `[${target}] ${text}`;
 
 /** `troubled` says which requests the trouble queue applies to (the translation endpoint, not the language list). */
-async function startFake(troubled: (path: string) => boolean, handle: Handler): Promise<FakeServer> {
+async function startFake(troubled: (path: string) => boolean, handle: Handler, options: FakeOptions = {}): Promise<FakeServer> {
   const requests: RecordedRequest[] = [];
   const queue: Trouble[] = [];
+  let peak = 0;
+  let held: Array<() => void> = [];
+  let holdTimer: NodeJS.Timeout | undefined;
+  const release = () => {
+    clearTimeout(holdTimer);
+    holdTimer = undefined;
+    const waiting = held;
+    held = [];
+    for (const answer of waiting) answer();
+  };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -53,7 +72,15 @@ async function startFake(troubled: (path: string) => boolean, handle: Handler): 
         res.end(trouble.body ?? JSON.stringify({ error: `fake failure ${trouble.status}` }));
         return;
       }
-      handle(recorded, trouble, res);
+      if (troubled(recorded.path) && options.latencyMs) {
+        setTimeout(() => handle(recorded, trouble, res), options.latencyMs);
+        return;
+      }
+      if (!troubled(recorded.path) || !options.holdUntil) return handle(recorded, trouble, res);
+      held.push(() => handle(recorded, trouble, res));
+      peak = Math.max(peak, held.length);
+      if (held.length >= options.holdUntil) release();
+      else holdTimer ??= setTimeout(release, options.holdMs ?? 10_000);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -65,8 +92,10 @@ async function startFake(troubled: (path: string) => boolean, handle: Handler): 
     troubleNext(trouble, times = 1) {
       for (let i = 0; i < times; i++) queue.push(trouble);
     },
+    peakInFlight: () => peak,
     close: () =>
       new Promise((resolve) => {
+        release();
         server.closeAllConnections();
         server.close(() => resolve());
       }),
@@ -107,7 +136,7 @@ export function startLibreTranslateServer(options: { languages?: LibreLanguage[]
 }
 
 /** OpenAI's /v1/chat/completions, answering the JSON array of {id, text} the system prompt asks for. */
-export function startOpenAiServer(): Promise<FakeServer> {
+export function startOpenAiServer(options: FakeOptions = {}): Promise<FakeServer> {
   return startFake(() => true, (request, trouble, res) => {
     if (request.method !== 'POST' || request.path !== '/v1/chat/completions') return json(res, 404, { error: { message: 'Not Found' } });
     const messages = field(request.body, 'messages');
@@ -126,5 +155,5 @@ export function startOpenAiServer(): Promise<FakeServer> {
       model: field(request.body, 'model'),
       choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
     });
-  });
+  }, options);
 }

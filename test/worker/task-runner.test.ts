@@ -195,6 +195,54 @@ forEachDatabase('worker: tasks', (open) => {
     }
   });
 
+  test('issue 21: "a worker may run more than one task at a time where the engine waits on I/O" — SIGNET_WORKER_CONCURRENCY 3 runs three translations side by side, parsing stays one at a time', async () => {
+    const server = await startOpenAiServer({ holdUntil: 3 });
+    try {
+      const ctx = await setup(await open(), createTranslator({ engine: 'openai', url: server.url, model: 'test-model', apiKey: undefined }));
+      const translations = await Promise.all([0, 1, 2, 3, 4, 5].map(async (i) => queue(ctx, 'translate', await plainPdf(1), `t${i}.pdf`)));
+      const parses = await Promise.all([0, 1].map(async (i) => queue(ctx, 'docparse', await plainPdf(1), `p${i}.pdf`)));
+      const lines: Array<{ msg: string; task: string; kind?: string }> = [];
+      const logger = createLogger('info', new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(JSON.parse(chunk.toString()) as (typeof lines)[number]), done()) }));
+      const runner = startTaskRunner({ ...ctx, logger }, { pollMs: 20, heartbeatMs: 50, concurrency: 3 });
+      try {
+        for (const task of [...translations, ...parses]) assert.equal((await untilStatus(ctx, task.id, ['finished', 'failed'])).status, 'finished');
+        assert.equal(server.peakInFlight(), 3, 'three translation requests were waiting on the engine at once');
+        // Parsing is CPU-bound: the log never shows a parse starting while another parse is running.
+        const parseIds = new Set(parses.map((task) => task.id));
+        let parsing = 0;
+        for (const line of lines.filter((l) => parseIds.has(l.task))) {
+          if (line.msg === 'task started') parsing += 1;
+          if (line.msg === 'task ended') parsing -= 1;
+          assert.ok(parsing <= 1, 'two parsing tasks ran at once');
+        }
+        assert.equal(lines.filter((l) => parseIds.has(l.task) && l.msg === 'task started').length, 2);
+        const finished = await ctx.db.selectFrom('notifications').select((eb) => eb.fn.countAll<number>().as('n')).where('sub', '=', ctx.sub).executeTakeFirstOrThrow();
+        assert.equal(Number(finished.n), 8, 'each task notified exactly once');
+      } finally {
+        await runner.stop();
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('issue 21: "default 1" — without SIGNET_WORKER_CONCURRENCY a worker waits on one translation at a time', async () => {
+    const server = await startOpenAiServer({ holdUntil: 2, holdMs: 1_000 });
+    try {
+      const ctx = await setup(await open(), createTranslator({ engine: 'openai', url: server.url, model: 'test-model', apiKey: undefined }));
+      const tasks = await Promise.all([0, 1, 2].map(async (i) => queue(ctx, 'translate', await plainPdf(1), `t${i}.pdf`)));
+      const runner = startTaskRunner({ ...ctx, logger: silent }, { pollMs: 20, heartbeatMs: 50 });
+      try {
+        for (const task of tasks) assert.equal((await untilStatus(ctx, task.id, ['finished', 'failed'])).status, 'finished');
+        assert.equal(server.peakInFlight(), 1);
+      } finally {
+        await runner.stop();
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
   test('a translation engine that keeps failing fails the task with a message, and the owner is notified', async () => {
     const server = await startLibreTranslateServer();
     server.troubleNext({ kind: 'status', status: 400, body: JSON.stringify({ error: 'bad pair' }) }, 10);
