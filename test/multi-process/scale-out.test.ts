@@ -281,9 +281,13 @@ describe('scale-out: two serve and three worker processes on one PostgreSQL and 
         ids.push(json<{ id: string }>(answer).id);
       }
     }
+    t.diagnostic(`${TASKS} uploads answered ${((performance.now() - started) / 1000).toFixed(2)} s after the first`);
     const rows = await allEnded(ids);
     // Issue 21's measure (a figure, not asserted: speed belongs to npm run bench:tasks).
     t.diagnostic(`${TASKS} tasks uploaded through two serve nodes ended on three workers ${((performance.now() - started) / 1000).toFixed(2)} s after the first upload`);
+    const stages = workers.flatMap((w) => w.lines.filter((l) => l.includes('"task ended"')).map((l) => (JSON.parse(l) as { stages: Record<string, number> }).stages));
+    const mean = (name: string) => (stages.reduce((sum, s) => sum + (s[name] ?? 0), 0) / Math.max(1, stages.length)).toFixed(1);
+    t.diagnostic(`mean ms per task: ${['claimMs', 'readMs', 'engineMs', 'storeMs', 'recordMs'].map((n) => `${n} ${mean(n)}`).join(', ')}`);
     assert.deepEqual([...new Set(rows.map((r) => r.status))], ['finished'], JSON.stringify(rows.filter((r) => r.status !== 'finished')));
     assert.ok(rows.every((r) => r.attempts === 1), 'no task was claimed twice');
     const runs = workers.flatMap(tasksStarted).filter((id) => ids.includes(id));

@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { UnreadablePdfError } from '../../src/tasks/engines/pdf/errors.ts';
 import { extractDocument } from '../../src/tasks/engines/pdf/extract.ts';
-import { spareReaderPid } from '../../src/tasks/engines/pdf/reader-client.ts';
+import { spareReaderPids } from '../../src/tasks/engines/pdf/reader-client.ts';
 import { LimitedProgramError, runLimited } from '../../src/tasks/engines/limited.ts';
 import { skipUnlessAvailable } from '../helpers/services.ts';
 import { passwordPdf, samplePdf } from '../helpers/pdfs.ts';
@@ -15,16 +15,16 @@ import { deflatedZeros, longDocumentPdf, manyPagesPdf, pdfWithContent, rawPdf, s
 const MB = 2 ** 20;
 const ocrSkip = skipUnlessAvailable('poppler (pdftoppm)', scanToolsMissing()) || skipUnlessAvailable('tesseract (eng)', tesseractMissing());
 
-/** Reader processes (pdf.js children) this test process still has, besides the idle spare. */
+/** Reader processes (pdf.js children) this test process still has, besides the idle spares. */
 function readerChildren(): number[] {
-  const spare = spareReaderPid();
+  const spares = spareReaderPids();
   return readdirSync('/proc')
     .filter((name) => /^\d+$/.test(name))
     .filter((pid) => {
       try {
         const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
         const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-        return ppid === process.pid && Number(pid) !== spare && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('reader-process');
+        return ppid === process.pid && !spares.includes(Number(pid)) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('reader-process');
       } catch {
         return false;
       }

@@ -65,17 +65,28 @@ function boot(heapMb: number): Booting {
 }
 
 /**
- * One idle reader process. Starting Node and loading pdf.js costs ≈ 300 ms, more than reading a
+ * Idle reader processes. Starting Node and loading pdf.js costs ≈ 300 ms, more than reading a
  * short document (issue 17, item 8), so a reader that ended its document normally and stayed
  * small is kept for the next one; a reader that failed, was stopped or grew is killed instead
- * (its memory goes back to the system) and a fresh one is started. It never keeps the worker alive.
+ * (its memory goes back to the system) and a fresh one is started. Up to SPARES_KEPT are kept: a
+ * serve node inspecting several uploads at once (or a worker running translations side by side)
+ * then finds readers waiting instead of starting a process for each — measured (issue 21): six
+ * uploads at once on a busy two-core machine took 9 s when only one reader was kept. Idle readers
+ * never keep the process alive.
  */
-let spare: Booting | undefined;
+const spares: Booting[] = [];
+const SPARES_KEPT = 3;
+
+const alive = (booting: Booting) => booting.child.exitCode === null && booting.child.signalCode === null;
 
 function take(heapMb: number): Booting {
-  const taken = spare && spare.heapMb === heapMb && spare.child.exitCode === null && spare.child.signalCode === null ? spare : boot(heapMb);
-  if (spare && spare !== taken) spare.child.kill('SIGKILL');
-  spare = undefined;
+  let taken: Booting | undefined;
+  while (!taken && spares.length > 0) {
+    const candidate = spares.pop()!;
+    if (candidate.heapMb === heapMb && alive(candidate)) taken = candidate;
+    else candidate.child.kill('SIGKILL');
+  }
+  taken ??= boot(heapMb);
   taken.child.ref();
   (taken.child.channel as { ref?: () => void } | undefined)?.ref?.();
   return taken;
@@ -84,27 +95,26 @@ function take(heapMb: number): Booting {
 /** A reader that ended its document below this resident size is reused for the next document. */
 const REUSE_BELOW_BYTES = 256 * 2 ** 20;
 
-/** Keeps `idle` (or a fresh process) as the spare, not holding the worker's event loop open. */
+/** Keeps `idle` (or a fresh process) among the spares, not holding the process's event loop open. */
 function keepSpare(idle: Booting): void {
-  if (spare) spare.child.kill('SIGKILL');
-  spare = idle;
-  spare.child.unref();
-  (spare.child.channel as { unref?: () => void } | undefined)?.unref?.();
+  if (spares.length >= SPARES_KEPT) spares.shift()?.child.kill('SIGKILL');
+  spares.push(idle);
+  idle.child.unref();
+  (idle.child.channel as { unref?: () => void } | undefined)?.unref?.();
 }
 
 /** Starts an idle reader ahead of the first document (the worker does at start), unless one is there. */
 export function warmReader(limits: ReaderLimits = DEFAULT_READER_LIMITS): void {
-  if (!spare) keepSpare(boot(heapMbFor(limits)));
+  if (spares.length === 0) keepSpare(boot(heapMbFor(limits)));
 }
 
-/** Stops the idle reader (benchmarks measure a cold start with it). */
+/** Stops the idle readers (benchmarks measure a cold start without them). */
 export function killSpareReader(): void {
-  spare?.child.kill('SIGKILL');
-  spare = undefined;
+  for (const idle of spares.splice(0)) idle.child.kill('SIGKILL');
 }
 
-/** The idle reader's process id, if one is running (tests tell it from a reader that was stopped). */
-export const spareReaderPid = (): number | undefined => (spare?.child.exitCode === null ? spare.child.pid : undefined);
+/** The idle readers' process ids (tests tell them from a reader that was stopped). */
+export const spareReaderPids = (): number[] => spares.filter(alive).flatMap((idle) => (idle.child.pid === undefined ? [] : [idle.child.pid]));
 
 /** One open PDF in its own process. Always close() it (a finally block). */
 export class PdfReader {
@@ -148,19 +158,19 @@ export class PdfReader {
 
   /**
    * Ends the document. A healthy, small reader is kept for the next document; any other is killed
-   * (its memory goes back to the system) and a fresh idle one is started.
+   * (its memory goes back to the system) and a fresh idle one is started when none is left.
    */
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    const alive = this.child.exitCode === null && this.child.signalCode === null && this.child.connected;
-    if (alive && !this.failed && (residentBytesNow(this.child.pid ?? 0) ?? Infinity) < REUSE_BELOW_BYTES) {
+    const running = this.child.exitCode === null && this.child.signalCode === null && this.child.connected;
+    if (running && !this.failed && (residentBytesNow(this.child.pid ?? 0) ?? Infinity) < REUSE_BELOW_BYTES) {
       this.child.send({ close: true });
       keepSpare({ child: this.child, heapMb: this.heapMb, ready: Promise.resolve(true) });
       return;
     }
-    if (alive) this.child.kill('SIGKILL');
-    keepSpare(boot(this.heapMb));
+    if (running) this.child.kill('SIGKILL');
+    if (spares.length === 0) keepSpare(boot(this.heapMb));
   }
 
   private ask<T>(request: ReaderRequest, what: string, signal?: AbortSignal, timeoutMs = this.limits.pageTimeoutMs): Promise<T> {
