@@ -186,8 +186,7 @@ export const en = {
     removeConfirm: (name: string) => `Remove the passkey “${name}”? It can no longer sign in to your account. Also delete it from the device or password manager that keeps it.`,
     removeConfirmButton: 'Remove passkey',
     keepButton: 'Keep passkey',
-    addedNotice: (name: string) => `The passkey “${name}” is added. You can sign in with it from now on.`,
-    addedNoticePlain: 'Your passkey is added. You can sign in with it from now on.',
+    addedNotice: 'Your passkey is added. You can sign in with it from now on.',
     removedNotice: 'The passkey is removed. It can no longer sign in to your account.',
     noScript: 'Adding a passkey needs JavaScript. Turn it on, or use a browser that has it.',
     notAvailable: 'Passkeys need the site’s host name: this page was opened at an IP address. Open it by its name to add or use passkeys.',
@@ -211,7 +210,6 @@ export const en = {
       network: 'The server could not be reached. Check your connection and try again.',
       failed: 'Something went wrong with the passkey. Reload the page and try again.',
       alreadyRegistered: 'This passkey is added already.',
-      working: 'Waiting for your passkey…',
     },
   },
 

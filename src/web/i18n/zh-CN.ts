@@ -173,8 +173,7 @@ export const zhCN: Messages = {
     removeConfirm: (name) => `移除通行密钥“${name}”？移除后它将不能再登录你的账户。也请在保存它的设备或密码管理器中将其删除。`,
     removeConfirmButton: '移除通行密钥',
     keepButton: '保留通行密钥',
-    addedNotice: (name) => `通行密钥“${name}”已添加。从现在起你可以用它登录。`,
-    addedNoticePlain: '你的通行密钥已添加。从现在起你可以用它登录。',
+    addedNotice: '你的通行密钥已添加。从现在起你可以用它登录。',
     removedNotice: '通行密钥已移除，它不能再登录你的账户。',
     noScript: '添加通行密钥需要 JavaScript。请启用 JavaScript，或使用支持它的浏览器。',
     notAvailable: '通行密钥需要网站的主机名：此页面是通过 IP 地址打开的。请通过主机名打开，以添加或使用通行密钥。',
@@ -198,7 +197,6 @@ export const zhCN: Messages = {
       network: '无法连接服务器。请检查网络连接后重试。',
       failed: '通行密钥出现问题。请刷新页面后重试。',
       alreadyRegistered: '此通行密钥已经添加过了。',
-      working: '正在等待你的通行密钥…',
     },
   },
 
