@@ -5,10 +5,15 @@
 // autofill on the identifier field (conditional mediation) when the browser offers it. Every text
 // comes from the page (data-script) in its language; the server's refusals arrive as JSON
 // {error, message} already in that language and are shown as text, never as HTML.
-import { browserSupportsWebAuthn, browserSupportsWebAuthnAutofill, startAuthentication, startRegistration } from '/static/vendor/simplewebauthn/index.js';
+import { browserSupportsWebAuthn, browserSupportsWebAuthnAutofill, sendSignal, startAuthentication, startRegistration } from '/static/vendor/simplewebauthn/index.js';
 
-/** A failure with words for the person. */
-class Shown extends Error {}
+/** A failure with words for the person (and the server's error code, when it sent one). */
+class Shown extends Error {
+  constructor(message, code) {
+    super(message);
+    this.code = code;
+  }
+}
 
 /** POSTs JSON with the page's CSRF token; the answer's JSON, or Shown with the server's words. */
 async function post(url, body, csrf, text) {
@@ -24,7 +29,7 @@ async function post(url, body, csrf, text) {
   } catch {
     data = undefined;
   }
-  if (!response.ok) throw new Shown(data && typeof data.message === 'string' ? data.message : text.failed);
+  if (!response.ok) throw new Shown(data && typeof data.message === 'string' ? data.message : text.failed, data && data.error);
   return data;
 }
 
@@ -86,7 +91,14 @@ function setUpSignIn(root) {
 
   /** Sends the browser's answer; on success goes on (to consent, the page asked for, or the account). */
   async function finish(response) {
-    const done = await post(config.finishUrl, { response, request: config.request, return: config.return }, csrf, text);
+    let done;
+    try {
+      done = await post(config.finishUrl, { response, request: config.request, return: config.return }, csrf, text);
+    } catch (error) {
+      // A removed passkey: ask the browser to stop offering it (WebAuthn signal API, where supported).
+      if (error instanceof Shown && error.code === 'unknown_credential') sendSignal({ signalName: 'unknownCredential', rpID: window.location.hostname, credentialID: response.id }).catch(() => {});
+      throw error;
+    }
     window.location.assign(done.redirect);
   }
 
