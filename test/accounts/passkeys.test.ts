@@ -236,6 +236,8 @@ forEachDatabase('passkeys', (open) => {
     await register(other, theirs);
     await refusedWith('unknown_credential', verifyPasskeyAssertion(ctx, RP, theirs.assert(await startPasskeyAuthentication(ctx, RP, { sub }), RP.origin), { sub }));
     await refusedWith('challenge_expired', verifyPasskeyAssertion(ctx, RP, theirs.assert(await startPasskeyAuthentication(ctx, RP, { sub: other }), RP.origin), { sub }));
+    // A second step's challenge does not serve a sign-in that names nobody.
+    await refusedWith('challenge_expired', verifyPasskeyAssertion(ctx, RP, theirs.assert(await startPasskeyAuthentication(ctx, RP, { sub: other }), RP.origin)));
   });
 
   test('a disabled account is refused even with a valid passkey, and its passkey records no use', async () => {

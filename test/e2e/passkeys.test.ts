@@ -167,6 +167,9 @@ describe('browser: passkeys in Chromium with a virtual authenticator', { skip: c
     const listed = (await passkeySection(page)).getByRole('listitem').filter({ hasText: 'Work laptop' });
     assert.equal(await listed.getByText('Not used yet').count(), 0, 'the list shows when it was last used');
     await listed.getByRole('button', { name: 'Remove' }).click();
+    await page.getByRole('button', { name: 'Remove passkey' }).waitFor();
+    assert.deepEqual(await accessibilityViolations(page), [], 'the removal confirmation');
+    await page.screenshot({ path: `${SHOTS}/account-remove-confirm-en.png` });
     await page.getByRole('button', { name: 'Remove passkey' }).click();
     await page.getByText('The passkey is removed. It can no longer sign in to your account.').waitFor();
     assert.deepEqual(await listPasskeys(database.db, person.sub), []);
@@ -175,6 +178,7 @@ describe('browser: passkeys in Chromium with a virtual authenticator', { skip: c
     await cdp.send('WebAuthn.setAutomaticPresenceSimulation', { authenticatorId, enabled: true });
     await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
     await page.getByText('That passkey is not registered for an account here').waitFor();
+    await page.screenshot({ path: `${SHOTS}/signin-refused-en.png`, fullPage: true });
     // The page tells the browser the passkey is gone (signalUnknownCredential); Chromium drops it.
     for (let tries = 0; (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials.length > 0; tries++) {
       assert.ok(tries < 50, 'the authenticator no longer holds the removed passkey');

@@ -107,16 +107,16 @@ function signedChallenge(clientDataJSON: string): string | undefined {
 /**
  * Uses up the challenge a browser's answer signed. Issue 19: challenges are single use (one DELETE …
  * RETURNING: of two answers with one challenge only one gets it) and expire after five minutes (an
- * expired one is deleted and refused). It must be for this purpose, this host, and — when given —
- * this person. Returns the challenge to hand the verifier.
+ * expired one is deleted and refused). It must be for this purpose, this host, and this person (null:
+ * a sign-in that names nobody). Returns the challenge to hand the verifier.
  */
-export async function useChallenge(ctx: PasskeyContext, clientDataJSON: string, purpose: ChallengePurpose, rp: RelyingParty, sub: string | null | undefined): Promise<string> {
+export async function useChallenge(ctx: PasskeyContext, clientDataJSON: string, purpose: ChallengePurpose, rp: RelyingParty, sub: string | null): Promise<string> {
   const expired = () => new PasskeyError('challenge_expired', 'the passkey challenge is unknown, used, expired, or for another host');
   const challenge = signedChallenge(clientDataJSON);
   if (challenge === undefined) throw new PasskeyError('invalid_response', 'clientDataJSON holds no challenge');
   const row = await store.consumeChallenge(ctx.db, challengeHash(ctx.hashKey, challenge), purpose);
   if (!row || row.expires_at <= ctx.clock() || row.rp_id !== rp.id) throw expired();
-  if (sub !== undefined && row.sub !== sub) throw expired();
+  if (row.sub !== sub) throw expired();
   return challenge;
 }
 

@@ -188,11 +188,11 @@ export type PasskeyAssertion = { sub: string; passkey: PasskeySummary; userVerif
 
 /**
  * Checks the browser's answer to startPasskeyAuthentication and returns whose passkey signed it. In
- * order: the challenge is used up (unused, under five minutes, this host's, and the person's when
- * `sub` is given); the credential is a passkey registered on this host (and the person's); the
- * signature, origin ("expected origin checked"), RP ID and counter verify; the user handle, when
- * sent, is the person's; with `requireUserVerification` the authenticator verified the person; the
- * account is not disabled. Then its counter and last-used time are recorded.
+ * order: the challenge is used up (unused, under five minutes, this host's, and made for the same
+ * person — or for nobody, without `sub`); the credential is a passkey registered on this host (and
+ * the person's); the signature, origin ("expected origin checked"), RP ID and counter verify; the
+ * user handle, when sent, is the person's; with `requireUserVerification` the authenticator verified
+ * the person; the account is not disabled. Then its counter and last-used time are recorded.
  *
  * Used by the passkey sign-in (no `sub`, user verification required) and, by the second step after a
  * password, with the person's `sub`.
@@ -204,7 +204,7 @@ export async function verifyPasskeyAssertion(
   options: { sub?: string; requireUserVerification?: boolean } = {},
 ): Promise<PasskeyAssertion> {
   const response = parseAuthenticationResponse(answer);
-  const challenge = await useChallenge(ctx, response.response.clientDataJSON, 'authentication', rp, options.sub);
+  const challenge = await useChallenge(ctx, response.response.clientDataJSON, 'authentication', rp, options.sub ?? null);
   const row = await store.findPasskeyByCredentialId(ctx.db, response.id);
   if (!row || row.rp_id !== rp.id || (options.sub !== undefined && row.sub !== options.sub)) {
     throw new PasskeyError('unknown_credential', 'no passkey with this credential is registered on this host', { sub: options.sub });
