@@ -239,3 +239,24 @@ test('@simplewebauthn/browser is served from our own origin as JavaScript (CSP s
     assert.match(script.body, /from '\/static\/vendor\/simplewebauthn\/index.js'/);
     assert.match(String(script.headers['content-security-policy']), /script-src 'self'/);
   }));
+
+test('the alternate host is its own relying party: its options name its host, and a passkey made on the base host is refused there', () =>
+  withFlow(async (flow) => {
+    const key = new SoftwareAuthenticator();
+    await addPasskey(flow, key);
+    const browser = new TinyBrowser(flow, 'alt.signet.test');
+    const page = await browser.get('/signin');
+    assert.match(page.body, /Sign in with a passkey/);
+    const csrf = csrfOf(page.body);
+    const options = (await postJson(browser, '/signin/passkey/options', {}, csrf)).json<PublicKeyCredentialRequestOptionsJSON>();
+    assert.equal(options.rpId, 'alt.signet.test');
+    const res = await postJson(browser, '/signin/passkey', { response: key.assert(options, 'http://alt.signet.test') }, csrf);
+    assert.equal(res.statusCode, 401);
+    assert.equal(res.json().error, 'unknown_credential');
+    // Made on the base host, answered as if from the alternate origin: the expected origin is checked.
+    const { browser: base, csrf: baseCsrf } = await onSignInPage(flow);
+    const baseOptions = (await postJson(base, '/signin/passkey/options', {}, baseCsrf)).json<PublicKeyCredentialRequestOptionsJSON>();
+    const wrongOrigin = await postJson(base, '/signin/passkey', { response: key.assert(baseOptions, 'http://alt.signet.test') }, baseCsrf);
+    assert.equal(wrongOrigin.statusCode, 401);
+    assert.equal(wrongOrigin.json().error, 'not_verified');
+  }));

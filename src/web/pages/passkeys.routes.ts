@@ -92,8 +92,8 @@ const ceremonyRoutes: FastifyPluginAsync<PasskeyRouteOptions> = async (app, { ct
       request.log.error({ err: error }, 'unexpected error in a passkey ceremony');
       return refuse(reply, 500, 'server_error', t.serverError);
     }
-    // A body that is not JSON (or not an object) is not a WebAuthn answer.
-    return refuse(reply, status, status === 400 ? 'invalid_response' : 'bad_request', status === 400 ? t.passkeys.errors.invalid_response : t.serverError);
+    // A body that is not JSON, too large, or of another type is not a WebAuthn answer.
+    return refuse(reply, status, status === 400 ? 'invalid_response' : status === 413 ? 'payload_too_large' : status === 415 ? 'unsupported_media_type' : 'bad_request', t.passkeys.errors.invalid_response);
   });
 
   app.post('/account/passkeys/options', { preHandler: app.csrfProtection }, async (request, reply) => {
@@ -145,7 +145,7 @@ const ceremonyRoutes: FastifyPluginAsync<PasskeyRouteOptions> = async (app, { ct
     const t = textsOf(request);
     const rp = relyingPartyOf(request);
     if (!rp) return refuse(reply, 404, 'not_available', t.passkeys.notAvailable);
-    const requestId = typeof bodyValue(request.body, 'request') === 'string' ? field(request.body, 'request') : '';
+    const requestId = field(request.body, 'request');
     const pending = requestId ? await findPendingRequest(forBrowser(ctx, request.cookies[request.server.cookieNames.flow]), requestId, request.servedOrigin.origin) : undefined;
     if (requestId && !pending) return refuse(reply, 400, 'request_expired', t.requestExpired);
     const returnTo = localPath(bodyValue(request.body, 'return'));
