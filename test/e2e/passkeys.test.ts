@@ -59,10 +59,20 @@ describe('browser: passkeys in Chromium with a virtual authenticator', { skip: c
     return { sub, email };
   }
 
-  /** A phone-sized page whose browser has a platform authenticator: resident keys, user verification, always approved. */
-  async function pageWithAuthenticator(locale = 'en-US'): Promise<{ page: Page; cdp: CDPSession; authenticatorId: string }> {
+  /**
+   * A phone-sized page whose browser has a platform authenticator: resident keys, user verification,
+   * always approved. The virtual authenticator answers an autofill offer (conditional mediation) at
+   * once, so unless `autofill` is asked for, the page is told the browser has none — then only the
+   * button starts a passkey sign-in, as in a browser without passkey autofill.
+   */
+  async function pageWithAuthenticator(locale = 'en-US', options: { autofill?: boolean } = {}): Promise<{ page: Page; cdp: CDPSession; authenticatorId: string }> {
     const context = await browser.newContext({ locale, viewport: PHONE });
     contexts.push(context);
+    if (!options.autofill) {
+      await context.addInitScript(() => {
+        Object.defineProperty(PublicKeyCredential, 'isConditionalMediationAvailable', { value: async () => false });
+      });
+    }
     const page = await context.newPage();
     const cdp = await context.newCDPSession(page);
     await cdp.send('WebAuthn.enable');
@@ -126,11 +136,8 @@ describe('browser: passkeys in Chromium with a virtual authenticator', { skip: c
     await noSidewaysScroll(page, '/account');
     await section.screenshot({ path: `${SHOTS}/account-passkeys-en.png` });
 
-    // Sign out; an application sends the person to sign in; the passkey alone signs in. The virtual
-    // authenticator would answer the page's autofill request at once (tested below), so it waits for
-    // the person until the button is pressed.
+    // Sign out; an application sends the person to sign in; the passkey alone signs in.
     await signOut(page);
-    await cdp.send('WebAuthn.setAutomaticPresenceSimulation', { authenticatorId, enabled: false });
     await page.goto(authorizeUrl('passkey-state-1'));
     await page.waitForURL((url) => url.pathname === '/signin' && url.searchParams.has('request'));
     const identifier = page.getByLabel('Email or phone');
@@ -140,7 +147,6 @@ describe('browser: passkeys in Chromium with a virtual authenticator', { skip: c
     assert.deepEqual(await accessibilityViolations(page), [], '/signin with the passkey button');
     await noSidewaysScroll(page, '/signin');
     await page.screenshot({ path: `${SHOTS}/signin-en.png`, fullPage: true });
-    await cdp.send('WebAuthn.setAutomaticPresenceSimulation', { authenticatorId, enabled: true });
     await passkeyButton.click();
     await page.getByRole('button', { name: 'Allow' }).waitFor();
     assert.equal(await page.getByLabel('Email or phone').count(), 0, 'consent, not the sign-in form');
@@ -173,9 +179,7 @@ describe('browser: passkeys in Chromium with a virtual authenticator', { skip: c
     await page.getByRole('button', { name: 'Remove passkey' }).click();
     await page.getByText('The passkey is removed. It can no longer sign in to your account.').waitFor();
     assert.deepEqual(await listPasskeys(database.db, person.sub), []);
-    await cdp.send('WebAuthn.setAutomaticPresenceSimulation', { authenticatorId, enabled: false });
     await signOut(page);
-    await cdp.send('WebAuthn.setAutomaticPresenceSimulation', { authenticatorId, enabled: true });
     await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
     await page.getByText('That passkey is not registered for an account here').waitFor();
     await page.screenshot({ path: `${SHOTS}/signin-refused-en.png`, fullPage: true });
@@ -201,7 +205,7 @@ describe('browser: passkeys in Chromium with a virtual authenticator', { skip: c
 
   test('passkey autofill on the identifier field (conditional mediation): choosing the passkey there signs in, nothing typed', async () => {
     const person = await newPerson();
-    const { page } = await pageWithAuthenticator();
+    const { page } = await pageWithAuthenticator('en-US', { autofill: true });
     await signInWithPassword(page, person.email);
     await addPasskey(page, 'Autofill phone');
     await signOut(page);
@@ -223,7 +227,7 @@ describe('browser: passkeys in Chromium with a virtual authenticator', { skip: c
 
   test('Chinese pages: the passkey list and the sign-in page in zh-CN, axe clean at 390 px', async () => {
     const person = await newPerson();
-    const { page, cdp, authenticatorId } = await pageWithAuthenticator('zh-CN');
+    const { page } = await pageWithAuthenticator('zh-CN');
     await page.goto(`${base}/signin`);
     await page.getByLabel('邮箱或手机号').fill(person.email);
     await page.getByLabel('密码', { exact: true }).fill(PASSWORD);
@@ -237,13 +241,11 @@ describe('browser: passkeys in Chromium with a virtual authenticator', { skip: c
     assert.deepEqual(await accessibilityViolations(page), [], '/account in Chinese');
     await noSidewaysScroll(page, '/account (zh)');
     await section.screenshot({ path: `${SHOTS}/account-passkeys-zh.png` });
-    await cdp.send('WebAuthn.setAutomaticPresenceSimulation', { authenticatorId, enabled: false });
     await page.getByRole('banner').getByRole('button', { name: '退出登录' }).click();
     await page.getByRole('button', { name: '使用通行密钥登录' }).waitFor();
     assert.deepEqual(await accessibilityViolations(page), [], '/signin in Chinese');
     await noSidewaysScroll(page, '/signin (zh)');
     await page.screenshot({ path: `${SHOTS}/signin-zh.png`, fullPage: true });
-    await cdp.send('WebAuthn.setAutomaticPresenceSimulation', { authenticatorId, enabled: true });
     await page.getByRole('button', { name: '使用通行密钥登录' }).click();
     await page.waitForURL(`${base}/account`);
   });
