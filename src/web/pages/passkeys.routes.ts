@@ -156,7 +156,7 @@ const ceremonyRoutes: FastifyPluginAsync<PasskeyRouteOptions> = async (app, { ct
       ({ sub } = await verifyPasskeyAssertion(passkeys, rp, bodyValue(request.body, 'response'), { requireUserVerification: true }));
     } catch (error) {
       if (!(error instanceof PasskeyError)) throw error;
-      await recordAuditSafely(ctx.db, ctx.clock, { ...about, type: 'passkey.signin', sub: error.sub, outcome: error.code === 'throttled' ? 'refused' : 'failure', detail: { reason: error.code } }, request.log);
+      await recordAuditSafely(ctx.db, ctx.clock, { ...about, type: 'passkey.signin', sub: error.sub, outcome: 'failure', detail: { reason: error.code } }, request.log);
       return refusePasskey(request, reply, error, ctx.clock());
     }
     await recordAuditSafely(ctx.db, ctx.clock, { ...about, type: 'passkey.signin', sub, outcome: 'success' }, request.log);
