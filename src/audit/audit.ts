@@ -37,6 +37,9 @@ export const AUDIT_TYPES = [
   'client.deleted',
   'admin_key.created',
   'admin_key.revoked',
+  'passkey.added',
+  'passkey.removed',
+  'passkey.signin',
 ] as const;
 
 export type AuditType = (typeof AUDIT_TYPES)[number];

@@ -210,6 +210,8 @@ export interface Database {
   account_tokens: AccountTokensTable;
   mail_outbox: MailOutboxTable;
   account_request_counters: AccountRequestCountersTable;
+  passkeys: PasskeysTable;
+  passkey_challenges: PasskeyChallengesTable;
 }
 
 /** An operator key of the admin API (`signet admin-key create`). */
@@ -277,4 +279,32 @@ export interface AccountRequestCountersTable {
   key: string;
   count: number;
   window_started_at: number;
+}
+
+/** A person's passkey (accounts/factors/passkeys.ts): the credential's public half and its use. */
+export interface PasskeysTable {
+  id: string;
+  sub: string;
+  /** base64url, as the browser reports it */
+  credential_id: string;
+  /** base64url COSE key */
+  public_key: string;
+  counter: number;
+  /** JSON array of transports, or null */
+  transports: string | null;
+  /** the host it was made on (each served host is its own relying party) */
+  rp_id: string;
+  name: string;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+/** An open WebAuthn ceremony: the keyed hash of its challenge, single use, five minutes. */
+export interface PasskeyChallengesTable {
+  challenge_hash: string;
+  purpose: string;
+  sub: string | null;
+  rp_id: string;
+  created_at: number;
+  expires_at: number;
 }

@@ -85,7 +85,7 @@ describe('browser: account self-service in Chromium', { skip: chromiumSkip() }, 
     await page.goto(`${site.signet.baseUrl}/signin`);
     await page.getByLabel('Email or phone').fill(email);
     await page.getByLabel('Password', { exact: true }).fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.waitForURL(`${site.signet.baseUrl}/account`);
   }
 
@@ -256,10 +256,10 @@ describe('browser: account self-service in Chromium', { skip: chromiumSkip() }, 
 
     await other.reload();
     assert.equal(new URL(other.url()).pathname, '/signin', 'the session in the other browser ended');
-    await page.getByRole('link', { name: 'Sign in' }).click();
+    await page.getByRole('link', { name: 'Sign in', exact: true }).click();
     await page.getByLabel('Email or phone').fill(person.email);
     await page.getByLabel('Password', { exact: true }).fill('my reset password');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.waitForURL(`${plain.signet.baseUrl}/account`);
 
     // spec (issue): "a used … reset link is refused".

@@ -61,7 +61,7 @@ describe('browser: the authorization flow in Chromium', { skip: chromiumSkip() }
   async function signIn(page: Page): Promise<void> {
     await page.getByLabel('Email or phone').fill(PERSON.email);
     await page.getByLabel('Password').fill(PERSON.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   }
 
   async function withdrawAll(): Promise<void> {
@@ -73,7 +73,7 @@ describe('browser: the authorization flow in Chromium', { skip: chromiumSkip() }
     const page = await newPage();
     const state = 'e2e-state-0123456789abcdef';
     await page.goto(authorizeUrl({ state }));
-    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
     assert.deepEqual(await accessibilityViolations(page), [], 'sign-in page');
     await signIn(page);
     await page.getByRole('button', { name: 'Allow' }).waitFor();
@@ -183,7 +183,7 @@ describe('browser: the authorization flow in Chromium', { skip: chromiumSkip() }
     await page.waitForURL(`${signet.baseUrl}/account`);
     await page.goto(`${signet.altBaseUrl}/account`);
     await page.waitForURL((u) => u.href.startsWith(`${signet.altBaseUrl}/signin`));
-    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
     await page.goto(authorizeUrl({ state: 'alt-1' }, signet.altBaseUrl));
     await signIn(page);
     const url = await landOnCallback(page, () => page.getByRole('button', { name: 'Allow' }).click());

@@ -58,7 +58,7 @@ describe('browser: /inbox, the unread badge and /account notification settings i
     assert.equal(new URL(page.url()).pathname, '/signin', 'not signed in: sent to sign in');
     await page.getByLabel('Email or phone').fill(person.email);
     await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.waitForURL((url) => url.pathname === path);
     // Marks this document: a reload or navigation would lose the mark.
     await page.evaluate(() => document.documentElement.setAttribute('data-test-loaded', 'once'));

@@ -97,7 +97,7 @@ describe('pending requests bound to the browser, in Chromium', { skip: chromiumS
     try {
       const page = await starter.newPage();
       await page.goto(`${signet.baseUrl}/oauth/authorize?${new URLSearchParams({ client_id: clientId, redirect_uri: callback.url, scope: 'openid profile', state: 'bound-1' })}`);
-      await page.getByRole('button', { name: 'Sign in' }).waitFor();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
       const signinUrl = page.url();
       assert.match(signinUrl, /\/signin\?request=/);
 
@@ -105,12 +105,12 @@ describe('pending requests bound to the browser, in Chromium', { skip: chromiumS
       const response = await other.goto(signinUrl);
       assert.equal(response?.status(), 400);
       assert.ok(await other.getByText('start signing in again').isVisible(), 'an error page that says what to do');
-      assert.equal(await other.getByRole('button', { name: 'Sign in' }).count(), 0);
+      assert.equal(await other.getByRole('button', { name: 'Sign in', exact: true }).count(), 0);
 
       await page.getByLabel('Email or phone').fill('bound@example.com');
       await page.getByLabel('Password').fill('a long bound password');
       const landed = callback.next();
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.getByRole('button', { name: 'Allow' }).click();
       const url = await landed;
       assert.equal(url.searchParams.get('state'), 'bound-1');

@@ -112,7 +112,7 @@ describe('framed navigations in Chromium', { skip: chromiumSkip() }, () => {
     await page.goto(authorize({ state: 'top' }));
     await page.getByLabel('Email or phone').fill('framed@example.com');
     await page.getByLabel('Password').fill('a long framed password');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('button', { name: 'Allow' }).click();
     assert.equal((await landed).searchParams.get('state'), 'top');
     const codes = (await database.db.selectFrom('authorization_codes').selectAll().execute()).length;

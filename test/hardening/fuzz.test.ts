@@ -227,7 +227,14 @@ function allowedChanges(req: FuzzRequest, res: LightMyRequestResponse): Readonly
   if (method !== 'POST' && method !== 'PUT' && method !== 'DELETE') return allowed;
   // Sign-in attempts and password changes are audited whatever their outcome.
   if (route.url === '/signin' || route.url === '/account/password') add('audit_events');
+  // A passkey answer uses its challenge up whatever the outcome; a passkey sign-in is audited whatever its outcome.
+  if (route.url === '/signin/passkey' || route.url === '/account/passkeys') add('passkey_challenges');
+  if (route.url === '/signin/passkey') add('audit_events');
   if (!success) return allowed;
+  // Passkey options store the ceremony's challenge (five minutes, single use).
+  if (route.url === '/signin/passkey/options' || route.url === '/account/passkeys/options') add('passkey_challenges');
+  if (route.url === '/signin/passkey') add('sessions');
+  if (route.url === '/account/passkeys' || route.url === '/account/passkeys/remove') add('passkeys', 'notifications', 'notification_deliveries', 'audit_events');
   if (route.url === '/signin' || route.url === '/account/password') add('sessions');
   if (route.url === '/consent') add('authorization_requests', 'authorization_codes', 'grants', 'notifications', 'notification_deliveries', 'audit_events');
   if (['/signup', '/forgot-password', '/account/verify-email'].includes(route.url)) add('users', 'mail_outbox', 'account_tokens', 'audit_events');

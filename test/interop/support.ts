@@ -13,7 +13,7 @@ export async function authorizeInBrowser(browser: Browser, authorizationUrl: URL
     const page = await context.newPage();
     const landed = callback.next();
     await page.goto(authorizationUrl.href);
-    const signIn = page.getByRole('button', { name: 'Sign in' });
+    const signIn = page.getByRole('button', { name: 'Sign in', exact: true });
     const allow = page.getByRole('button', { name: 'Allow' });
     await signIn.or(allow).first().waitFor({ timeout: 15000 });
     if (await signIn.isVisible()) {

@@ -3,6 +3,7 @@
 // that either redirects here with a notice or draws the page again with its error and what was typed.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { findAccount, MAX_NAME_LENGTH } from '../../accounts/accounts.ts';
+import { listPasskeys, MAX_PASSKEY_NAME_LENGTH, relyingPartyFor } from '../../accounts/factors/passkeys.ts';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../accounts/passwords.ts';
 import { listSessions } from '../../accounts/sessions.ts';
 import { describeUserAgent } from '../../accounts/user-agent.ts';
@@ -25,6 +26,8 @@ export type AccountPageState = {
   profile?: { name: string; picture: string; error: Text; field: 'name' | 'picture' };
   password?: { error: Text; field: 'current' | 'new' | undefined };
   verificationError?: Text;
+  /** the Passkeys section's error (the add form posted without script) */
+  passkeyError?: Text;
 };
 
 /** The preference grid: a row per category, a column per channel; push channels shown but disabled. */
@@ -52,6 +55,8 @@ export async function showAccount(ctx: AccountPageContext, request: FastifyReque
   const applications = await listAuthorizedApplications(ctx.db, sub);
   const cookie = request.cookies[request.server.cookieNames.session];
   const sessions = await listSessions(ctx.db, ctx.sessionKey, ctx.clock, sub, cookie ? { id: cookie, origin: request.servedOrigin.origin } : undefined);
+  const passkeys = await listPasskeys(ctx.db, sub);
+  const rp = relyingPartyFor(request.servedOrigin, request.server.site.productName);
   // The browser's own session first, then the others newest first.
   sessions.sort((a, b) => Number(b.current) - Number(a.current));
 
@@ -72,6 +77,23 @@ export async function showAccount(ctx: AccountPageContext, request: FastifyReque
         email: account?.email ?? undefined,
         emailVerified: account?.email_verified ?? false,
         verificationError: state.verificationError?.(t),
+      },
+      // issue 19: "list with last-used time, Remove"; a passkey works only on the host it was made on.
+      passkeys: {
+        available: rp !== undefined,
+        error: state.passkeyError?.(t),
+        nameMaxLength: MAX_PASSKEY_NAME_LENGTH,
+        script: JSON.stringify({ mode: 'register', optionsUrl: '/account/passkeys/options', finishUrl: '/account/passkeys', text: t.passkeys.script }),
+        list: passkeys.map((p, index) => ({
+          key: String(index),
+          id: p.id,
+          name: p.name,
+          createdIso: new Date(p.createdAt).toISOString(),
+          createdText: formatDate(locale, p.createdAt),
+          lastUsedIso: p.lastUsedAt === null ? undefined : new Date(p.lastUsedAt).toISOString(),
+          lastUsedText: p.lastUsedAt === null ? t.passkeys.neverUsed : formatDate(locale, p.lastUsedAt),
+          otherHost: p.rpId === rp?.id ? undefined : t.passkeys.otherHost(p.rpId),
+        })),
       },
       password: { error: state.password?.error(t), errorField: state.password?.field, minLength: MIN_PASSWORD_LENGTH, maxLength: MAX_PASSWORD_LENGTH },
       // spec (issue): "where and when each session signed in"; times with the zone named (UTC).

@@ -25,6 +25,8 @@ const SIMPLE_NOTICES: Record<string, (t: Messages) => string> = {
   'saved=profile': (t) => t.profile.saved,
   'saved=password': (t) => t.password.changed,
   'ended=session': (t) => t.sessions.ended,
+  'saved=passkey': (t) => t.passkeys.addedNotice,
+  'saved=passkey_removed': (t) => t.passkeys.removedNotice,
 };
 
 export const accountRoutes: FastifyPluginAsync<{ ctx: AccountPageContext; links: AccountLinkContext }> = async (app, { ctx, links }) => {

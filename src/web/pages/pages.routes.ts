@@ -1,6 +1,7 @@
-// The server-rendered pages: sign-in, consent, account, forgotten password, e-mail verification,
+// The server-rendered pages: sign-in (password or passkey), consent, account (with passkeys), forgotten password, e-mail verification,
 // sign-up (when open), tasks, inbox, language switch, and their stylesheet.
 // Errors on these routes are pages that say what to do next; the CSRF check failing is a 403 page.
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
 import { answerGoneClient, clientWentAway } from '../client-gone.ts';
@@ -14,6 +15,7 @@ import { emailVerificationRoutes } from './email-verification.routes.ts';
 import { inboxRoutes } from './inbox.routes.ts';
 import { homeRoutes } from './home.routes.ts';
 import { languageRoutes } from './language.routes.ts';
+import { passkeyRoutes } from './passkeys.routes.ts';
 import { passwordResetRoutes } from './password-reset.routes.ts';
 import { signinRoutes } from './signin.routes.ts';
 import { signupRoutes } from './signup.routes.ts';
@@ -36,6 +38,16 @@ export const pageRoutes: FastifyPluginAsync<{ ctx: FlowContext; tasks: TaskConte
     index: false,
     maxAge: '1h',
   });
+  // @simplewebauthn/browser's ES modules, served from our own origin (no CDN; CSP script-src 'self'),
+  // imported by static/passkeys.js.
+  await app.register(fastifyStatic, {
+    root: path.dirname(fileURLToPath(import.meta.resolve('@simplewebauthn/browser'))),
+    prefix: '/static/vendor/simplewebauthn/',
+    decorateReply: false,
+    index: false,
+    maxAge: '1h',
+    allowedPath: (pathName) => pathName.endsWith('.js'),
+  });
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
     if (clientWentAway(request, error)) return answerGoneClient(request, reply);
@@ -55,6 +67,7 @@ export const pageRoutes: FastifyPluginAsync<{ ctx: FlowContext; tasks: TaskConte
 
   await app.register(signinRoutes, { ctx, deviceKey });
   await app.register(consentRoutes, { ctx });
+  await app.register(passkeyRoutes, { ctx, deviceKey, account: { db, clock: ctx.clock, sessionKey: accounts.hashKey } });
   await app.register(accountRoutes, { ctx: { db, clock: ctx.clock, sessionKey: accounts.hashKey }, links: accounts });
   await app.register(passwordResetRoutes, { ctx: accounts });
   await app.register(emailVerificationRoutes, { ctx: accounts });

@@ -1,6 +1,8 @@
-// The sign-in page (e-mail or phone plus password) and signing out.
+// The sign-in page (e-mail or phone plus password; its passkey button and autofill call
+// passkeys.routes.ts) and signing out.
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { DEVICE_COOKIE_LIFETIME_MS } from '../../accounts/device-cookies.ts';
+import { relyingPartyFor } from '../../accounts/factors/passkeys.ts';
 import { signIn, type SignInResult } from '../../accounts/signin.ts';
 import { recordAuditSafely, type AuditEventInput } from '../../audit/audit.ts';
 import { findClient } from '../../clients/clients.ts';
@@ -17,9 +19,20 @@ import { localPath, renderError, renderPage } from './view.ts';
  * value in this very response, so no form token handed out before — to this browser or, through a
  * planted cookie, to anyone — works after it.
  */
-function rotateCsrfSecret(request: FastifyRequest, reply: FastifyReply): void {
+export function rotateCsrfSecret(request: FastifyRequest, reply: FastifyReply): void {
   delete request.cookies[request.server.cookieNames.csrf];
   reply.csrfToken();
+}
+
+/** This browser is now known to the account: the per-account ceiling no longer holds it back. */
+export function setDeviceCookie(request: FastifyRequest, reply: FastifyReply, value: string): void {
+  reply.setCookie(request.server.cookieNames.device, value, {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: request.servedOrigin.protocol === 'https:',
+    maxAge: DEVICE_COOKIE_LIFETIME_MS / 1000,
+  });
 }
 
 /** How long to wait, in words: seconds under two minutes, else minutes (rounded up). */
@@ -55,6 +68,10 @@ export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext; deviceKey: Buf
         appName,
         error: extra.error?.(t),
         notice: extra.notice?.(t),
+        // issue 19: "Sign in with a passkey" and passkey autofill, on hosts that can have passkeys.
+        passkey: relyingPartyFor(request.servedOrigin, request.server.site.productName)
+          ? JSON.stringify({ mode: 'signin', optionsUrl: '/signin/passkey/options', finishUrl: '/signin/passkey', request: form.pending ? form.requestId : '', return: form.returnTo ?? '', text: t.passkeys.script })
+          : undefined,
       }),
       { status: extra.status ?? 200, header: false, here: signInPath(form) },
     );
@@ -128,16 +145,7 @@ export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext; deviceKey: Buf
     }
     await reply.signIn(result.sub);
     rotateCsrfSecret(request, reply);
-    if (result.deviceCookie !== undefined) {
-      // This browser is now known to this account: the per-account ceiling no longer holds it back.
-      reply.setCookie(request.server.cookieNames.device, result.deviceCookie, {
-        path: '/',
-        httpOnly: true,
-        sameSite: 'lax',
-        secure: request.servedOrigin.protocol === 'https:',
-        maxAge: DEVICE_COOKIE_LIFETIME_MS / 1000,
-      });
-    }
+    if (result.deviceCookie !== undefined) setDeviceCookie(request, reply, result.deviceCookie);
     request.log.info({ event: 'signed_in' }, 'person signed in');
     return reply.redirect(nextAfterSignIn(form), 303);
   });
