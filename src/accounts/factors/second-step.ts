@@ -10,7 +10,7 @@ import { keyedHash, newOpaqueToken } from '../../oauth/secrets.ts';
 import { blockedUntilFor, recordFailureFor, recordSecondStepSuccess, secondStepKeys } from '../throttle.ts';
 import * as store from './factors.store.ts';
 import { unusedRecoveryCodes, useRecoveryCode } from './recovery-codes.ts';
-import { verifyTotp } from './totp.ts';
+import { confirmTotpSetup, verifyTotp } from './totp.ts';
 
 /** spec (issue 19): "the step has its own 5-minute limit". */
 export const SECOND_STEP_LIFETIME_MS = 5 * MINUTE;
@@ -121,6 +121,19 @@ export async function checkCode(ctx: SecondStepContext, sub: string, code: strin
     return { outcome: 'accepted', via: 'recovery_code', remaining: await unusedRecoveryCodes(ctx.db, sub) };
   }
   return { outcome: 'wrong', ...(await recordFailureFor(ctx.db, ctx.clock, keys)) };
+}
+
+/**
+ * Finishes setting up an authenticator app with its first code. Wrong set-up codes count like wrong
+ * second-step codes: with SIGNET_MFA=required the person setting up is only half signed in.
+ */
+export async function confirmSetupCode(ctx: SecondStepContext, sub: string, code: string, address: string): Promise<'enabled' | 'wrong_code' | 'no_setup' | 'throttled'> {
+  const keys = secondStepKeys(sub, address);
+  if ((await blockedUntilFor(ctx.db, ctx.clock, keys)) !== undefined) return 'throttled';
+  const outcome = await confirmTotpSetup(ctx.db, ctx.factorKey, ctx.clock, sub, code);
+  if (outcome === 'wrong_code') await recordFailureFor(ctx.db, ctx.clock, keys);
+  if (outcome === 'enabled') await recordSecondStepSuccess(ctx.db, sub, address);
+  return outcome;
 }
 
 /** Removes half-signed-in states past their 5 minutes (for the periodic sweep; they are never honoured anyway). */

@@ -25,6 +25,7 @@ const SIMPLE_NOTICES: Record<string, (t: Messages) => string> = {
   'saved=profile': (t) => t.profile.saved,
   'saved=password': (t) => t.password.changed,
   'ended=session': (t) => t.sessions.ended,
+  'saved=two-step-off': (t) => t.twoStep.turnedOff,
 };
 
 export const accountRoutes: FastifyPluginAsync<{ ctx: AccountPageContext; links: AccountLinkContext }> = async (app, { ctx, links }) => {
