@@ -19,8 +19,8 @@ const SHOTS = '/tmp/mfa-shots';
 
 /** The words a person sees, per language (en.ts / zh-CN.ts). */
 const WORDS = {
-  en: { locale: 'en-US', setUp: 'Set up authenticator app', code: 'Code', turnOn: 'Turn on', back: 'Back to your account', signOut: 'Sign out', identifier: 'Email or phone', password: 'Password', signIn: 'Sign in', verify: 'Verify', download: 'Download', copy: 'Copy' },
-  zh: { locale: 'zh-CN', setUp: '设置身份验证器应用', code: '验证码', turnOn: '开启', back: '返回我的账户', signOut: '退出登录', identifier: '邮箱或手机号', password: '密码', signIn: '登录', verify: '验证', download: '下载', copy: '复制' },
+  en: { locale: 'en-US', setUp: 'Set up authenticator app', code: 'Code', turnOn: 'Turn on', back: 'Back to your account', signOut: 'Sign out', identifier: 'Email or phone', password: 'Password', signIn: 'Sign in', verify: 'Verify', download: 'Download', copy: 'Copy', newCodes: 'Make new recovery codes', confirm: 'Confirm', makeCodes: 'Make new codes' },
+  zh: { locale: 'zh-CN', setUp: '设置身份验证器应用', code: '验证码', turnOn: '开启', back: '返回我的账户', signOut: '退出登录', identifier: '邮箱或手机号', password: '密码', signIn: '登录', verify: '验证', download: '下载', copy: '复制', newCodes: '生成新的恢复码', confirm: '确认', makeCodes: '生成新的恢复码' },
 } as const;
 
 describe('browser: two-step verification in Chromium', { skip: chromiumSkip() }, () => {
@@ -106,6 +106,19 @@ describe('browser: two-step verification in Chromium', { skip: chromiumSkip() },
       await page.waitForURL(`${signet.baseUrl}/account`);
       assert.equal(await page.locator('#two-step-heading').count(), 1);
       await checkPage(page, `account-${lang}`);
+
+      // Step-up: 11 minutes later, new recovery codes ask for the password first, then come back to the action.
+      signet.clock.advance(11 * 60 * SECOND);
+      await page.getByRole('link', { name: w.newCodes }).click();
+      await page.waitForURL(/\/account\/confirm\?return=/);
+      await checkPage(page, `confirm-${lang}`);
+      await page.getByLabel(w.password, { exact: true }).fill(PASSWORD);
+      await page.getByRole('button', { name: w.confirm }).first().click();
+      await page.waitForURL(`${signet.baseUrl}/account/two-step/recovery-codes`);
+      assert.deepEqual(await accessibilityViolations(page), [], 'new codes page');
+      await page.getByRole('button', { name: w.makeCodes }).click();
+      await page.locator('[data-recovery-code]').first().waitFor();
+      assert.equal(await page.locator('[data-recovery-code]').count(), 10);
     });
   }
 });
