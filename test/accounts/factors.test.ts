@@ -7,7 +7,7 @@ import { createAccount } from '../../src/accounts/accounts.ts';
 import { listFactors, resetFactors } from '../../src/accounts/factors/factors.ts';
 import { newRecoveryCodes, useRecoveryCode } from '../../src/accounts/factors/recovery-codes.ts';
 import { isRememberedBrowser, rememberBrowser } from '../../src/accounts/factors/remembered-browser.ts';
-import { beginSecondStep, checkCode, findSecondStep, finishSecondStep, NO_PASSKEYS, secondStepDue, type SecondStepContext } from '../../src/accounts/factors/second-step.ts';
+import { beginSecondStep, checkCode, findSecondStep, finishSecondStep, forgetExpiredSecondSteps, NO_PASSKEYS, secondStepDue, type SecondStepContext } from '../../src/accounts/factors/second-step.ts';
 import { isRecentlyChecked, requireRecentCheck } from '../../src/accounts/factors/step-up.ts';
 import { beginTotpSetup, confirmTotpSetup, openSecret, totpCode, verifyTotp } from '../../src/accounts/factors/totp.ts';
 import { findSession, startSession } from '../../src/accounts/sessions.ts';
@@ -150,6 +150,17 @@ forEachDatabase('second factors', (open) => {
     assert.equal(isRememberedBrowser(REMEMBER_KEY, f.sub, ['f2'], cookie, f.clock()), false, 'factors reset and set up again');
     assert.equal(isRememberedBrowser(REMEMBER_KEY, f.sub, ['f1'], cookie, f.clock() + 30 * DAY), false);
     assert.equal(isRememberedBrowser(REMEMBER_KEY, f.sub, ['f1'], cookie.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')), f.clock()), false);
+  });
+
+  test('a set-up never finished is forgotten after a day; an expired half-signed-in state is swept', async () => {
+    const f = await setUp(await open());
+    await beginTotpSetup(f.ctx.db, FACTOR_KEY, f.clock, { sub: f.sub, issuer: 'Signet', label: 'x' });
+    await beginSecondStep(f.ctx, { sub: f.sub, purpose: 'verify', origin: ORIGIN });
+    f.clock.advance(5 * MINUTE);
+    assert.equal(await forgetExpiredSecondSteps(f.ctx.db, f.clock), 1, 'the state, not yet the set-up');
+    f.clock.advance(DAY);
+    assert.equal(await forgetExpiredSecondSteps(f.ctx.db, f.clock), 1);
+    assert.deepEqual(await f.ctx.db.selectFrom('second_factors').selectAll().execute(), []);
   });
 
   test('admin reset: "every factor and recovery code removed, sessions ended" (and a half-signed-in state)', async () => {

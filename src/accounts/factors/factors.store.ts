@@ -70,6 +70,12 @@ export async function deleteFactors(db: Db, sub: string, kind?: string): Promise
   return on;
 }
 
+/** Set-ups never finished, begun before `before`. */
+export async function deleteAbandonedSetups(db: Db, before: number): Promise<number> {
+  const result = await db.deleteFrom('second_factors').where('enabled_at', 'is', null).where('created_at', '<', before).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
 // ---- recovery codes ----
 
 /** Replaces the person's recovery codes with a new set (the old set stops working in the same transaction). */

@@ -52,6 +52,14 @@ export async function hasSecondFactor(ctx: Pick<SecondStepContext, 'db' | 'passk
   return (await store.countEnabledFactors(ctx.db, sub)) + (await ctx.passkeys.count(ctx.db, sub)) > 0;
 }
 
+/**
+ * Whether the person can answer with a typed code: an authenticator app, or unused recovery codes (a
+ * person whose other factor is a passkey may hold those too).
+ */
+export async function acceptsCodes(db: Db, sub: string): Promise<boolean> {
+  return (await store.countEnabledFactors(db, sub)) > 0 || (await unusedRecoveryCodes(db, sub)) > 0;
+}
+
 /** The ids of the person's factors that are on (what a remembered browser is bound to). */
 export async function enabledFactorIds(db: Db, sub: string): Promise<string[]> {
   return (await store.listEnabledFactors(db, sub)).map((f) => f.id);
@@ -136,7 +144,14 @@ export async function confirmSetupCode(ctx: SecondStepContext, sub: string, code
   return outcome;
 }
 
-/** Removes half-signed-in states past their 5 minutes (for the periodic sweep; they are never honoured anyway). */
-export function forgetExpiredSecondSteps(db: Db, clock: Clock): Promise<number> {
-  return store.deleteExpiredSecondSteps(db, clock());
+/** An authenticator app set up but never turned on is forgotten after this long. */
+export const ABANDONED_SETUP_MS = 24 * 60 * MINUTE;
+
+/**
+ * Removes half-signed-in states past their 5 minutes (they are never honoured anyway) and set-ups never
+ * finished within a day (for the periodic sweep).
+ */
+export async function forgetExpiredSecondSteps(db: Db, clock: Clock): Promise<number> {
+  const now = clock();
+  return (await store.deleteExpiredSecondSteps(db, now)) + (await store.deleteAbandonedSetups(db, now - ABANDONED_SETUP_MS));
 }

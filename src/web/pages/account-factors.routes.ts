@@ -5,7 +5,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { passwordMatches } from '../../accounts/accounts.ts';
 import { notifySecurity, turnOffAuthenticatorApp } from '../../accounts/factors/factors.ts';
 import { newRecoveryCodes } from '../../accounts/factors/recovery-codes.ts';
-import { checkCode, confirmSetupCode } from '../../accounts/factors/second-step.ts';
+import { acceptsCodes, checkCode, confirmSetupCode } from '../../accounts/factors/second-step.ts';
 import { requireRecentCheck } from '../../accounts/factors/step-up.ts';
 import { hasTotp, TOTP_KIND } from '../../accounts/factors/totp.ts';
 import { markSessionChecked, type Session } from '../../accounts/sessions.ts';
@@ -130,7 +130,7 @@ export const accountFactorRoutes: FastifyPluginAsync<{ ctx: SecondStepPageContex
   // ---- the recent check ----
 
   async function showConfirm(request: FastifyRequest, reply: FastifyReply, session: Session, returnTo: string, extra: { status?: number; error?: (t: Messages) => string; errorField?: 'password' | 'code' } = {}) {
-    const hasCodes = await hasTotp(db, session.sub);
+    const hasCodes = await acceptsCodes(db, session.sub);
     return renderPage(db, request, reply, 'confirm', (t) => t.twoStep.confirmTitle, (t) => ({ returnTo, hasCodes, error: extra.error?.(t), errorField: extra.errorField }), {
       status: extra.status ?? 200,
       here: `/account/confirm?return=${encodeURIComponent(returnTo)}`,

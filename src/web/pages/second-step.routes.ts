@@ -3,7 +3,7 @@
 // no session exists until a code is accepted, so every page that needs one — /account, /consent,
 // prompt=none — treats the person as signed out.
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { enabledFactorIds, checkCode, confirmSetupCode, findSecondStep, finishSecondStep, type HalfSignedIn, type SecondStepContext } from '../../accounts/factors/second-step.ts';
+import { acceptsCodes, enabledFactorIds, checkCode, confirmSetupCode, findSecondStep, finishSecondStep, type HalfSignedIn, type SecondStepContext } from '../../accounts/factors/second-step.ts';
 import { newRecoveryCodes } from '../../accounts/factors/recovery-codes.ts';
 import { TOTP_KIND } from '../../accounts/factors/totp.ts';
 import { notifySecurity } from '../../accounts/factors/factors.ts';
@@ -54,7 +54,7 @@ export const secondStepRoutes: FastifyPluginAsync<{ ctx: SecondStepPageContext }
 
   async function renderStep(request: FastifyRequest, reply: FastifyReply, state: HalfSignedIn, extra: { status?: number; error?: (t: Messages) => string; remember?: boolean } = {}) {
     const hasPasskey = (await ctx.passkeys.count(db, state.sub)) > 0;
-    const hasCodes = (await enabledFactorIds(db, state.sub)).length > 0;
+    const hasCodes = await acceptsCodes(db, state.sub);
     return renderPage(
       db,
       request,
