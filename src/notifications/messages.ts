@@ -31,7 +31,7 @@ const FACTOR_TEXTS: Record<NotificationLocale, (event: FactorEvent) => Texts> = 
     }
   },
   'zh-CN': (e) => {
-    const notYou = '如果这不是你本人的操作，请立即修改密码，并在“帐户”的“两步验证”中检查。';
+    const notYou = '如果这不是你本人的操作，请立即修改密码，并在“账户”的“两步验证”中检查。';
     switch (e.outcome) {
       case 'factor_added':
         return { title: `两步验证：已添加 ${e.factorName}`, body: `登录时现在还需要 ${e.factorName} 的验证码。${notYou}` };
