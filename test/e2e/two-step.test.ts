@@ -7,9 +7,11 @@ import { mkdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import * as accounts from '../../src/accounts/accounts.ts';
+import * as clients from '../../src/clients/clients.ts';
 import { totpCode } from '../../src/accounts/factors/totp.ts';
 import { SECOND } from '../../src/config/clock.ts';
 import { accessibilityViolations, chromiumSkip, launchChromium } from '../helpers/browser.ts';
+import { startCallbackServer, type CallbackServer } from '../helpers/callback-server.ts';
 import { sqliteDatabase } from '../helpers/databases.ts';
 import { startSignet, type RunningSignet } from '../helpers/live-server.ts';
 
@@ -26,6 +28,10 @@ const WORDS = {
 describe('browser: two-step verification in Chromium', { skip: chromiumSkip() }, () => {
   let database: Awaited<ReturnType<typeof sqliteDatabase>>;
   let signet: RunningSignet;
+  /** SIGNET_MFA=required */
+  let strict: RunningSignet;
+  let strictDatabase: Awaited<ReturnType<typeof sqliteDatabase>>;
+  let callback: CallbackServer;
   let browser: Browser;
   const contexts: BrowserContext[] = [];
 
@@ -33,6 +39,9 @@ describe('browser: two-step verification in Chromium', { skip: chromiumSkip() },
     mkdirSync(SHOTS, { recursive: true });
     database = await sqliteDatabase();
     signet = await startSignet(database);
+    strictDatabase = await sqliteDatabase();
+    strict = await startSignet(strictDatabase, { SIGNET_MFA: 'required' });
+    callback = await startCallbackServer();
     browser = await launchChromium();
   });
 
@@ -41,6 +50,9 @@ describe('browser: two-step verification in Chromium', { skip: chromiumSkip() },
     await browser?.close();
     await signet?.close();
     await database?.dispose();
+    await strict?.close();
+    await strictDatabase?.dispose();
+    await callback?.close();
   });
 
   async function noSidewaysScroll(page: Page, what: string): Promise<void> {
@@ -121,4 +133,30 @@ describe('browser: two-step verification in Chromium', { skip: chromiumSkip() },
       assert.equal(await page.locator('[data-recovery-code]').count(), 10);
     });
   }
+
+  test('SIGNET_MFA=required: after the password, set-up comes before consent; then Allow lands on the application\'s callback with a code', async () => {
+    const { client } = await clients.registerClient(strictDatabase.db, strict.clock, strict.deps.keys.tokenHash, { name: 'Strict App', redirectUris: [callback.url], scopes: ['openid', 'email'] });
+    await accounts.createAccount(strictDatabase.db, strict.clock, { email: 'strict@example.com', password: PASSWORD, emailVerified: true });
+    const context = await browser.newContext({ locale: 'en-US', viewport: PHONE });
+    contexts.push(context);
+    const page = await context.newPage();
+    await page.goto(`${strict.baseUrl}/oauth/authorize?${new URLSearchParams({ client_id: client.clientId, redirect_uri: callback.url, response_type: 'code', scope: 'openid email', state: 'mfa-state' })}`);
+    await page.getByLabel('Email or phone').fill('strict@example.com');
+    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.waitForURL(`${strict.baseUrl}/signin/two-step/setup`);
+    await page.getByText('This service requires two-step verification.').waitFor();
+    await checkPage(page, 'enrol-required-en');
+    const key = await page.locator('[data-setup-key]').getAttribute('data-setup-key');
+    await page.getByLabel('Code', { exact: true }).fill(totpCode(key!, strict.clock()));
+    await page.getByRole('button', { name: 'Turn on' }).click();
+    await page.locator('[data-recovery-code]').first().waitFor();
+    await page.getByRole('link', { name: 'Continue' }).click();
+    await page.getByRole('button', { name: 'Allow' }).waitFor();
+    const landed = callback.next();
+    await page.getByRole('button', { name: 'Allow' }).click();
+    const url = await landed;
+    assert.equal(url.searchParams.get('state'), 'mfa-state');
+    assert.match(url.searchParams.get('code') ?? '', /^.{20,}$/);
+  });
 });

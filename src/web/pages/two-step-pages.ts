@@ -55,6 +55,8 @@ export async function showSetup(ctx: SecondStepContext, request: FastifyRequest,
       action: page.action,
       returnTo: page.returnTo,
       cancelHref: page.cancelHref,
+      // Half signed in (SIGNET_MFA=required): the way out is to start the sign-in again.
+      startOver: page.header === false,
       qrSvg: svg,
       setupKey: setup.secretBase32,
       keyGroups: keyGroups(setup.secretBase32),
