@@ -42,3 +42,8 @@ export async function deleteExpiredSessions(db: Db, before: number): Promise<num
   const result = await db.deleteFrom('sessions').where('expires_at', '<', before).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/** When the session last proved the password or a factor (step-up). */
+export async function setCheckedAt(db: Db, idHash: string, at: number): Promise<void> {
+  await db.updateTable('sessions').set({ checked_at: at }).where('id_hash', '=', idHash).execute();
+}

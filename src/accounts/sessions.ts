@@ -11,7 +11,8 @@ import * as store from './sessions.store.ts';
 /** Sessions end this long after sign-in. */
 export const SESSION_LIFETIME_MS = 14 * DAY;
 
-export type Session = { sub: string; expiresAt: number };
+/** `checkedAt`: when this session last proved the password or a second factor (null: never, e.g. from before step-up existed). */
+export type Session = { sub: string; expiresAt: number; checkedAt: number | null };
 
 function idHash(key: Buffer, origin: string, id: string): string {
   return keyedHash(key, `${origin}\n${id}`);
@@ -26,14 +27,15 @@ export async function startSession(
   key: Buffer,
   clock: Clock,
   input: { sub: string; origin: string; previousId?: string | undefined; client?: SessionClient | undefined },
-): Promise<{ id: string; expiresAt: number }> {
+): Promise<{ id: string; expiresAt: number; checkedAt: number }> {
   if (input.previousId) await store.deleteSession(db, idHash(key, input.origin, input.previousId));
   const id = newOpaqueToken();
   const now = clock();
   const expiresAt = now + SESSION_LIFETIME_MS;
   const client = recordedClient(input.client);
-  await store.insertSession(db, { id_hash: idHash(key, input.origin, id), sub: input.sub, created_at: now, expires_at: expiresAt, user_agent: client.userAgent, ip: client.ip });
-  return { id, expiresAt };
+  await store.insertSession(db, { id_hash: idHash(key, input.origin, id), sub: input.sub, created_at: now, expires_at: expiresAt, user_agent: client.userAgent, ip: client.ip, checked_at: now });
+  // A session starts right after the password (and the second step, when due): it counts as checked now.
+  return { id, expiresAt, checkedAt: now };
 }
 
 /** Where a sign-in came from, shown in the person's list of sessions: the browser and the client address. */
@@ -79,7 +81,14 @@ export async function findSession(db: Db, key: Buffer, clock: Clock, id: string,
   if (!row) return undefined;
   const account = await findAccount(db, row.sub);
   if (!account || account.disabled) return undefined;
-  return { sub: row.sub, expiresAt: row.expires_at };
+  return { sub: row.sub, expiresAt: row.expires_at, checkedAt: row.checked_at };
+}
+
+/** Records that this session just proved the password or a second factor (a step-up confirmation). */
+export async function markSessionChecked(db: Db, key: Buffer, clock: Clock, id: string, origin: string): Promise<number> {
+  const now = clock();
+  await store.setCheckedAt(db, idHash(key, origin, id), now);
+  return now;
 }
 
 export async function endSession(db: Db, key: Buffer, id: string, origin: string): Promise<void> {

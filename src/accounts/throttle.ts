@@ -90,11 +90,42 @@ export function throttleKeys(source: AttemptSource): Array<{ key: string; rule: 
 
 /** When the next attempt from this source is allowed, or undefined when it is allowed now. */
 export async function blockedUntil(db: Db, clock: Clock, source: AttemptSource): Promise<number | undefined> {
+  return blockedUntilFor(db, clock, throttleKeys(source));
+}
+
+/** When the next attempt counted under these keys is allowed, or undefined when it is allowed now. */
+export async function blockedUntilFor(db: Db, clock: Clock, keys: ReadonlyArray<{ key: string }>): Promise<number | undefined> {
   const until = await store.latestLock(
     db,
-    throttleKeys(source).map((k) => k.key),
+    keys.map((k) => k.key),
   );
   return until !== undefined && until > clock() ? until : undefined;
+}
+
+/**
+ * Wrong codes at the second step (issue 19: "5 wrong codes → growing waits, never a lockout a stranger
+ * can cause"), over every address: from the 5th, 5 s doubling up to a minute, never a lock.
+ */
+export const SECOND_STEP_PER_ACCOUNT: ThrottleRule = { slowAfter: 5, firstWaitMs: 5 * SECOND, maxWaitMs: MINUTE };
+
+/**
+ * The counter keys of a second-step code (or a step-up code): the account from this address (5 → waits,
+ * doubling; 10 locks that address out for 15 minutes), the address over every account (shared with
+ * passwords), and the account's own ceiling, which only slows. Codes have keys of their own under
+ * "account:<sub>:code", so a correct password — which clears the password counter — never gives a
+ * code guesser a fresh allowance, and unlocking the account lifts them too.
+ */
+export function secondStepKeys(sub: string, address: string): Array<{ key: string; rule: ThrottleRule }> {
+  return [
+    { key: `${accountKey(sub)}:code:${address}`, rule: PER_ACCOUNT_AND_ADDRESS },
+    { key: addressKey(address), rule: PER_ADDRESS },
+    { key: `${accountKey(sub)}:code`, rule: SECOND_STEP_PER_ACCOUNT },
+  ];
+}
+
+/** A correct code clears the count of that account from that address (the person's own typos), nothing else. */
+export async function recordSecondStepSuccess(db: Db, sub: string, address: string): Promise<void> {
+  await store.clearKey(db, secondStepKeys(sub, address)[0]!.key);
 }
 
 /** What one counted failure led to: when the next attempt is allowed (if it must wait), and whether it started a lock. */
@@ -106,10 +137,15 @@ export type FailureConsequence = { retryAt: number | undefined; locked: boolean 
  * rule's lock threshold starts a new lock).
  */
 export async function recordFailedAttempt(db: Db, clock: Clock, source: AttemptSource): Promise<FailureConsequence> {
+  return recordFailureFor(db, clock, throttleKeys(source));
+}
+
+/** Counts one failure under each of these keys, by its rule (see recordFailedAttempt). */
+export async function recordFailureFor(db: Db, clock: Clock, keys: ReadonlyArray<{ key: string; rule: ThrottleRule }>): Promise<FailureConsequence> {
   const now = clock();
   let latest: number | undefined;
   let locked = false;
-  for (const { key, rule } of throttleKeys(source)) {
+  for (const { key, rule } of keys) {
     const failures = await store.countFailure(db, key, now, FAILURE_WINDOW_MS);
     const wait = waitAfterFailure(rule, failures);
     if (wait > 0) {

@@ -3,10 +3,11 @@
 import type { FastifyInstance } from 'fastify';
 import { findAccount, findAccountByEmail, findAccountByPhone, type Profile } from '../accounts/accounts.ts';
 import { listAccountsPage, listSessionsOf } from '../accounts/account-admin.ts';
+import { factorView, listFactors } from '../accounts/factors/factors.ts';
 import { AdminNotFound } from './errors.ts';
 import { operatorOf, type AdminContext } from './operator-auth.ts';
 import * as changes from './operator-changes.ts';
-import { accountCreateBody, accountPage, accountPatchBody, accountsQuery, errorResponses, ref, sessionList, sessionsEnded, subParams } from './schemas.ts';
+import { factorList, accountCreateBody, accountPage, accountPatchBody, accountsQuery, errorResponses, ref, sessionList, sessionsEnded, subParams } from './schemas.ts';
 
 type SubParams = { Params: { sub: string } };
 const notFound = { 404: { ...ref('Error'), description: 'no account with this sub' } } as const;
@@ -142,5 +143,32 @@ export async function accountRoutes(app: FastifyInstance, { ctx }: { ctx: AdminC
       },
     },
     async (request) => ({ ended: await changes.endSessionsAsOperator(operatorOf(request), request.params.sub) }),
+  );
+
+  app.get<SubParams>(
+    '/admin/v1/accounts/:sub/factors',
+    { schema: { tags, summary: "The person's second factors: kinds, names, dates — never secrets", params: subParams, response: { 200: factorList, ...errorResponses, ...notFound } } },
+    async (request) => {
+      await existing(ctx, request.params.sub);
+      const { factors, recoveryCodesLeft } = await listFactors(ctx.db, request.params.sub);
+      return { factors: factors.map(factorView), recovery_codes_left: recoveryCodesLeft };
+    },
+  );
+
+  app.delete<SubParams>(
+    '/admin/v1/accounts/:sub/factors',
+    {
+      schema: {
+        tags,
+        summary: 'Remove every second factor and recovery code of the person, and end their sessions',
+        description: 'For a person who lost their phone and their recovery codes: they sign in with the password alone (or set a factor up again when SIGNET_MFA=required).',
+        params: subParams,
+        response: { ...noContent('removed; every session ended'), ...errorResponses, ...notFound },
+      },
+    },
+    async (request, reply) => {
+      await changes.resetFactorsAsOperator(operatorOf(request), request.params.sub);
+      return reply.code(204).send();
+    },
   );
 }

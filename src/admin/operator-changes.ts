@@ -4,6 +4,7 @@
 // API uses these; `signet user …` and `signet client …` can call the same functions.
 import { isIP } from 'node:net';
 import { endSessionsOf } from '../accounts/account-admin.ts';
+import { notifySecurity, resetFactors, type FactorsReset } from '../accounts/factors/factors.ts';
 import * as accounts from '../accounts/accounts.ts';
 import { unblockAddress, unlockAccount } from '../accounts/throttle.ts';
 import { recordAudit, type AuditActor, type AuditDetail, type AuditLog, type AuditType } from '../audit/audit.ts';
@@ -136,6 +137,24 @@ export async function unlockAccountAsOperator(op: OperatorContext, sub: string, 
 /** Ends every session of the person. Returns how many ended. */
 export async function endSessionsAsOperator(op: OperatorContext, sub: string): Promise<number> {
   return audited(op, { type: 'account.sessions_ended', sub }, () => endSessionsOf(op.db, sub), (ended) => ({ detail: { sessions_ended: ended } }));
+}
+
+/**
+ * issue 19: "`DELETE /admin/v1/accounts/:sub/factors` (204: every factor and recovery code removed,
+ * sessions ended)" — and the person gets a security notification.
+ */
+export async function resetFactorsAsOperator(op: OperatorContext, sub: string): Promise<FactorsReset> {
+  const reset = await audited(
+    op,
+    { type: 'account.factors_reset', sub },
+    async () => {
+      await existingAccount(op.db, sub);
+      return resetFactors(op.db, sub);
+    },
+    (r) => ({ detail: { factors_removed: r.factorsRemoved, recovery_codes_removed: r.recoveryCodesRemoved, sessions_ended: r.sessionsEnded } }),
+  );
+  await notifySecurity(op.db, op.clock, sub, 'en', { category: 'security', outcome: 'factors_reset' });
+  return reset;
 }
 
 /** `user set-password`: a new password, and every session ends. */

@@ -39,6 +39,19 @@ export const sharedSchemas = [
     properties: { created_at: isoTime, expires_at: isoTime },
   },
   {
+    $id: 'Factor',
+    type: 'object',
+    description: 'A second factor (an authenticator app; passkeys when that kind is served). Never its secret.',
+    required: ['id', 'kind', 'name', 'created_at', 'last_used_at'],
+    properties: {
+      id: { type: 'string' },
+      kind: { type: 'string', description: '`totp` (an authenticator app), `passkey`' },
+      name: { type: 'string' },
+      created_at: isoTime,
+      last_used_at: { type: ['string', 'null'], format: 'date-time' },
+    },
+  },
+  {
     $id: 'Client',
     type: 'object',
     description: 'An application, shaped as `signet client create` prints it. `client_secret` only in the answer to its creation.',
@@ -146,6 +159,13 @@ export const sessionList = {
   description: "The person's live sessions, newest first.",
   required: ['sessions'],
   properties: { sessions: { type: 'array', items: ref('Session') } },
+} as const;
+
+export const factorList = {
+  type: 'object',
+  description: "The person's second factors, oldest first, and how many unused recovery codes they hold.",
+  required: ['factors', 'recovery_codes_left'],
+  properties: { factors: { type: 'array', items: ref('Factor') }, recovery_codes_left: { type: 'integer' } },
 } as const;
 
 export const sessionsEnded = {

@@ -21,6 +21,10 @@ export const AUDIT_TYPES = [
   'consent.withdrawn',
   'token.replay_detected',
   'code.replay_detected',
+  'mfa.enabled',
+  'mfa.disabled',
+  'mfa.failed',
+  'mfa.recovery_used',
   'account.created',
   'account.updated',
   'account.disabled',
@@ -29,6 +33,7 @@ export const AUDIT_TYPES = [
   'account.unlocked',
   'account.password_set',
   'account.sessions_ended',
+  'account.factors_reset',
   'client.created',
   'client.updated',
   'client.disabled',
@@ -76,6 +81,13 @@ const DETAIL_KEYS = {
   retry_at: (v: unknown) => typeof v === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z$/.test(v),
   /** a client address an operator unblocked (an IP address, as request.ip gives it) */
   unblocked_address: (v: unknown) => typeof v === 'string' && isIP(v) !== 0,
+  /** a second factor's kind ("totp"), or how a second step was passed ("totp", "recovery_code") */
+  factor: (v: unknown) => typeof v === 'string' && /^[a-z_]{1,30}$/.test(v),
+  /** where a second-factor event happened: "signin" (the second step), "step_up" (confirming a change), "setup" */
+  stage: (v: unknown) => v === 'signin' || v === 'step_up' || v === 'setup',
+  factors_removed: isCount,
+  recovery_codes_removed: isCount,
+  recovery_codes_left: isCount,
   /** an operator key's id (its public half) */
   key_id: (v: unknown) => typeof v === 'string' && /^ak_[0-9a-f]{1,64}$/.test(v),
 } satisfies Record<string, (v: unknown) => boolean>;

@@ -1,9 +1,11 @@
 // signet user …: manage accounts.
 import type { Command } from 'commander';
 import * as accounts from '../accounts/accounts.ts';
+import { factorView, listFactors } from '../accounts/factors/factors.ts';
 import {
   createAccountAsOperator,
   deleteAccountAsOperator,
+  resetFactorsAsOperator,
   setPasswordAsOperator,
   unlockAccountAsOperator,
   updateAccountAsOperator,
@@ -31,7 +33,7 @@ const listView: HumanView = {
 };
 
 export function registerUserCommands(program: Command, run: Run): void {
-  const user = program.command('user').description('manage accounts: create, list, show, find, update, disable, enable, unlock, set-password, delete');
+  const user = program.command('user').description('manage accounts: create, list, show, find, update, disable, enable, unlock, set-password, factors, delete');
 
   user
     .command('create')
@@ -166,6 +168,24 @@ export function registerUserCommands(program: Command, run: Run): void {
       run(async (ctx) => {
         await deleteAccountAsOperator(cliOperator(ctx), sub);
         return { sub, deleted: true };
+      }, o),
+    );
+
+  // `signet user factors SUB` lists; `signet user factors reset SUB` removes them all (the operator contract's two forms).
+  user
+    .command('factors <sub-or-reset> [sub]')
+    .description("list a person's second factors and passkeys (never secrets); `factors reset SUB` removes them all with the recovery codes and ends the sessions")
+    .option('--json', 'print JSON')
+    .action((first: string, second: string | undefined, o: { json?: boolean }) =>
+      run(async (ctx) => {
+        if (second !== undefined) {
+          if (first !== 'reset') throw new UsageError(`unknown action ${first}: use \`signet user factors SUB\` or \`signet user factors reset SUB\``);
+          const reset = await resetFactorsAsOperator(cliOperator(ctx), second);
+          return { sub: second, factors_removed: reset.factorsRemoved, recovery_codes_removed: reset.recoveryCodesRemoved, sessions_ended: reset.sessionsEnded };
+        }
+        await requireAccount(ctx, first);
+        const { factors, recoveryCodesLeft } = await listFactors(ctx.database.db, first);
+        return { sub: first, factors: factors.map(factorView), recovery_codes_left: recoveryCodesLeft };
       }, o),
     );
 }

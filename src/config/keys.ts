@@ -19,6 +19,13 @@ export type Keys = {
    * per-account sign-in ceiling does not apply to it; good for nothing else).
    */
   deviceCookie: Buffer;
+  /** AES-256-GCM key of the authenticator-app (TOTP) secrets at rest (accounts/factors/totp.ts; good for nothing else). */
+  factorSecret: Buffer;
+  /**
+   * HMAC key of the remembered-browser cookies: a browser whose owner ticked "Remember this browser for
+   * 30 days" at the second step skips it for that account (accounts/factors/remembered-browser.ts).
+   */
+  rememberedBrowser: Buffer;
 };
 
 const SECRET_FILE = 'secret.key';
@@ -63,5 +70,5 @@ function tightenDataDir(dataDir: string): void {
 
 export function deriveKeys(rootSecret: string): Keys {
   const derive = (purpose: string) => Buffer.from(hkdfSync('sha256', rootSecret, 'signet', purpose, 32));
-  return { tokenHash: derive('token-hash'), cookie: derive('cookie'), unsubscribe: derive('unsubscribe-token'), accountToken: derive('account-token'), deviceCookie: derive('device-cookie') };
+  return { tokenHash: derive('token-hash'), cookie: derive('cookie'), unsubscribe: derive('unsubscribe-token'), accountToken: derive('account-token'), deviceCookie: derive('device-cookie'), factorSecret: derive('factor-secret'), rememberedBrowser: derive('remembered-browser') };
 }

@@ -114,6 +114,7 @@ const schema = z.object({
     .regex(/^(off|[^\s:]+:\d{1,5}|\[[0-9a-fA-F:]+\]:\d{1,5})$/, 'expected HOST:PORT or off')
     .default('127.0.0.1:9465'),
   SIGNET_SIGNUP: z.enum(['open', 'closed'], 'expected open or closed').default('closed'),
+  SIGNET_MFA: z.enum(['optional', 'required'], 'expected optional or required').default('optional'),
   SIGNET_PRODUCT_NAME: z
     .string()
     .max(60, 'expected a name of at most 60 characters')
@@ -166,6 +167,8 @@ export type Settings = {
   auditRetentionDays: number;
   /** SIGNET_SIGNUP: `open` lets people create their own account (with e-mail verification) */
   signup: 'open' | 'closed';
+  /** SIGNET_MFA: `required` leads a person without a second factor to set one up after the password, before any consent or callback */
+  mfa: 'optional' | 'required';
   /** shown on every page and in account mail: SIGNET_PRODUCT_NAME, SIGNET_LOGO_URL, SIGNET_ACCENT_COLOR */
   brand: { productName: string; logoUrl: string | undefined; accentColor: string | undefined };
 };
@@ -257,6 +260,7 @@ export function parseSettings(env: Record<string, string | undefined>, cwd = pro
     admin,
     auditRetentionDays: s.SIGNET_AUDIT_RETENTION_DAYS,
     signup: s.SIGNET_SIGNUP,
+    mfa: s.SIGNET_MFA,
     brand: { productName: s.SIGNET_PRODUCT_NAME, logoUrl: s.SIGNET_LOGO_URL, accentColor: s.SIGNET_ACCENT_COLOR?.toLowerCase() },
   };
 }

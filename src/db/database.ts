@@ -34,6 +34,7 @@ import * as m0003 from './migrations/0003_notification_preferences.ts';
 import * as m0004 from './migrations/0004_admin_audit.ts';
 import * as m0005 from './migrations/0005_account_self_service.ts';
 import * as m0006 from './migrations/0006_task_notes.ts';
+import * as m0007 from './migrations/0007_second_factors.ts';
 import * as m0008 from './migrations/0008_passkeys.ts';
 import * as m0009 from './migrations/0009_task_glossary.ts';
 
@@ -54,6 +55,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0004_admin_audit': m0004,
   '0005_account_self_service': m0005,
   '0006_task_notes': m0006,
+  '0007_second_factors': m0007,
   '0008_passkeys': m0008,
   '0009_task_glossary': m0009,
 };

@@ -44,6 +44,8 @@ export interface SessionsTable {
   user_agent: string | null;
   /** the client address at sign-in */
   ip: string | null;
+  /** when this session last proved the password or a second factor (sign-in, a step-up confirmation) */
+  checked_at: number | null;
 }
 
 export interface AuthorizationRequestsTable {
@@ -212,6 +214,44 @@ export interface Database {
   account_request_counters: AccountRequestCountersTable;
   passkeys: PasskeysTable;
   passkey_challenges: PasskeyChallengesTable;
+  second_factors: SecondFactorsTable;
+  recovery_codes: RecoveryCodesTable;
+  second_steps: SecondStepsTable;
+}
+
+/** An authenticator app (accounts/factors/totp.ts). */
+export interface SecondFactorsTable {
+  id: string;
+  sub: string;
+  kind: string;
+  name: string;
+  /** the TOTP secret, AES-256-GCM encrypted under keys.factorSecret */
+  secret_enc: string;
+  /** null while being set up */
+  enabled_at: number | null;
+  created_at: number;
+  last_used_at: number | null;
+  /** the last accepted TOTP time step (replay) */
+  last_step: number | null;
+}
+
+/** One single-use recovery code, as a keyed hash (accounts/factors/recovery-codes.ts). */
+export interface RecoveryCodesTable {
+  code_hash: string;
+  sub: string;
+  created_at: number;
+  used_at: number | null;
+}
+
+/** The half-signed-in state between a correct password and the second step (accounts/factors/second-step.ts). */
+export interface SecondStepsTable {
+  id_hash: string;
+  sub: string;
+  purpose: 'verify' | 'enrol';
+  request_id: string | null;
+  return_to: string | null;
+  created_at: number;
+  expires_at: number;
 }
 
 /** An operator key of the admin API (`signet admin-key create`). */

@@ -7,6 +7,8 @@
 import type { Settings } from '../config/settings.ts';
 import { servedOrigins } from '../config/settings.ts';
 import { DEVICE_COOKIE } from '../accounts/device-cookies.ts';
+import { REMEMBERED_BROWSER_COOKIE } from '../accounts/factors/remembered-browser.ts';
+import { SECOND_STEP_COOKIE } from '../accounts/factors/second-step.ts';
 import { BROWSER_BINDING_COOKIE } from '../oauth/authorization-requests.ts';
 import { LANGUAGE_COOKIE } from './i18n/i18n.ts';
 import { CSRF_COOKIE, SESSION_COOKIE } from './plugins/session.ts';
@@ -22,6 +24,10 @@ export type CookieNames = {
   language: string;
   /** the proof that this browser signed in to an account before (accounts/device-cookies.ts) */
   device: string;
+  /** the half-signed-in state between a correct password and the second step (accounts/factors/second-step.ts) */
+  secondStep: string;
+  /** "Remember this browser for 30 days" at the second step (accounts/factors/remembered-browser.ts) */
+  remembered: string;
 };
 
 declare module 'fastify' {
@@ -33,5 +39,5 @@ declare module 'fastify' {
 
 export function cookieNames(settings: Pick<Settings, 'baseUrl' | 'altBaseUrl'>): CookieNames {
   const prefix = servedOrigins(settings).every((origin) => origin.protocol === 'https:') ? '__Host-' : '';
-  return { session: prefix + SESSION_COOKIE, csrf: prefix + CSRF_COOKIE, flow: prefix + BROWSER_BINDING_COOKIE, language: prefix + LANGUAGE_COOKIE, device: prefix + DEVICE_COOKIE };
+  return { session: prefix + SESSION_COOKIE, csrf: prefix + CSRF_COOKIE, flow: prefix + BROWSER_BINDING_COOKIE, language: prefix + LANGUAGE_COOKIE, device: prefix + DEVICE_COOKIE, secondStep: prefix + SECOND_STEP_COOKIE, remembered: prefix + REMEMBERED_BROWSER_COOKIE };
 }

@@ -1,8 +1,10 @@
 // Periodic sweeps of expired rows: pending authorization requests, sessions, sign-in counters, codes
-// and tokens, account links, settled account mail and its request counters, passkey challenges. Every process may run them; they are idempotent deletes.
+// and tokens, account links, settled account mail and its request counters, passkey challenges,
+// half-signed-in states. Every process may run them; they are idempotent deletes.
 import type { Logger } from 'pino';
 import { forgetExpiredAccountTokens } from '../accounts/account-tokens.ts';
 import { forgetExpiredPasskeyChallenges } from '../accounts/factors/passkeys.ts';
+import { forgetExpiredSecondSteps } from '../accounts/factors/second-step.ts';
 import { forgetSettledAccountMail } from '../accounts/mail/outbox.ts';
 import { forgetStaleRequestCounters } from '../accounts/request-limits.ts';
 import { forgetExpiredSessions } from '../accounts/sessions.ts';
@@ -25,6 +27,7 @@ export async function sweepExpired(db: Db, clock: Clock): Promise<Record<string,
     accountMail: await forgetSettledAccountMail(db, clock()),
     accountRequestCounters: await forgetStaleRequestCounters(db, clock),
     passkeyChallenges: await forgetExpiredPasskeyChallenges(db, clock),
+    secondSteps: await forgetExpiredSecondSteps(db, clock),
   };
 }
 

@@ -17,7 +17,7 @@ forEachDatabase('sessions', (open) => {
     const { sub } = await accounts.createAccount(db, clock, { email: 's@example.com', password: 'password-1' });
     const { id } = await startSession(db, KEY, clock, { sub, origin: A });
     assert.equal(id.length, 44);
-    assert.deepEqual(await findSession(db, KEY, clock, id, A), { sub, expiresAt: clock() + SESSION_LIFETIME_MS });
+    assert.deepEqual(await findSession(db, KEY, clock, id, A), { sub, expiresAt: clock() + SESSION_LIFETIME_MS, checkedAt: clock() });
     assert.equal(await findSession(db, KEY, clock, id, B), undefined);
     const row = await db.selectFrom('sessions').selectAll().executeTakeFirstOrThrow();
     assert.notEqual(row.id_hash, id);

@@ -7,6 +7,8 @@ import { after, before, describe, test } from 'node:test';
 import { checkCredentials } from '../../src/accounts/accounts.ts';
 import { findSession, startSession } from '../../src/accounts/sessions.ts';
 import { signIn } from '../../src/accounts/signin.ts';
+import { newRecoveryCodes } from '../../src/accounts/factors/recovery-codes.ts';
+import { beginTotpSetup, confirmTotpSetup, totpCode } from '../../src/accounts/factors/totp.ts';
 import { MINUTE, manualClock } from '../../src/config/clock.ts';
 import type { Settings } from '../../src/config/settings.ts';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
@@ -204,6 +206,27 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       refused(await user(['show', sub]), 1, /no account with sub/);
       refused(await user(['delete', sub]), 1, /no account with sub/);
       assert.equal((ok(await runSignet(['client', 'show', client.client_id], { env })) as { client_id: string }).client_id, client.client_id, 'the application stays');
+    });
+
+    test('`user factors SUB` lists second factors (kinds, names, dates — never secrets); `user factors reset SUB` removes them with the recovery codes and ends the sessions', async () => {
+      const { sub } = await newAccount();
+      const clock = manualClock();
+      const setup = await beginTotpSetup(handle.db, KEY, clock, { sub, issuer: 'Signet', label: 'x' });
+      await confirmTotpSetup(handle.db, KEY, clock, sub, totpCode(setup.secretBase32, clock()));
+      await newRecoveryCodes(handle.db, KEY, clock, sub);
+      await startSession(handle.db, KEY, clock, { sub, origin: ORIGIN });
+      const listed = await user(['factors', sub]);
+      const shown = ok(listed) as { sub: string; factors: Array<{ kind: string; name: string }>; recovery_codes_left: number };
+      assert.deepEqual(shown.factors.map((x) => [x.kind, x.name]), [['totp', 'Authenticator app']]);
+      assert.equal(shown.recovery_codes_left, 10);
+      assert.ok(!listed.stdout.includes(setup.secretBase32));
+      assert.deepEqual(ok(await user(['factors', 'reset', sub])), { sub, factors_removed: 1, recovery_codes_removed: 10, sessions_ended: 1 });
+      assert.deepEqual((ok(await user(['factors', sub])) as { factors: unknown[] }).factors, []);
+      const audit = await handle.db.selectFrom('audit_events').selectAll().where('type', '=', 'account.factors_reset').where('sub', '=', sub).execute();
+      assert.equal(audit.length, 1);
+      assert.equal(audit[0]!.actor, 'cli');
+      refused(await user(['factors', 'no-such-sub']), 1, /no account with sub/);
+      refused(await user(['factors', 'wipe', sub]), 2, /unknown action wipe/);
     });
   });
 }

@@ -224,7 +224,11 @@ function allowedChanges(req: FuzzRequest, res: LightMyRequestResponse): Readonly
   // A code or refresh token presented again is audited (token.replay_detected, code.replay_detected), as are redemptions and refreshes.
   if (route.url === '/oauth/token' && method === 'POST') add('audit_events');
   if (route.url === '/oauth/token' && method === 'POST' && success) add('access_tokens', 'refresh_tokens');
+  // Opening the authenticator set-up page keeps the secret being set up (so a reload shows the same QR code).
+  if (['/account/two-step/setup', '/signin/two-step/setup'].includes(route.url) && status === 200) add('second_factors');
   if (method !== 'POST' && method !== 'PUT' && method !== 'DELETE') return allowed;
+  // Wrong codes at the second step or on the confirmation page are audited (mfa.failed).
+  if (['/signin/two-step', '/account/confirm', '/account/two-step/setup', '/signin/two-step/setup'].includes(route.url)) add('audit_events', 'second_factors');
   // Sign-in attempts and password changes are audited whatever their outcome.
   if (route.url === '/signin' || route.url === '/account/password') add('audit_events');
   // A passkey answer uses its challenge up whatever the outcome; a passkey sign-in is audited whatever its outcome.
@@ -235,10 +239,12 @@ function allowedChanges(req: FuzzRequest, res: LightMyRequestResponse): Readonly
   if (route.url === '/signin/passkey/options' || route.url === '/account/passkeys/options') add('passkey_challenges');
   if (route.url === '/signin/passkey') add('sessions');
   if (route.url === '/account/passkeys' || route.url === '/account/passkeys/remove') add('passkeys', 'notifications', 'notification_deliveries', 'audit_events');
-  if (route.url === '/signin' || route.url === '/account/password') add('sessions');
+  if (route.url === '/signin' || route.url === '/account/password') add('sessions', 'second_steps');
+  if (['/signin/two-step', '/signin/two-step/setup'].includes(route.url)) add('sessions', 'second_steps', 'recovery_codes', 'notifications', 'notification_deliveries');
+  if (['/account/two-step/setup', '/account/two-step/recovery-codes', '/account/two-step/turn-off', '/account/confirm'].includes(route.url)) add('second_factors', 'recovery_codes', 'notifications', 'notification_deliveries', 'audit_events');
   if (route.url === '/consent') add('authorization_requests', 'authorization_codes', 'grants', 'notifications', 'notification_deliveries', 'audit_events');
   if (['/signup', '/forgot-password', '/account/verify-email'].includes(route.url)) add('users', 'mail_outbox', 'account_tokens', 'audit_events');
-  if (['/signout', '/account/sessions/end', '/account/sessions/end-others'].includes(route.url)) add('sessions');
+  if (['/signout', '/account/sessions/end', '/account/sessions/end-others'].includes(route.url)) add('sessions', 'second_steps');
   if (route.url === '/account/withdraw') add('grants', 'notification_preferences', 'audit_events');
   if (['/account/mute', '/account/unmute', '/account/notifications', '/unsubscribe', '/api/v1/notification-preferences'].includes(route.url)) add('notification_preferences');
   if (route.url.startsWith('/api/v1/:kind/tasks')) add('tasks', 'notifications', 'notification_deliveries');

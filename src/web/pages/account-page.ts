@@ -5,6 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { findAccount, MAX_NAME_LENGTH } from '../../accounts/accounts.ts';
 import { listPasskeys, MAX_PASSKEY_NAME_LENGTH, relyingPartyFor } from '../../accounts/factors/passkeys.ts';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../accounts/passwords.ts';
+import { authenticatorApps, listFactors } from '../../accounts/factors/factors.ts';
 import { listSessions } from '../../accounts/sessions.ts';
 import { describeUserAgent } from '../../accounts/user-agent.ts';
 import type { Clock } from '../../config/clock.ts';
@@ -59,6 +60,8 @@ export async function showAccount(ctx: AccountPageContext, request: FastifyReque
   const rp = relyingPartyFor(request.servedOrigin, request.server.site.productName);
   // The browser's own session first, then the others newest first.
   sessions.sort((a, b) => Number(b.current) - Number(a.current));
+  // Two-step verification: this section lists the authenticator app (passkeys have their own list).
+  const twoStep = await listFactors(ctx.db, sub, [authenticatorApps]);
 
   return renderPage(
     ctx.db,
@@ -94,6 +97,16 @@ export async function showAccount(ctx: AccountPageContext, request: FastifyReque
           lastUsedText: p.lastUsedAt === null ? t.passkeys.neverUsed : formatDate(locale, p.lastUsedAt),
           otherHost: p.rpId === rp?.id ? undefined : t.passkeys.otherHost(p.rpId),
         })),
+      },
+      twoStep: {
+        apps: twoStep.factors.map((f) => ({
+          name: t.twoStep.appName,
+          addedIso: new Date(f.createdAt).toISOString(),
+          addedText: formatDate(locale, f.createdAt),
+          lastUsedIso: f.lastUsedAt === null ? undefined : new Date(f.lastUsedAt).toISOString(),
+          lastUsedText: f.lastUsedAt === null ? t.twoStep.never : formatDate(locale, f.lastUsedAt),
+        })),
+        recoveryLeft: twoStep.recoveryCodesLeft,
       },
       password: { error: state.password?.error(t), errorField: state.password?.field, minLength: MIN_PASSWORD_LENGTH, maxLength: MAX_PASSWORD_LENGTH },
       // spec (issue): "where and when each session signed in"; times with the zone named (UTC).

@@ -27,6 +27,7 @@ const SIMPLE_NOTICES: Record<string, (t: Messages) => string> = {
   'ended=session': (t) => t.sessions.ended,
   'saved=passkey': (t) => t.passkeys.addedNotice,
   'saved=passkey_removed': (t) => t.passkeys.removedNotice,
+  'saved=two-step-off': (t) => t.twoStep.turnedOff,
 };
 
 export const accountRoutes: FastifyPluginAsync<{ ctx: AccountPageContext; links: AccountLinkContext }> = async (app, { ctx, links }) => {

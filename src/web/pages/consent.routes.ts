@@ -3,6 +3,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAuditSafely } from '../../audit/audit.ts';
 import type { Client } from '../../clients/clients.ts';
+import { hasSecondFactor, type SecondStepContext } from '../../accounts/factors/second-step.ts';
 import { continueAuthorization, decide } from '../../consent/decision.ts';
 import { refuseFramedNavigation } from '../../oauth/framing.ts';
 import { forBrowser, type FlowContext, type PendingRequest } from '../../oauth/authorization-requests.ts';
@@ -12,7 +13,7 @@ import { allowFormRedirectTo } from '../plugins/security-headers.ts';
 import { field, fields } from './forms.ts';
 import { localeOf, renderError, renderPage } from './view.ts';
 
-export const consentRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app, { ctx }) => {
+export const consentRoutes: FastifyPluginAsync<{ ctx: FlowContext; factors: SecondStepContext }> = async (app, { ctx, factors }) => {
   const { db } = ctx;
   // spec: the flow "cannot run in a hidden frame" — refused before any page, session or code.
   app.addHook('onRequest', refuseFramedNavigation);
@@ -31,10 +32,21 @@ export const consentRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (ap
     return renderPage(db, request, reply, 'consent', (t) => t.consentTitle, (t) => ({ requestId, appName: client.name, scopes: scopes(t), error: error?.(t) }), { status: error ? 400 : 200, here: `/consent?request=${encodeURIComponent(requestId)}` });
   }
 
+  /**
+   * SIGNET_MFA=required: "a person without a factor is led … to set one up before any consent or
+   * callback". Sign-in does it after the password; a session from before the policy is sent to set-up here.
+   */
+  async function enrolmentFirst(sub: string, requestId: string): Promise<string | undefined> {
+    if (factors.mfa !== 'required' || (await hasSecondFactor(factors, sub))) return undefined;
+    return `/account/two-step/setup?return=${encodeURIComponent(`/consent?request=${encodeURIComponent(requestId)}`)}`;
+  }
+
   app.get('/consent', async (request, reply) => {
     const requestId = field(request.query, 'request');
     const session = await request.currentSession();
     if (!session) return reply.redirect(`/signin?request=${encodeURIComponent(requestId)}`, 302);
+    const enrol = await enrolmentFirst(session.sub, requestId);
+    if (enrol) return reply.redirect(enrol, 302);
     // The pending request is found only in the browser that started it (its binding cookie).
     const next = await continueAuthorization(forBrowser(ctx, request.cookies[request.server.cookieNames.flow]), requestId, request.servedOrigin.origin, session.sub);
     if (next.kind === 'expired') return renderError(db, request, reply, 400, (t) => t.requestExpired, { header: true });
@@ -46,6 +58,8 @@ export const consentRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (ap
     const requestId = field(request.body, 'request');
     const session = await request.currentSession();
     if (!session) return reply.redirect(`/signin?request=${encodeURIComponent(requestId)}`, 303);
+    const enrol = await enrolmentFirst(session.sub, requestId);
+    if (enrol) return reply.redirect(enrol, 303);
     const choice = field(request.body, 'decision') === 'allow' ? { decision: 'allow' as const, ticked: fields(request.body, 'scope') } : { decision: 'deny' as const };
     const result = await decide(forBrowser(ctx, request.cookies[request.server.cookieNames.flow]), requestId, request.servedOrigin.origin, session.sub, choice, localeOf(request));
     if (result.kind === 'expired') return renderError(db, request, reply, 400, (t) => t.requestExpired, { header: true });

@@ -9,6 +9,7 @@ import { isDatabaseUnavailable } from '../../db/errors.ts';
 import type { AccountLinkContext } from '../../accounts/account-tokens.ts';
 import type { FlowContext } from '../../oauth/authorization-requests.ts';
 import type { TaskContext } from '../../tasks/tasks.ts';
+import { accountFactorRoutes } from './account-factors.routes.ts';
 import { accountRoutes } from './account.routes.ts';
 import { consentRoutes } from './consent.routes.ts';
 import { emailVerificationRoutes } from './email-verification.routes.ts';
@@ -17,6 +18,7 @@ import { homeRoutes } from './home.routes.ts';
 import { languageRoutes } from './language.routes.ts';
 import { passkeyRoutes } from './passkeys.routes.ts';
 import { passwordResetRoutes } from './password-reset.routes.ts';
+import { secondStepRoutes, type SecondStepPageContext } from './second-step.routes.ts';
 import { signinRoutes } from './signin.routes.ts';
 import { signupRoutes } from './signup.routes.ts';
 import { tasksRoutes } from './tasks.routes.ts';
@@ -25,8 +27,11 @@ import { renderError } from './view.ts';
 
 const CSRF_ERRORS = new Set(['FST_CSRF_INVALID_TOKEN', 'FST_CSRF_MISSING_SECRET']);
 
-/** `deviceKey`: keys.deviceCookie, for the sign-in page's device cookies. */
-export const pageRoutes: FastifyPluginAsync<{ ctx: FlowContext; tasks: TaskContext; accounts: AccountLinkContext & { signupOpen: boolean }; deviceKey: Buffer }> = async (app, { ctx, tasks, accounts, deviceKey }) => {
+/** `deviceKey`: keys.deviceCookie, for the sign-in page's device cookies; `factors`: second factors and the second step. */
+export const pageRoutes: FastifyPluginAsync<{ ctx: FlowContext; tasks: TaskContext; accounts: AccountLinkContext & { signupOpen: boolean }; deviceKey: Buffer; factors: SecondStepPageContext }> = async (
+  app,
+  { ctx, tasks, accounts, deviceKey, factors },
+) => {
   const { db } = ctx;
 
   // Loaded here, not at module load: CLI commands import the app's modules but never serve pages.
@@ -65,8 +70,10 @@ export const pageRoutes: FastifyPluginAsync<{ ctx: FlowContext; tasks: TaskConte
     return renderError(db, request, reply, status, (t) => (status === 500 ? t.serverError : t.csrfFailed));
   });
 
-  await app.register(signinRoutes, { ctx, deviceKey });
-  await app.register(consentRoutes, { ctx });
+  await app.register(signinRoutes, { ctx, deviceKey, factors });
+  await app.register(secondStepRoutes, { ctx: factors });
+  await app.register(consentRoutes, { ctx, factors });
+  await app.register(accountFactorRoutes, { ctx: factors });
   await app.register(passkeyRoutes, { ctx, deviceKey, account: { db, clock: ctx.clock, sessionKey: accounts.hashKey } });
   await app.register(accountRoutes, { ctx: { db, clock: ctx.clock, sessionKey: accounts.hashKey }, links: accounts });
   await app.register(passwordResetRoutes, { ctx: accounts });

@@ -4,6 +4,8 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { DEVICE_COOKIE_LIFETIME_MS } from '../../accounts/device-cookies.ts';
 import { relyingPartyFor } from '../../accounts/factors/passkeys.ts';
 import { signIn, type SignInResult } from '../../accounts/signin.ts';
+import { isRememberedBrowser } from '../../accounts/factors/remembered-browser.ts';
+import { beginSecondStep, enabledFactorIds, findSecondStep, finishSecondStep, secondStepDue, type Purpose } from '../../accounts/factors/second-step.ts';
 import { recordAuditSafely, type AuditEventInput } from '../../audit/audit.ts';
 import { findClient } from '../../clients/clients.ts';
 import { SECOND, MINUTE } from '../../config/clock.ts';
@@ -12,6 +14,7 @@ import { findPendingRequest, forBrowser, type FlowContext, type PendingRequest }
 import { allowFormRedirectTo } from '../plugins/security-headers.ts';
 import type { Messages } from '../i18n/en.ts';
 import { field, fields } from './forms.ts';
+import type { SecondStepPageContext } from './second-step.routes.ts';
 import { localPath, renderError, renderPage } from './view.ts';
 
 /**
@@ -44,7 +47,7 @@ export function waitText(t: Messages, ms: number): string {
  * `deviceKey`: keys.deviceCookie, which makes and checks the device cookies (a browser that signed in
  * to an account before is exempt from that account's sign-in ceiling; accounts/device-cookies.ts).
  */
-export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext; deviceKey: Buffer }> = async (app, { ctx, deviceKey }) => {
+export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext; deviceKey: Buffer; factors: SecondStepPageContext }> = async (app, { ctx, deviceKey, factors }) => {
   const { db } = ctx;
   // spec: the flow "cannot run in a hidden frame" — refused before any page, session or code.
   app.addHook('onRequest', refuseFramedNavigation);
@@ -115,7 +118,8 @@ export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext; deviceKey: Buf
     if (requestId && !pending) return renderError(db, request, reply, 400, (t) => t.requestExpired);
     const form: Form = { requestId, pending, returnTo: localPath(field(request.query, 'return')), identifier: '' };
     if (await request.currentSession()) return reply.redirect(nextAfterSignIn(form), 302);
-    return show(request, reply, form, { notice: fields(request.query, 'signed_out').length > 0 ? (t) => t.signedOut : undefined });
+    const notice = fields(request.query, 'signed_out').length > 0 ? (t: Messages) => t.signedOut : field(request.query, 'second_step') === 'expired' ? (t: Messages) => t.twoStep.stepExpired : undefined;
+    return show(request, reply, form, { notice });
   });
 
   app.post('/signin', { preHandler: app.csrfProtection }, async (request, reply) => {
@@ -129,7 +133,9 @@ export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext; deviceKey: Buf
 
     const deviceCookie = request.cookies[request.server.cookieNames.device];
     const result = await signIn(db, ctx.hashKey, ctx.clock, { identifier, password, address: request.ip }, { key: deviceKey, cookie: deviceCookie });
-    await recordSignIn(request, form, result);
+    // A correct password with a second step due is not a sign-in yet: its event is recorded when the step is done.
+    const due = result.outcome === 'signed_in' ? await secondStepAfterPassword(request, result.sub) : undefined;
+    if (due === undefined) await recordSignIn(request, form, result);
     if (result.outcome === 'throttled') {
       const wait = result.retryAt - ctx.clock();
       reply.header('retry-after', String(Math.ceil(wait / SECOND)));
@@ -143,12 +149,33 @@ export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext; deviceKey: Buf
         error: (t) => (retryAt === undefined ? t.wrongCredentials : `${t.wrongCredentials} ${t.throttled(waitText(t, retryAt - ctx.clock()))}`),
       });
     }
-    await reply.signIn(result.sub);
+    if (due !== undefined) {
+      // spec (issue 19): "Until that step is done there is no signed-in session" — whoever was signed in
+      // in this browser is signed out, and the half-signed-in state gets a cookie of its own.
+      await reply.signOut();
+      const step = await beginSecondStep(factors, { sub: result.sub, purpose: due, origin: request.servedOrigin.origin, requestId: form.pending ? form.requestId : undefined, returnTo: form.returnTo });
+      reply.setCookie(request.server.cookieNames.secondStep, step.id, { path: '/', httpOnly: true, sameSite: 'lax', secure: request.servedOrigin.protocol === 'https:', expires: new Date(step.expiresAt) });
+    } else {
+      await reply.signIn(result.sub);
+    }
     rotateCsrfSecret(request, reply);
     if (result.deviceCookie !== undefined) setDeviceCookie(request, reply, result.deviceCookie);
+    if (due !== undefined) return reply.redirect(due === 'enrol' ? '/signin/two-step/setup' : '/signin/two-step', 303);
     request.log.info({ event: 'signed_in' }, 'person signed in');
     return reply.redirect(nextAfterSignIn(form), 303);
   });
+
+  /**
+   * Whether a correct password leaves the person half signed in: 'verify' when the account has a factor
+   * (unless this browser was remembered for it — the device cookie never skips the step), 'enrol' when
+   * SIGNET_MFA=required and it has none.
+   */
+  async function secondStepAfterPassword(request: FastifyRequest, sub: string): Promise<Purpose | undefined> {
+    const due = await secondStepDue(factors, sub);
+    if (due !== 'verify') return due;
+    const remembered = isRememberedBrowser(factors.rememberKey, sub, await enabledFactorIds(db, sub), request.cookies[request.server.cookieNames.remembered], ctx.clock());
+    return remembered ? undefined : due;
+  }
 
   // Sign-out is a form (POST with a CSRF token, so no link or image elsewhere can sign a person out);
   // someone who types /signout is sent to the page that has the button, or to sign-in.
@@ -156,6 +183,12 @@ export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext; deviceKey: Buf
 
   app.post('/signout', { preHandler: app.csrfProtection }, async (request, reply) => {
     await reply.signOut();
+    // A half-signed-in state ends with it ("Sign in again" on the second step).
+    const stepId = request.cookies[request.server.cookieNames.secondStep];
+    if (stepId) {
+      if (await findSecondStep(factors, stepId, request.servedOrigin.origin)) await finishSecondStep(factors, stepId, request.servedOrigin.origin);
+      reply.clearCookie(request.server.cookieNames.secondStep, { path: '/', httpOnly: true, sameSite: 'lax', secure: request.servedOrigin.protocol === 'https:' });
+    }
     rotateCsrfSecret(request, reply);
     return reply.redirect('/signin?signed_out=1', 303);
   });

@@ -78,9 +78,9 @@ export const sessions = fp<{ db: Db; tokenHashKey: Buffer; clock: Clock }>(
     app.decorateReply('signIn', async function (this: FastifyReply, sub: string) {
       const request = this.request;
       const client = { userAgent: request.headers['user-agent'], ip: request.ip }; // shown in the person's list of sessions
-      const { id, expiresAt } = await startSession(db, tokenHashKey, clock, { sub, origin: request.servedOrigin.origin, previousId: request.cookies[app.cookieNames.session], client });
+      const { id, expiresAt, checkedAt } = await startSession(db, tokenHashKey, clock, { sub, origin: request.servedOrigin.origin, previousId: request.cookies[app.cookieNames.session], client });
       this.setCookie(app.cookieNames.session, id, { path: '/', httpOnly: true, sameSite: 'lax', secure: isHttps(request), expires: new Date(expiresAt) });
-      lookups.set(request, Promise.resolve({ sub, expiresAt }));
+      lookups.set(request, Promise.resolve({ sub, expiresAt, checkedAt }));
     });
 
     app.decorateReply('signOut', async function (this: FastifyReply) {
