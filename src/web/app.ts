@@ -7,7 +7,7 @@ import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { Logger } from 'pino';
 import type { Clock } from '../config/clock.ts';
-import { NO_PASSKEYS, type PasskeyDirectory } from '../accounts/factors/second-step.ts';
+import { countPasskeys } from '../accounts/factors/passkeys.ts';
 import type { Keys } from '../config/keys.ts';
 import { servedOrigins, type Settings } from '../config/settings.ts';
 import type { Db, Dialect } from '../db/database.ts';
@@ -51,11 +51,6 @@ export type AppDeps = {
   translator: Translator | undefined;
   /** live notifications across processes (startServer starts it; otherwise made here, started by the first stream) */
   fanout?: NotificationFanout | undefined;
-  /**
-   * How the second step counts a person's passkeys (accounts/factors/second-step.ts). Absent: NO_PASSKEYS
-   * (every account has none) — the lead wires the passkeys domain's directory here.
-   */
-  passkeys?: PasskeyDirectory | undefined;
 };
 
 /** Requests bodies above this are refused with 413 (uploads set their own limits). */
@@ -225,7 +220,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     hashKey: deps.keys.tokenHash,
     factorKey: deps.keys.factorSecret,
     rememberKey: deps.keys.rememberedBrowser,
-    passkeys: deps.passkeys ?? NO_PASSKEYS,
+    passkeys: { count: countPasskeys },
     mfa: deps.settings.mfa,
   };
   await app.register(pageRoutes, { ctx: flow, tasks, accounts, deviceKey: deps.keys.deviceCookie, factors });

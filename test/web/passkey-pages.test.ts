@@ -11,7 +11,7 @@ import { listPasskeys } from '../../src/accounts/factors/passkeys.ts';
 import { MINUTE } from '../../src/config/clock.ts';
 import { sqliteDatabase } from '../helpers/databases.ts';
 import { SoftwareAuthenticator } from '../helpers/software-authenticator.ts';
-import { csrfOf, flowSetup, TinyBrowser, type Flow } from '../oauth/authorize-support.ts';
+import { csrfOf, flowSetup, PASSWORD, TinyBrowser, type Flow } from '../oauth/authorize-support.ts';
 
 const ORIGIN = 'http://signet.test';
 
@@ -259,4 +259,65 @@ test('the alternate host is its own relying party: its options name its host, an
     const wrongOrigin = await postJson(base, '/signin/passkey', { response: key.assert(baseOptions, 'http://alt.signet.test') }, baseCsrf);
     assert.equal(wrongOrigin.statusCode, 401);
     assert.equal(wrongOrigin.json().error, 'not_verified');
+  }));
+
+test('issue 19: "a passkey may also be used as the second step after a password" — only that person\'s passkeys are asked for, and the session starts only when one answers', () =>
+  withFlow(async (flow) => {
+    const key = new SoftwareAuthenticator();
+    await addPasskey(flow, key, 'Phone');
+    const browser = new TinyBrowser(flow);
+    const password = await browser.signIn();
+    assert.equal(password.statusCode, 303);
+    assert.equal(password.headers.location, '/signin/two-step', 'a correct password alone does not sign in an account with a passkey');
+    assert.equal(browser.cookies.get(flow.app.cookieNames.session), undefined);
+    assert.equal((await browser.get('/account')).statusCode, 302, 'half signed in is not signed in: /account sends back to sign-in');
+    const step = await browser.get('/signin/two-step');
+    assert.equal(step.statusCode, 200);
+    assert.match(step.body, /Use a passkey/);
+    assert.match(step.body, /id="passkey-second-step"/);
+    const csrf = csrfOf(step.body);
+    const options = (await postJson(browser, '/signin/two-step/passkey/options', {}, csrf)).json<PublicKeyCredentialRequestOptionsJSON>();
+    const [passkey] = await listPasskeys(flow.deps.db, flow.sub);
+    assert.deepEqual(options.allowCredentials?.map((c) => c.id), [key.id], 'only the passkeys of the person the password named');
+    const answered = await postJson(browser, '/signin/two-step/passkey', { response: key.assert(options, ORIGIN) }, csrf);
+    assert.equal(answered.statusCode, 200, answered.body);
+    assert.deepEqual(answered.json(), { redirect: '/account' });
+    assert.ok(browser.cookies.get(flow.app.cookieNames.session), 'signed in now');
+    assert.equal((await browser.get('/account')).statusCode, 200);
+    assert.ok((await listPasskeys(flow.deps.db, flow.sub)).find((p) => p.id === passkey!.id)?.lastUsedAt !== null);
+    const events = await flow.deps.db.selectFrom('audit_events').select(['type', 'detail']).where('type', 'in', ['passkey.signin', 'signin.succeeded']).orderBy('id').execute();
+    assert.deepEqual(events.slice(-2).map((e) => e.type), ['passkey.signin', 'signin.succeeded']);
+  }));
+
+test('issue 19: the passkey second step fails because the answer is another person\'s passkey — refused in words, still not signed in', () =>
+  withFlow(async (flow) => {
+    await addPasskey(flow, new SoftwareAuthenticator(), 'Phone');
+    const stranger = new SoftwareAuthenticator();
+    const browser = new TinyBrowser(flow);
+    await browser.signIn();
+    const step = await browser.get('/signin/two-step');
+    const csrf = csrfOf(step.body);
+    const options = (await postJson(browser, '/signin/two-step/passkey/options', {}, csrf)).json<PublicKeyCredentialRequestOptionsJSON>();
+    const refused = await postJson(browser, '/signin/two-step/passkey', { response: stranger.assert(options, ORIGIN) }, csrf);
+    assert.equal(refused.statusCode, 401);
+    assert.equal(typeof refused.json().message, 'string');
+    assert.equal(browser.cookies.get(flow.app.cookieNames.session), undefined);
+    const failed = await flow.deps.db.selectFrom('audit_events').select('type').where('type', '=', 'mfa.failed').execute();
+    assert.equal(failed.length, 1);
+  }));
+
+test('issue 19 step-up: "removing a passkey require[s] a factor or the password within the last 10 minutes" — an older check is sent to /account/confirm first', () =>
+  withFlow(async (flow) => {
+    const browser = await addPasskey(flow, new SoftwareAuthenticator());
+    const [passkey] = await listPasskeys(flow.deps.db, flow.sub);
+    flow.clock.advance(11 * MINUTE);
+    const asked = await browser.submit('/account', '/account/passkeys/remove', { passkey: passkey!.id });
+    assert.equal(asked.statusCode, 303);
+    assert.match(String(asked.headers.location), /^\/account\/confirm\?return=/);
+    assert.equal((await listPasskeys(flow.deps.db, flow.sub)).length, 1, 'not removed without the check');
+    const confirmed = await browser.submit(String(asked.headers.location), '/account/confirm', { password: PASSWORD, return: '/account#passkeys-heading' });
+    assert.equal(confirmed.statusCode, 303, confirmed.body);
+    const removed = await browser.submit('/account', '/account/passkeys/remove', { passkey: passkey!.id });
+    assert.equal(removed.headers.location, '/account?saved=passkey_removed#passkeys-heading');
+    assert.deepEqual(await listPasskeys(flow.deps.db, flow.sub), []);
   }));

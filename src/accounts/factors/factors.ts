@@ -8,15 +8,14 @@ import { recordNotification } from '../../notifications/notifications.ts';
 import type { NotificationEvent } from '../../notifications/messages.ts';
 import * as sessionStore from '../sessions.store.ts';
 import * as store from './factors.store.ts';
+import { listPasskeys } from './passkeys.ts';
+import * as passkeyStore from './passkeys.store.ts';
 import { TOTP_KIND } from './totp.ts';
 
 /** One factor as listed: never its secret. Times are epoch milliseconds. */
 export type FactorListing = { id: string; kind: string; name: string; createdAt: number; lastUsedAt: number | null };
 
-/**
- * Where factors come from. The authenticator apps are here; the passkeys domain adds its own source
- * (the lead wires it into FACTOR_SOURCES and FACTOR_REMOVERS when the passkeys branch is merged).
- */
+/** Where factors come from: the authenticator apps (factors.store.ts) and the passkeys (passkeys.store.ts). */
 export type FactorSource = (db: Db, sub: string) => Promise<FactorListing[]>;
 /** Removes every factor of one kind for a person; returns how many went. */
 export type FactorRemover = (db: Db, sub: string) => Promise<number>;
@@ -24,8 +23,14 @@ export type FactorRemover = (db: Db, sub: string) => Promise<number>;
 export const authenticatorApps: FactorSource = async (db, sub) =>
   (await store.listEnabledFactors(db, sub)).map((f) => ({ id: f.id, kind: f.kind, name: f.name, createdAt: f.created_at, lastUsedAt: f.last_used_at }));
 
-export const FACTOR_SOURCES: FactorSource[] = [authenticatorApps];
-export const FACTOR_REMOVERS: FactorRemover[] = [(db, sub) => store.deleteFactors(db, sub)];
+export const PASSKEY_KIND = 'passkey';
+
+/** Passkeys as factors (kind `passkey`): a passkey is two factors on its own, and a second step after a password. */
+export const passkeyFactors: FactorSource = async (db, sub) =>
+  (await listPasskeys(db, sub)).map((p) => ({ id: p.id, kind: PASSKEY_KIND, name: p.name, createdAt: p.createdAt, lastUsedAt: p.lastUsedAt }));
+
+export const FACTOR_SOURCES: FactorSource[] = [authenticatorApps, passkeyFactors];
+export const FACTOR_REMOVERS: FactorRemover[] = [(db, sub) => store.deleteFactors(db, sub), (db, sub) => passkeyStore.deletePasskeysOf(db, sub)];
 
 export type FactorSummary = { factors: FactorListing[]; recoveryCodesLeft: number };
 

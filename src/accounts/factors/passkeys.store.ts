@@ -23,6 +23,12 @@ export async function countPasskeysOf(db: Db, sub: string): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
+/** Removes every passkey of the person (an operator's reset); how many went. */
+export async function deletePasskeysOf(db: Db, sub: string): Promise<number> {
+  const result = await db.deleteFrom('passkeys').where('sub', '=', sub).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
 /** Removes one of the person's passkeys; the row removed, or undefined when it was not theirs (or gone). */
 export function deletePasskey(db: Db, sub: string, id: string): Promise<PasskeyRow | undefined> {
   return db.deleteFrom('passkeys').where('sub', '=', sub).where('id', '=', id).returningAll().executeTakeFirst();

@@ -18,14 +18,8 @@ export const SECOND_STEP_LIFETIME_MS = 5 * MINUTE;
 /** The half-signed-in state's cookie (web/cookies.ts adds `__Host-` on https). */
 export const SECOND_STEP_COOKIE = 'signet_second_step';
 
-/**
- * How the second step learns about passkeys (issue 19 item 3) without depending on their code: the
- * passkeys domain provides `count`. Until the lead wires it in (web/app.ts), NO_PASSKEYS stands in.
- */
+/** How the second step counts a person's passkeys (issue 19 item 3): passkeys.ts's countPasskeys, given by web/app.ts. */
 export type PasskeyDirectory = { count(db: Db, sub: string): Promise<number> };
-
-/** No passkeys table yet: every account has none. The lead replaces it with the passkeys domain's directory. */
-export const NO_PASSKEYS: PasskeyDirectory = { count: async () => 0 };
 
 export type SecondStepContext = {
   db: Db;

@@ -74,7 +74,7 @@ export const pageRoutes: FastifyPluginAsync<{ ctx: FlowContext; tasks: TaskConte
   await app.register(secondStepRoutes, { ctx: factors });
   await app.register(consentRoutes, { ctx, factors });
   await app.register(accountFactorRoutes, { ctx: factors });
-  await app.register(passkeyRoutes, { ctx, deviceKey, account: { db, clock: ctx.clock, sessionKey: accounts.hashKey } });
+  await app.register(passkeyRoutes, { ctx, deviceKey, factors, account: { db, clock: ctx.clock, sessionKey: accounts.hashKey } });
   await app.register(accountRoutes, { ctx: { db, clock: ctx.clock, sessionKey: accounts.hashKey }, links: accounts });
   await app.register(passwordResetRoutes, { ctx: accounts });
   await app.register(emailVerificationRoutes, { ctx: accounts });

@@ -17,6 +17,7 @@ import {
   type PasskeyErrorCode,
   type RelyingParty,
 } from '../../accounts/factors/passkeys.ts';
+import { requireRecentCheck } from '../../accounts/factors/step-up.ts';
 import { recordAuditSafely } from '../../audit/audit.ts';
 import { SECOND } from '../../config/clock.ts';
 import { isDatabaseUnavailable } from '../../db/errors.ts';
@@ -27,9 +28,17 @@ import type { Messages } from '../i18n/en.ts';
 import { showAccount, type AccountPageContext } from './account-page.ts';
 import { field } from './forms.ts';
 import { rotateCsrfSecret, setDeviceCookie, waitText } from './signin.routes.ts';
+import { completeSecondStep, nextAfterSecondStep, rememberThisBrowser, secondStepStateOf, type SecondStepPageContext } from './second-step.routes.ts';
 import { localeOf, localPath } from './view.ts';
 
-export type PasskeyRouteOptions = { ctx: FlowContext; account: AccountPageContext; /** keys.deviceCookie */ deviceKey: Buffer };
+export type PasskeyRouteOptions = {
+  ctx: FlowContext;
+  account: AccountPageContext;
+  /** keys.deviceCookie */
+  deviceKey: Buffer;
+  /** the second step after a password, which a passkey may answer */
+  factors: SecondStepPageContext;
+};
 
 const CSRF_ERRORS = new Set(['FST_CSRF_INVALID_TOKEN', 'FST_CSRF_MISSING_SECRET']);
 
@@ -75,7 +84,7 @@ function bodyValue(body: unknown, name: string): unknown {
 }
 
 /** The JSON ceremonies: options and verification, for adding a passkey and for signing in with one. */
-const ceremonyRoutes: FastifyPluginAsync<PasskeyRouteOptions> = async (app, { ctx, deviceKey }) => {
+const ceremonyRoutes: FastifyPluginAsync<PasskeyRouteOptions> = async (app, { ctx, deviceKey, factors }) => {
   const passkeys: PasskeyContext = { db: ctx.db, dialect: ctx.dialect, clock: ctx.clock, hashKey: ctx.hashKey };
 
   // Every failure here is JSON in the page's language: a bad token 403, a malformed body 400.
@@ -167,6 +176,43 @@ const ceremonyRoutes: FastifyPluginAsync<PasskeyRouteOptions> = async (app, { ct
     const next = pending ? `/consent?request=${encodeURIComponent(requestId)}` : (returnTo ?? '/account');
     return reply.header('cache-control', 'no-store').send({ redirect: next });
   });
+  // issue 19: "a passkey may also be used as the second step after a password" — only the person the
+  // password named, only their passkeys on this host; presence is enough (the password was the other factor).
+  app.post('/signin/two-step/passkey/options', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const t = textsOf(request);
+    const rp = relyingPartyOf(request);
+    if (!rp) return refuse(reply, 404, 'not_available', t.passkeys.notAvailable);
+    const state = await secondStepStateOf(factors, request);
+    if (!state || state.purpose !== 'verify') return refuse(reply, 400, 'request_expired', t.twoStep.stepExpired);
+    try {
+      const options = await startPasskeyAuthentication(passkeys, rp, { sub: state.sub, address: request.ip });
+      return reply.header('cache-control', 'no-store').send(options);
+    } catch (error) {
+      if (error instanceof PasskeyError) return refusePasskey(request, reply, error, ctx.clock());
+      throw error;
+    }
+  });
+
+  app.post('/signin/two-step/passkey', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const t = textsOf(request);
+    const rp = relyingPartyOf(request);
+    if (!rp) return refuse(reply, 404, 'not_available', t.passkeys.notAvailable);
+    const state = await secondStepStateOf(factors, request);
+    if (!state || state.purpose !== 'verify') return refuse(reply, 400, 'request_expired', t.twoStep.stepExpired);
+    try {
+      await verifyPasskeyAssertion(passkeys, rp, bodyValue(request.body, 'response'), { sub: state.sub });
+    } catch (error) {
+      if (!(error instanceof PasskeyError)) throw error;
+      await recordAuditSafely(ctx.db, ctx.clock, { type: 'mfa.failed', sub: state.sub, ip: request.ip, outcome: 'failure', detail: { stage: 'signin', factor: 'passkey', reason: error.code } }, request.log);
+      return refusePasskey(request, reply, error, ctx.clock());
+    }
+    if (!(await completeSecondStep(factors, request, reply, state))) return refuse(reply, 400, 'request_expired', t.twoStep.stepExpired);
+    await recordAuditSafely(ctx.db, ctx.clock, { type: 'passkey.signin', sub: state.sub, ip: request.ip, outcome: 'success', detail: { stage: 'second_step' } }, request.log);
+    await recordAuditSafely(ctx.db, ctx.clock, { type: 'signin.succeeded', sub: state.sub, ip: request.ip, outcome: 'success', detail: { factor: 'passkey' } }, request.log);
+    if (bodyValue(request.body, 'remember') === true) await rememberThisBrowser(factors, request, reply, state.sub);
+    request.log.info({ event: 'signed_in', factor: 'passkey' }, 'person signed in with a second step');
+    return reply.header('cache-control', 'no-store').send({ redirect: nextAfterSecondStep(state) });
+  });
 };
 
 /** The forms: removing a passkey (after the page's confirmation), and the add form posted without script. */
@@ -182,6 +228,9 @@ const formRoutes: FastifyPluginAsync<PasskeyRouteOptions> = async (app, { ctx, a
   app.post('/account/passkeys/remove', { preHandler: app.csrfProtection }, async (request, reply) => {
     const session = await request.currentSession();
     if (!session) return reply.redirect('/signin?return=%2Faccount', 303);
+    // spec (issue 19): "removing a passkey require[s] a factor or the password within the last 10 minutes".
+    const confirm = requireRecentCheck(session, ctx.clock(), '/account#passkeys-heading');
+    if (confirm) return reply.redirect(confirm, 303);
     const removed = await removePasskey(passkeys, session.sub, field(request.body, 'passkey'), localeOf(request));
     if (!removed) return reply.redirect('/account#passkeys-heading', 303);
     await recordAuditSafely(ctx.db, ctx.clock, { type: 'passkey.removed', sub: session.sub, ip: request.ip, outcome: 'success' }, request.log);

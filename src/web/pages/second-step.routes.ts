@@ -24,17 +24,39 @@ export function nextAfterSecondStep(state: Pick<HalfSignedIn, 'requestId' | 'ret
   return state.requestId ? `/consent?request=${encodeURIComponent(state.requestId)}` : (state.returnTo ?? '/account');
 }
 
+/** This browser's half-signed-in state, if it has a live one. */
+export function secondStepStateOf(ctx: SecondStepContext, request: FastifyRequest): Promise<HalfSignedIn | undefined> {
+  return findSecondStep(ctx, request.cookies[request.server.cookieNames.secondStep], request.servedOrigin.origin);
+}
+
+function clearStateCookie(request: FastifyRequest, reply: FastifyReply): void {
+  reply.clearCookie(request.server.cookieNames.secondStep, { path: '/', httpOnly: true, sameSite: 'lax', secure: request.servedOrigin.protocol === 'https:' });
+}
+
+/**
+ * Turns the half-signed-in state into a session — once (the state is removed atomically first); false
+ * when it was already used or expired. The code form and the passkey second step (passkeys.routes.ts) both end here.
+ */
+export async function completeSecondStep(ctx: SecondStepContext, request: FastifyRequest, reply: FastifyReply, state: HalfSignedIn): Promise<boolean> {
+  const id = request.cookies[request.server.cookieNames.secondStep];
+  if (!id || !(await finishSecondStep(ctx, id, request.servedOrigin.origin))) return false;
+  clearStateCookie(request, reply);
+  await reply.signIn(state.sub);
+  rotateCsrfSecret(request, reply);
+  return true;
+}
+
+/** Sets the "Remember this browser for 30 days" cookie (only a person who ticked it skips the step later). */
+export async function rememberThisBrowser(ctx: SecondStepPageContext, request: FastifyRequest, reply: FastifyReply, sub: string): Promise<void> {
+  const value = rememberBrowser(ctx.rememberKey, sub, await enabledFactorIds(ctx.db, sub), request.cookies[request.server.cookieNames.remembered], ctx.clock());
+  reply.setCookie(request.server.cookieNames.remembered, value, { path: '/', httpOnly: true, sameSite: 'lax', secure: request.servedOrigin.protocol === 'https:', maxAge: REMEMBER_BROWSER_MS / 1000 });
+}
+
 export const secondStepRoutes: FastifyPluginAsync<{ ctx: SecondStepPageContext }> = async (app, { ctx }) => {
   const { db } = ctx;
   app.addHook('onRequest', refuseFramedNavigation);
 
-  function stateOf(request: FastifyRequest): Promise<HalfSignedIn | undefined> {
-    return findSecondStep(ctx, request.cookies[request.server.cookieNames.secondStep], request.servedOrigin.origin);
-  }
-
-  function clearStateCookie(request: FastifyRequest, reply: FastifyReply): void {
-    reply.clearCookie(request.server.cookieNames.secondStep, { path: '/', httpOnly: true, sameSite: 'lax', secure: request.servedOrigin.protocol === 'https:' });
-  }
+  const stateOf = (request: FastifyRequest) => secondStepStateOf(ctx, request);
 
   /** No (live) half-signed-in state: the 5 minutes ran out, or the browser never had one. Back to sign-in. */
   function expired(request: FastifyRequest, reply: FastifyReply): FastifyReply {
@@ -42,15 +64,7 @@ export const secondStepRoutes: FastifyPluginAsync<{ ctx: SecondStepPageContext }
     return reply.redirect('/signin?second_step=expired', 303);
   }
 
-  /** Turns the half-signed-in state into a session — once (the state is removed atomically first). */
-  async function complete(request: FastifyRequest, reply: FastifyReply, state: HalfSignedIn): Promise<boolean> {
-    const id = request.cookies[request.server.cookieNames.secondStep];
-    if (!id || !(await finishSecondStep(ctx, id, request.servedOrigin.origin))) return false;
-    clearStateCookie(request, reply);
-    await reply.signIn(state.sub);
-    rotateCsrfSecret(request, reply);
-    return true;
-  }
+  const complete = (request: FastifyRequest, reply: FastifyReply, state: HalfSignedIn) => completeSecondStep(ctx, request, reply, state);
 
   async function renderStep(request: FastifyRequest, reply: FastifyReply, state: HalfSignedIn, extra: { status?: number; error?: (t: Messages) => string; remember?: boolean } = {}) {
     const hasPasskey = (await ctx.passkeys.count(db, state.sub)) > 0;
@@ -61,7 +75,14 @@ export const secondStepRoutes: FastifyPluginAsync<{ ctx: SecondStepPageContext }
       reply,
       'second-step',
       (t) => t.twoStep.stepTitle,
-      (t) => ({ error: extra.error?.(t), remember: extra.remember ?? false, hasPasskey, hasCodes }),
+      (t) => ({
+        error: extra.error?.(t),
+        remember: extra.remember ?? false,
+        hasPasskey,
+        hasCodes,
+        // issue 19: "a passkey may also be used as the second step after a password" (static/passkeys.js).
+        passkeyScript: hasPasskey ? JSON.stringify({ mode: 'second-step', optionsUrl: '/signin/two-step/passkey/options', finishUrl: '/signin/two-step/passkey', text: t.passkeys.script }) : '',
+      }),
       { status: extra.status ?? 200, header: false, here: '/signin/two-step' },
     );
   }
@@ -98,11 +119,8 @@ export const secondStepRoutes: FastifyPluginAsync<{ ctx: SecondStepPageContext }
       await notifySecurity(db, ctx.clock, state.sub, localeOf(request), { category: 'security', outcome: 'recovery_code_used', remaining: result.remaining });
     }
     await recordAuditSafely(db, ctx.clock, { ...about, type: 'signin.succeeded', outcome: 'success', detail: { factor: result.via } }, request.log);
-    if (remember) {
-      // spec: only a browser whose owner ticked "Remember this browser for 30 days" skips the step later.
-      const value = rememberBrowser(ctx.rememberKey, state.sub, await enabledFactorIds(db, state.sub), request.cookies[request.server.cookieNames.remembered], ctx.clock());
-      reply.setCookie(request.server.cookieNames.remembered, value, { path: '/', httpOnly: true, sameSite: 'lax', secure: request.servedOrigin.protocol === 'https:', maxAge: REMEMBER_BROWSER_MS / 1000 });
-    }
+    // spec: only a browser whose owner ticked "Remember this browser for 30 days" skips the step later.
+    if (remember) await rememberThisBrowser(ctx, request, reply, state.sub);
     request.log.info({ event: 'signed_in', factor: result.via }, 'person signed in with a second step');
     return reply.redirect(nextAfterSecondStep(state), 303);
   });

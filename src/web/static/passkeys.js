@@ -142,7 +142,43 @@ function setUpSignIn(root) {
   armAutofill();
 }
 
+/**
+ * /signin/two-step: "Use a passkey" as the second step after a password. The server asks only for the
+ * passkeys of the person the password named; "Remember this browser" (the code form's box) applies too.
+ */
+function setUpSecondStep(root) {
+  const config = JSON.parse(root.dataset.script);
+  const { text } = config;
+  const csrf = root.dataset.csrf;
+  const errorBox = document.getElementById('passkey-error');
+  const button = document.getElementById('passkey-button');
+  if (!browserSupportsWebAuthn()) {
+    say(errorBox, text.unsupported);
+    button.disabled = true;
+    return;
+  }
+  button.addEventListener('click', async () => {
+    say(errorBox, '');
+    button.disabled = true;
+    button.setAttribute('aria-busy', 'true');
+    try {
+      const optionsJSON = await post(config.optionsUrl, {}, csrf, text);
+      const response = await startAuthentication({ optionsJSON });
+      const remember = document.getElementById('remember');
+      const done = await post(config.finishUrl, { response, remember: Boolean(remember && remember.checked) }, csrf, text);
+      window.location.assign(done.redirect);
+    } catch (error) {
+      say(errorBox, ceremonyError(error, text));
+    } finally {
+      button.disabled = false;
+      button.removeAttribute('aria-busy');
+    }
+  });
+}
+
 const registration = document.getElementById('passkey-add');
 if (registration) setUpRegistration(registration);
 const signInRoot = document.getElementById('passkey-signin');
 if (signInRoot) setUpSignIn(signInRoot);
+const secondStepRoot = document.getElementById('passkey-second-step');
+if (secondStepRoot) setUpSecondStep(secondStepRoot);
