@@ -249,4 +249,24 @@ describe('browser: passkeys in Chromium with a virtual authenticator', { skip: c
     await page.getByRole('button', { name: '使用通行密钥登录' }).click();
     await page.waitForURL(`${base}/account`);
   });
+
+  test('issue 19: "a passkey may also be used as the second step after a password" — password, then "Use a passkey" on the second step, signed in; axe clean at 390 px', async () => {
+    const person = await newPerson();
+    const { page } = await pageWithAuthenticator();
+    await signInWithPassword(page, person.email);
+    await addPasskey(page, 'Phone');
+    await signOut(page);
+    await page.getByLabel('Email or phone').fill(person.email);
+    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.waitForURL(`${base}/signin/two-step`);
+    const use = page.getByRole('button', { name: 'Use a passkey' });
+    await use.waitFor();
+    assert.deepEqual(await accessibilityViolations(page), [], '/signin/two-step with a passkey');
+    await noSidewaysScroll(page, '/signin/two-step');
+    await page.screenshot({ path: `${SHOTS}/second-step-passkey-en.png`, fullPage: true });
+    await use.click();
+    await page.waitForURL(`${base}/account`);
+    assert.ok(await page.getByRole('heading', { name: 'Passkeys' }).isVisible());
+  });
 });

@@ -384,6 +384,7 @@ export const en = {
     verifyButton: 'Verify',
     rememberLabel: 'Remember this browser for 30 days',
     rememberHint: 'Only on a browser that is yours alone: it will not ask for a code here again for 30 days.',
+    passkeyStepIntro: 'Confirm it is you with one of your passkeys.',
     usePasskeyButton: 'Use a passkey',
     wrongCode: 'That code is not right, or it was already used. Enter the current code from your app, or an unused recovery code.',
     throttled: (wait: string) => `Too many wrong codes. Wait ${wait} and try again.`,

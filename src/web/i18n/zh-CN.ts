@@ -360,6 +360,7 @@ export const zhCN: Messages = {
     verifyButton: '验证',
     rememberLabel: '在此浏览器上记住 30 天',
     rememberHint: '仅限只有你使用的浏览器：30 天内在这里不再要求验证码。',
+    passkeyStepIntro: '请使用你的一个通行密钥确认是你本人。',
     usePasskeyButton: '使用通行密钥',
     wrongCode: '验证码不正确或已被使用。请输入应用中当前的验证码，或一个未用的恢复码。',
     throttled: (wait) => `错误的验证码太多。请等待${wait}后再试。`,
