@@ -29,6 +29,8 @@ async function everyRoute(f: AdminFixture): Promise<Call[]> {
     { method: 'POST', path: '/admin/v1/accounts/{sub}/unlock', url: `/admin/v1/accounts/${sub}/unlock`, status: 204 },
     { method: 'GET', path: '/admin/v1/accounts/{sub}/sessions', url: `/admin/v1/accounts/${sub}/sessions`, status: 200 },
     { method: 'DELETE', path: '/admin/v1/accounts/{sub}/sessions', url: `/admin/v1/accounts/${sub}/sessions`, status: 200 },
+    { method: 'GET', path: '/admin/v1/accounts/{sub}/factors', url: `/admin/v1/accounts/${sub}/factors`, status: 200 },
+    { method: 'DELETE', path: '/admin/v1/accounts/{sub}/factors', url: `/admin/v1/accounts/${sub}/factors`, status: 204 },
     { method: 'GET', path: '/admin/v1/clients', url: '/admin/v1/clients', status: 200 },
     { method: 'POST', path: '/admin/v1/clients', url: '/admin/v1/clients', body: { name: 'New App', redirect_uris: ['https://new.example/cb'] }, status: 201 },
     { method: 'GET', path: '/admin/v1/clients/{client_id}', url: `/admin/v1/clients/${id}`, status: 200 },
