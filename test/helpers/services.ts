@@ -9,19 +9,28 @@ export const POSTGRES_ADMIN_URL = process.env.SIGNET_TEST_POSTGRES_URL ?? 'postg
 
 let postgresProbe: Promise<string | undefined> | undefined;
 
-/** undefined when PostgreSQL is reachable, else the reason it is not. */
+/**
+ * undefined when PostgreSQL is reachable, else the reason it is not. A busy machine (CI runs beside
+ * other work) can take seconds to accept a connection, so the probe waits up to 15 s per attempt and
+ * tries three times before calling the server unavailable.
+ */
 export function postgresUnavailableReason(): Promise<string | undefined> {
   postgresProbe ??= (async () => {
-    const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL, connectionTimeoutMillis: 3000 });
-    try {
-      await client.connect();
-      await client.query('select 1');
-      return undefined;
-    } catch (error) {
-      return `PostgreSQL not reachable at ${POSTGRES_ADMIN_URL.replace(/\/\/[^@]*@/, '//')} (${(error as Error).message})`;
-    } finally {
-      await client.end().catch(() => {});
+    let reason: string | undefined;
+    for (let attempt = 1; attempt <= 3; attempt += 1) {
+      const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL, connectionTimeoutMillis: 15_000 });
+      try {
+        await client.connect();
+        await client.query('select 1');
+        return undefined;
+      } catch (error) {
+        reason = `PostgreSQL not reachable at ${POSTGRES_ADMIN_URL.replace(/\/\/[^@]*@/, '//')} (${(error as Error).message}; ${attempt} attempts)`;
+      } finally {
+        await client.end().catch(() => {});
+      }
+      if (attempt < 3) await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
+    return reason;
   })();
   return postgresProbe;
 }
