@@ -85,7 +85,7 @@ test('bare `signet` exits 0 and lists commands', async () => {
   assert.equal(result.code, 0, result.stderr);
   assert.equal(result.stderr, '');
   for (const command of ['serve', 'worker', 'migrate', 'client', 'user']) assert.match(result.stdout, new RegExp(`^  ${command}\\b`, 'm'));
-  assert.match(result.stdout.replace(/\s+/g, ' '), /user manage accounts: create, list, show, find, update, disable, enable, unlock, set-password, delete/);
+  assert.match(result.stdout.replace(/\s+/g, ' '), /user manage accounts: create, list, show, find, update, disable, enable, unlock, set-password, factors, delete/);
   assert.match(result.stdout, /--init/);
 });
 
