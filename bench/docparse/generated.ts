@@ -9,7 +9,17 @@ import { solidPng } from '../../test/helpers/scans.ts';
 type Doc = PDFKit.PDFDocument;
 
 export type PageTruth = { markdown: string[]; headings: Heading[]; tables: GridCell[][] };
-export type CorpusDocument = { name: string; kind: 'generated' | 'debian' | 'scan'; pdf: Buffer; pages: PageTruth[]; note?: string };
+export type CorpusDocument = {
+  name: string;
+  kind: 'generated' | 'debian' | 'scan';
+  pdf: Buffer;
+  /** Ground truth, one entry per scored page. */
+  pages: PageTruth[];
+  /** The 1-based page numbers the truth is for, when not all pages of the PDF (default 1, 2, …). */
+  pageNumbers?: number[];
+  /** Those pages alone, as a PDF (what is scanned for the OCR path). */
+  excerpt?: Buffer;
+};
 
 const LEFT = 72;
 const WIDTH = 451;

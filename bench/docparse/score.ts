@@ -10,7 +10,9 @@ export type PageScores = { nid?: number; nidS?: number; teds?: number; tedsS?: n
 export type DocumentScores = {
   name: string;
   kind: CorpusDocument['kind'];
+  /** Pages parsed (and timed); scoredPages of them have ground truth. */
   pages: number;
+  scoredPages: number;
   perPage: PageScores[];
   cells: { correct: number; total: number };
   tables: { truth: number; found: number };
@@ -20,14 +22,11 @@ export type DocumentScores = {
   pdftotextPagesPerSecond: number;
 };
 
-/** document.md cut at its `<!-- page N -->` comments, the comments themselves left out. */
-export function markdownPages(markdown: string, pages: number): string[] {
-  const out = Array.from({ length: pages }, () => '');
+/** document.md cut at its `<!-- page N -->` comments (the comments left out), by page number. */
+export function markdownPages(markdown: string): Map<number, string> {
+  const out = new Map<number, string>();
   const parts = markdown.split(/^<!-- page (\d+) -->$/m);
-  for (let i = 1; i < parts.length; i += 2) {
-    const n = Number(parts[i]) - 1;
-    if (n >= 0 && n < pages) out[n] = (parts[i + 1] ?? '').trim();
-  }
+  for (let i = 1; i < parts.length; i += 2) out.set(Number(parts[i]), (parts[i + 1] ?? '').trim());
   return out;
 }
 
@@ -43,7 +42,9 @@ export function scoreDocument(
   parsed: { markdown: string; document: ParsedDocument },
   speed: { pagesPerSecond: number; pdftotextPagesPerSecond: number },
 ): DocumentScores {
-  const predicted = markdownPages(parsed.markdown, corpus.pages.length);
+  const pages = markdownPages(parsed.markdown);
+  const numbers = corpus.pageNumbers ?? corpus.pages.map((_, i) => i + 1);
+  const predicted = numbers.map((n) => pages.get(n) ?? '');
   const perPage: PageScores[] = [];
   const cells = { correct: 0, total: 0 };
   const tables = { truth: 0, found: 0 };
@@ -51,7 +52,7 @@ export function scoreDocument(
     const gt = truth.markdown.join('\n\n');
     const pred = predicted[i] ?? '';
     perPage.push({ ...readingOrderScores(gt, pred), ...tableScores(gt, pred), ...headingScores(gt, pred) });
-    const grids = parsedGrids(parsed.document, i);
+    const grids = parsedGrids(parsed.document, (numbers[i] ?? i + 1) - 1);
     const accuracy = cellAccuracy(truth.tables, grids);
     cells.correct += accuracy.correct;
     cells.total += accuracy.total;
@@ -59,7 +60,7 @@ export function scoreDocument(
     tables.found += Math.min(truth.tables.length, grids.length);
   });
   const headings = headingMatch(corpus.pages.flatMap((p) => p.headings), markdownHeadings(predicted.join('\n\n')));
-  const scores: DocumentScores = { name: corpus.name, kind: corpus.kind, pages: corpus.pages.length, perPage, cells, tables, headings, ...speed };
+  const scores: DocumentScores = { name: corpus.name, kind: corpus.kind, pages: parsed.document.pages.length, scoredPages: corpus.pages.length, perPage, cells, tables, headings, ...speed };
   if (corpus.kind === 'scan') scores.ocr = wordRecall(corpus.pages.map((p) => p.markdown.join('\n')).join('\n'), documentText(parsed.document));
   return scores;
 }
@@ -68,6 +69,7 @@ const mean = (values: number[]) => (values.length === 0 ? undefined : values.red
 
 export type Summary = {
   pages: number;
+  scoredPages: number;
   nid?: number;
   nidS?: number;
   teds?: number;
@@ -94,7 +96,7 @@ export function summarise(documents: DocumentScores[]): Summary {
   const seconds = sum((d) => d.pages / d.pagesPerSecond);
   const popplerSeconds = sum((d) => d.pages / d.pdftotextPagesPerSecond);
   const pageCount = sum((d) => d.pages);
-  const summary: Summary = { pages: pageCount, headingF1: f1(matched, sum((d) => d.headings.truth), sum((d) => d.headings.parsed)) };
+  const summary: Summary = { pages: pageCount, scoredPages: sum((d) => d.scoredPages), headingF1: f1(matched, sum((d) => d.headings.truth), sum((d) => d.headings.parsed)) };
   const optional: Partial<Summary> = {
     nid: pick('nid'),
     nidS: pick('nidS'),

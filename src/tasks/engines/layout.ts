@@ -297,13 +297,27 @@ export function readingOrder(blocks: Block[]): Block[] {
   const regions: Block[][] = [];
   for (const band of bands) {
     const previous = regions.at(-1);
-    if (previous && columnsOf([...previous, ...band])) previous.push(...band);
+    if (previous && !crossesGutters(previous, band) && columnsOf([...previous, ...band])) previous.push(...band);
     else regions.push([...band]);
   }
   // One region would mean the blocks form columns after all, which was ruled out above; if the
   // region is the whole input anyway, stop cutting rather than recurse on the same blocks.
   if (regions.length <= 1) return [...blocks].sort(topThenLeft);
   return regions.flatMap(readingOrder);
+}
+
+/**
+ * spec (issue 17): "full-width titles and figures in between columns placed where they belong" —
+ * a region that crosses the gutter between the columns of the band below it (a centred title over
+ * two column headings) is above those columns, not one of them, even when it happens to leave a
+ * narrow gap of its own beside a short heading.
+ */
+function crossesGutters(region: Block[], band: Block[]): boolean {
+  const columns = columnsOf(band);
+  if (!columns) return false;
+  const spans = columns.map((c) => union(c.map((b) => b.bbox)));
+  const gutters = spans.slice(1).map((span, i) => ({ l: spans[i]?.r ?? span.l, r: span.l }));
+  return region.some((b) => gutters.some((g) => b.bbox.l < g.r && b.bbox.r > g.l));
 }
 
 /** Side-by-side groups separated by vertical gutters, left to right; undefined when there are none. */
@@ -656,11 +670,16 @@ function demoteTitleMatter(page: Page, title: Block): void {
   // Centred on the text area (margins need not be equal), not necessarily on the paper.
   const area = union(page.blocks.map((b) => b.bbox));
   const middle = (area.l + area.r) / 2;
-  const centred = (b: Block) => Math.abs((b.bbox.l + b.bbox.r) / 2 - middle) < page.width * 0.04 && b.bbox.r - b.bbox.l < (area.r - area.l) * 0.8;
+  // …or on the title itself, where the title page is set off-centre (a binding offset).
+  const centre = (b: Block) => (b.bbox.l + b.bbox.r) / 2;
+  const onAxis = (b: Block) => Math.abs(centre(b) - middle) < page.width * 0.04 || Math.abs(centre(b) - centre(title)) < page.width * 0.02;
+  const centred = (b: Block) => onAxis(b) && b.bbox.r - b.bbox.l < (area.r - area.l) * 0.9;
   for (const block of page.blocks) {
     if (block === title || block.bbox.t > title.bbox.b + 1) continue;
     if (block.label !== 'section_header') continue;
-    if (block.bold || sectionNumber(block) !== undefined || !centred(block)) break;
+    // A title set in bold makes bold title matter (author, affiliation) possible; under a regular
+    // title a bold centred line ("Abstract") is the first heading.
+    if ((block.bold && !title.bold) || sectionNumber(block) !== undefined || !centred(block)) break;
     block.label = 'text';
     delete block.level;
   }
