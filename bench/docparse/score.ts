@@ -61,7 +61,9 @@ export function scoreDocument(
   });
   const headings = headingMatch(corpus.pages.flatMap((p) => p.headings), markdownHeadings(predicted.join('\n\n')));
   const scores: DocumentScores = { name: corpus.name, kind: corpus.kind, pages: parsed.document.pages.length, scoredPages: corpus.pages.length, perPage, cells, tables, headings, ...speed };
-  if (corpus.kind === 'scan') scores.ocr = wordRecall(corpus.pages.map((p) => p.markdown.join('\n')).join('\n'), documentText(parsed.document));
+  // The truth's words: its Markdown with the HTML of spanning tables reduced to the cell text.
+  const truthText = corpus.pages.map((p) => p.markdown.join('\n')).join('\n').replace(/<[^>]*>/g, ' ');
+  if (corpus.kind === 'scan') scores.ocr = wordRecall(truthText, documentText(parsed.document));
   return scores;
 }
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { runDocparse, type DoclingDocument } from '../../src/tasks/engines/docparse.ts';
 import type { Block, ParsedDocument } from '../../src/tasks/engines/document.ts';
-import { BOOKTABS, RULED, ruledTablePdf, ruleOnlyTablePdf, STREAM, streamTablePdf, TITLED, titledPdf, twoColumnProsePdf } from '../helpers/layout-pdfs.ts';
+import { BOOKTABS, columnsWithFigurePdf, FIGURE_COLUMNS, RULED, ruledTablePdf, ruleOnlyTablePdf, STREAM, streamTablePdf, TITLED, titledPdf, twoColumnProsePdf } from '../helpers/layout-pdfs.ts';
 
 async function parse(pdf: Buffer): Promise<{ document: ParsedDocument; markdown: string; json: DoclingDocument }> {
   const { document, markdown, json } = await runDocparse(pdf, { name: 'case' });
@@ -101,5 +101,18 @@ describe('text roles (issue 17 item 2)', () => {
     const { document } = await parse(await titledPdf());
     const footnote = document.pages[0]?.blocks.find((b) => b.text.includes(TITLED.footnote));
     assert.equal(footnote?.label, 'footnote');
+  });
+});
+
+describe('reading order (issue 17 item 3)', () => {
+  test('reading order: full-width figure between columns placed where it belongs — "full-width titles and figures in between columns placed where they belong"', async () => {
+    const pictures: string[] = [];
+    const options = { name: 'case', onPicture: async (name: string) => void pictures.push(name) };
+    const { markdown } = await runDocparse(await columnsWithFigurePdf(), options);
+    const expected = [`# ${FIGURE_COLUMNS.title}`, `## ${FIGURE_COLUMNS.headings[0]}`, FIGURE_COLUMNS.upper[0], FIGURE_COLUMNS.upper[1], `## ${FIGURE_COLUMNS.headings[1]}`, FIGURE_COLUMNS.upper[2], FIGURE_COLUMNS.upper[3], `![${FIGURE_COLUMNS.caption}](pictures/page-1-1.png)`, ...FIGURE_COLUMNS.lower];
+    const at = expected.map((text) => markdown.indexOf(text ?? ''));
+    assert.ok(at.every((i) => i >= 0), `every part found: ${JSON.stringify(expected.filter((_, i) => (at[i] ?? -1) < 0))}\n${markdown}`);
+    assert.deepEqual([...at].sort((a, b) => a - b), at, `in reading order:\n${markdown}`);
+    assert.deepEqual(pictures, ['pictures/page-1-1.png']);
   });
 });

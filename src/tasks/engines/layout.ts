@@ -317,7 +317,10 @@ function crossesGutters(region: Block[], band: Block[]): boolean {
   if (!columns) return false;
   const spans = columns.map((c) => union(c.map((b) => b.bbox)));
   const gutters = spans.slice(1).map((span, i) => ({ l: spans[i]?.r ?? span.l, r: span.l }));
-  return region.some((b) => gutters.some((g) => b.bbox.l < g.r && b.bbox.r > g.l));
+  // Justified lines of one column end a fraction of a point apart: reaching into the gutter by less
+  // than a third of its least width is still beside it.
+  const slack = MIN_GUTTER / 3;
+  return region.some((b) => gutters.some((g) => b.bbox.l < g.r - slack && b.bbox.r > g.l + slack));
 }
 
 /** Side-by-side groups separated by vertical gutters, left to right; undefined when there are none. */
