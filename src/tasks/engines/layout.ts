@@ -675,7 +675,8 @@ function demoteTitleMatter(page: Page, title: Block): void {
   const middle = (area.l + area.r) / 2;
   // …or on the title itself, where the title page is set off-centre (a binding offset).
   const centre = (b: Block) => (b.bbox.l + b.bbox.r) / 2;
-  const onAxis = (b: Block) => Math.abs(centre(b) - middle) < page.width * 0.04 || Math.abs(centre(b) - centre(title)) < page.width * 0.02;
+  const indented = (b: Block) => b.bbox.l > area.l + page.width * 0.02;
+  const onAxis = (b: Block) => Math.abs(centre(b) - middle) < page.width * 0.04 || (indented(b) && Math.abs(centre(b) - centre(title)) < page.width * 0.02);
   const centred = (b: Block) => onAxis(b) && b.bbox.r - b.bbox.l < (area.r - area.l) * 0.9;
   for (const block of page.blocks) {
     if (block === title || block.bbox.t > title.bbox.b + 1) continue;
