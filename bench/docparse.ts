@@ -9,12 +9,14 @@
 // docparse.md.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { runDocparse } from '../src/tasks/engines/docparse.ts';
 import { killSpareReader, warmReader } from '../src/tasks/engines/pdf/reader-client.ts';
 import { scanPdf, scanToolsMissing, tesseractMissing } from '../test/helpers/scans.ts';
 import { debianDocuments, type Skipped } from './docparse/debian.ts';
 import { generatedDocuments, type CorpusDocument } from './docparse/generated.ts';
+import { cpuSeconds } from './docparse/cpu.ts';
 import { scoreDocument, summarise, type DocumentScores, type Summary } from './docparse/score.ts';
 
 /** Text-layer documents are timed this many times (best run kept); scans once. */
@@ -46,17 +48,25 @@ function dump(index: number, doc: CorpusDocument, markdown: string): void {
 async function measure(doc: CorpusDocument, index: number): Promise<DocumentScores> {
   // As a parsing task runs it (src/tasks/run-task.ts): pictures cut and handed over, OCR for pages without text.
   const options = { name: 'bench', onPicture: async () => {} };
+  const cpuBefore = cpuSeconds() ?? 0;
   const start = performance.now();
   const result = await runDocparse(doc.pdf, options);
   let best = (performance.now() - start) / 1000;
   dump(index, doc, result.markdown);
+  let cpu = (cpuSeconds() ?? 0) - cpuBefore;
+  let cpuRuns = 1;
   let popplerBest = Infinity;
   for (let i = 0; i < TIMED_RUNS; i += 1) {
-    if (doc.kind !== 'scan') best = Math.min(best, await seconds(() => runDocparse(doc.pdf, options)));
+    if (doc.kind !== 'scan') {
+      const before = cpuSeconds() ?? 0;
+      best = Math.min(best, await seconds(() => runDocparse(doc.pdf, options)));
+      cpu += (cpuSeconds() ?? 0) - before;
+      cpuRuns += 1;
+    }
     popplerBest = Math.min(popplerBest, await seconds(() => pdftotextLayout(doc.pdf)));
   }
   const pages = result.document.pages.length;
-  return scoreDocument(doc, result, { pagesPerSecond: pages / best, pdftotextPagesPerSecond: pages / popplerBest });
+  return scoreDocument(doc, result, { pagesPerSecond: pages / best, pagesPerCpuSecond: cpu > 0 ? (pages * cpuRuns) / cpu : undefined, pdftotextPagesPerSecond: pages / popplerBest });
 }
 
 const fixed = (value: number | undefined, digits = 2) => (value === undefined ? '–' : value.toFixed(digits));
@@ -69,11 +79,11 @@ const meanOf = (values: Array<number | undefined>) => {
 function documentRow(d: DocumentScores): string {
   const page = (key: 'nid' | 'teds' | 'mhs') => fixed(meanOf(d.perPage.map((p) => p[key])));
   const headingF1 = summarise([d]).headingF1;
-  return `| ${d.name} | ${d.scoredPages === d.pages ? d.pages : `${d.scoredPages} of ${d.pages}`} | ${page('nid')} | ${page('teds')} | ${page('mhs')} | ${percent(d.cells.correct, d.cells.total)} | ${d.headings.truth + d.headings.parsed === 0 ? '–' : fixed(headingF1)} | ${d.ocr ? percent(d.ocr.found, d.ocr.total) : '–'} | ${d.pagesPerSecond.toFixed(d.kind === 'scan' ? 2 : 1)} | ${d.pdftotextPagesPerSecond.toFixed(0)} |`;
+  return `| ${d.name} | ${d.scoredPages === d.pages ? d.pages : `${d.scoredPages} of ${d.pages}`} | ${page('nid')} | ${page('teds')} | ${page('mhs')} | ${percent(d.cells.correct, d.cells.total)} | ${d.headings.truth + d.headings.parsed === 0 ? '–' : fixed(headingF1)} | ${d.ocr ? percent(d.ocr.found, d.ocr.total) : '–'} | ${d.pagesPerSecond.toFixed(d.kind === 'scan' ? 2 : 1)} | ${fixed(d.pagesPerCpuSecond, d.kind === 'scan' ? 2 : 1)} | ${d.pdftotextPagesPerSecond.toFixed(0)} |`;
 }
 
 function summaryRow(label: string, s: Summary): string {
-  return `| **${label}** | ${s.scoredPages === s.pages ? s.pages : `${s.scoredPages} of ${s.pages}`} | ${fixed(s.nid)} | ${fixed(s.teds)} | ${fixed(s.mhs)} | ${s.cellAccuracy === undefined ? '–' : `${(100 * s.cellAccuracy).toFixed(1)} %`} | ${fixed(s.headingF1)} | ${s.ocrWordRecall === undefined ? '–' : `${(100 * s.ocrWordRecall).toFixed(1)} %`} | ${fixed(s.pagesPerSecond, 1)} | ${fixed(s.pdftotextPagesPerSecond, 0)} |`;
+  return `| **${label}** | ${s.scoredPages === s.pages ? s.pages : `${s.scoredPages} of ${s.pages}`} | ${fixed(s.nid)} | ${fixed(s.teds)} | ${fixed(s.mhs)} | ${s.cellAccuracy === undefined ? '–' : `${(100 * s.cellAccuracy).toFixed(1)} %`} | ${fixed(s.headingF1)} | ${s.ocrWordRecall === undefined ? '–' : `${(100 * s.ocrWordRecall).toFixed(1)} %`} | ${fixed(s.pagesPerSecond, 1)} | ${fixed(s.pagesPerCpuSecond, 1)} | ${fixed(s.pdftotextPagesPerSecond, 0)} |`;
 }
 
 async function main(): Promise<void> {
@@ -106,8 +116,8 @@ async function main(): Promise<void> {
     scans: summarise(scans),
   };
   const header = [
-    '| document | pages (scored of parsed) | NID | TEDS | MHS | table cells | heading F1 | OCR word recall | pages/s | pdftotext -layout pages/s |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| document | pages (scored of parsed) | NID | TEDS | MHS | table cells | heading F1 | OCR word recall | pages/s (wall) | pages per CPU-second | pdftotext -layout pages/s (wall) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   const table = [
     ...header,
@@ -120,9 +130,11 @@ async function main(): Promise<void> {
   const dir = path.join(import.meta.dirname, 'results');
   mkdirSync(dir, { recursive: true });
   const at = new Date().toISOString();
-  writeFileSync(path.join(dir, 'docparse.json'), `${JSON.stringify({ at, node: process.version, skipped: missing, totals, documents: results }, null, 2)}\n`);
+  const load = loadavg().map((n) => n.toFixed(1)).join(', ');
+  const machine = `${cpus().length} cores, load average at the end ${load}`;
+  writeFileSync(path.join(dir, 'docparse.json'), `${JSON.stringify({ at, node: process.version, machine, skipped: missing, totals, documents: results }, null, 2)}\n`);
   const notes = missing.map((s) => `- skipped: ${s.name} — ${s.reason}`).join('\n');
-  writeFileSync(path.join(dir, 'docparse.md'), `Run ${at} (Node ${process.version}).\n\n${table}\n${notes ? `\n${notes}\n` : ''}`);
+  writeFileSync(path.join(dir, 'docparse.md'), `Run ${at} (Node ${process.version}; ${machine}).\n\n${table}\n${notes ? `\n${notes}\n` : ''}`);
   process.stdout.write(`\n${table}\n`);
   process.stdout.write(`\nNID-S ${fixed(totals.textLayer.nidS)}, TEDS-S ${fixed(totals.textLayer.tedsS)}, MHS-S ${fixed(totals.textLayer.mhsS)}, heading level accuracy ${fixed(totals.textLayer.headingLevelAccuracy)} (text layer)\n`);
 }

@@ -19,6 +19,8 @@ export type DocumentScores = {
   headings: { matched: number; truth: number; parsed: number; levelCorrect: number };
   ocr?: { found: number; total: number };
   pagesPerSecond: number;
+  /** Pages per CPU-second of the engine (bench/docparse/cpu.ts): the speed of one worker core, whatever else runs. */
+  pagesPerCpuSecond?: number;
   pdftotextPagesPerSecond: number;
 };
 
@@ -40,7 +42,7 @@ const documentText = (doc: ParsedDocument) => doc.pages.flatMap((p) => p.blocks.
 export function scoreDocument(
   corpus: CorpusDocument,
   parsed: { markdown: string; document: ParsedDocument },
-  speed: { pagesPerSecond: number; pdftotextPagesPerSecond: number },
+  speed: { pagesPerSecond: number; pagesPerCpuSecond: number | undefined; pdftotextPagesPerSecond: number },
 ): DocumentScores {
   const pages = markdownPages(parsed.markdown);
   const numbers = corpus.pageNumbers ?? corpus.pages.map((_, i) => i + 1);
@@ -60,7 +62,9 @@ export function scoreDocument(
     tables.found += Math.min(truth.tables.length, grids.length);
   });
   const headings = headingMatch(corpus.pages.flatMap((p) => p.headings), markdownHeadings(predicted.join('\n\n')));
-  const scores: DocumentScores = { name: corpus.name, kind: corpus.kind, pages: parsed.document.pages.length, scoredPages: corpus.pages.length, perPage, cells, tables, headings, ...speed };
+  const { pagesPerCpuSecond, ...wall } = speed;
+  const scores: DocumentScores = { name: corpus.name, kind: corpus.kind, pages: parsed.document.pages.length, scoredPages: corpus.pages.length, perPage, cells, tables, headings, ...wall };
+  if (pagesPerCpuSecond !== undefined) scores.pagesPerCpuSecond = pagesPerCpuSecond;
   // The truth's words: its Markdown with the HTML of spanning tables reduced to the cell text.
   const truthText = corpus.pages.map((p) => p.markdown.join('\n')).join('\n').replace(/<[^>]*>/g, ' ');
   if (corpus.kind === 'scan') scores.ocr = wordRecall(truthText, documentText(parsed.document));
@@ -83,6 +87,7 @@ export type Summary = {
   headingLevelAccuracy?: number;
   ocrWordRecall?: number;
   pagesPerSecond?: number;
+  pagesPerCpuSecond?: number;
   pdftotextPagesPerSecond?: number;
 };
 
@@ -97,6 +102,7 @@ export function summarise(documents: DocumentScores[]): Summary {
   const ocrTotal = ocr.reduce((n, d) => n + (d.ocr?.total ?? 0), 0);
   const seconds = sum((d) => d.pages / d.pagesPerSecond);
   const popplerSeconds = sum((d) => d.pages / d.pdftotextPagesPerSecond);
+  const cpuSeconds = sum((d) => (d.pagesPerCpuSecond ? d.pages / d.pagesPerCpuSecond : 0));
   const pageCount = sum((d) => d.pages);
   const summary: Summary = { pages: pageCount, scoredPages: sum((d) => d.scoredPages), headingF1: f1(matched, sum((d) => d.headings.truth), sum((d) => d.headings.parsed)) };
   const optional: Partial<Summary> = {
@@ -110,6 +116,7 @@ export function summarise(documents: DocumentScores[]): Summary {
     headingLevelAccuracy: matched > 0 ? sum((d) => d.headings.levelCorrect) / matched : undefined,
     ocrWordRecall: ocrTotal > 0 ? ocr.reduce((n, d) => n + (d.ocr?.found ?? 0), 0) / ocrTotal : undefined,
     pagesPerSecond: seconds > 0 ? pageCount / seconds : undefined,
+    pagesPerCpuSecond: cpuSeconds > 0 && documents.every((d) => d.pagesPerCpuSecond) ? pageCount / cpuSeconds : undefined,
     pdftotextPagesPerSecond: popplerSeconds > 0 ? pageCount / popplerSeconds : undefined,
   };
   for (const [key, value] of Object.entries(optional)) if (value !== undefined) Object.assign(summary, { [key]: value });

@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { runDocparse, type DoclingDocument } from '../../src/tasks/engines/docparse.ts';
 import type { Block, ParsedDocument } from '../../src/tasks/engines/document.ts';
+import { skipUnlessAvailable } from '../helpers/services.ts';
+import { scanPdf, scanToolsMissing, tesseractMissing } from '../helpers/scans.ts';
 import { BOOKTABS, columnsWithFigurePdf, FIGURE_COLUMNS, RULED, ruledTablePdf, ruleOnlyTablePdf, STREAM, streamTablePdf, TITLED, titledPdf, twoColumnProsePdf } from '../helpers/layout-pdfs.ts';
 
 async function parse(pdf: Buffer): Promise<{ document: ParsedDocument; markdown: string; json: DoclingDocument }> {
@@ -114,5 +116,17 @@ describe('reading order (issue 17 item 3)', () => {
     assert.ok(at.every((i) => i >= 0), `every part found: ${JSON.stringify(expected.filter((_, i) => (at[i] ?? -1) < 0))}\n${markdown}`);
     assert.deepEqual([...at].sort((a, b) => a - b), at, `in reading order:\n${markdown}`);
     assert.deepEqual(pictures, ['pictures/page-1-1.png']);
+  });
+});
+
+const ocrSkip = skipUnlessAvailable('poppler (pdftoppm)', scanToolsMissing()) || skipUnlessAvailable('tesseract (eng)', tesseractMissing());
+
+describe('headings on scanned pages (issue 17 items 2 and 4)', { skip: ocrSkip }, () => {
+  test('numbered heading on a scan: "numbered headings such as 2.1 … get their depth from the number" even where OCR cannot see that the line is bold', async () => {
+    const { document, markdown } = await parse(await scanPdf(await titledPdf(), 300));
+    assert.ok(document.pages.every((p) => p.textSource === 'ocr'));
+    const sections = blocksOf(document).filter((b) => b.label === 'section_header');
+    assert.deepEqual(sections.map((b) => [b.text, b.level]), TITLED.sections.map((s) => [s.text, s.level]), markdown);
+    assert.match(markdown, /^### 1\.1 A note on terminology$/m, 'the heading set only one point larger than the body, in bold, is its own block');
   });
 });
