@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { runDocparse, type DoclingDocument } from '../../src/tasks/engines/docparse.ts';
 import type { Block, ParsedDocument } from '../../src/tasks/engines/document.ts';
+import type { TextRun } from '../../src/tasks/engines/layout.ts';
+import { readFromRule } from '../../src/tasks/engines/pdf/ocr-page.ts';
 import { skipUnlessAvailable } from '../helpers/services.ts';
 import { scanPdf, scanToolsMissing, tesseractMissing } from '../helpers/scans.ts';
 import { BOOKTABS, columnsWithFigurePdf, FIGURE_COLUMNS, RULED, ruledTablePdf, ruleOnlyTablePdf, STREAM, streamTablePdf, TITLED, titledPdf, twoColumnProsePdf } from '../helpers/layout-pdfs.ts';
@@ -128,5 +130,18 @@ describe('headings on scanned pages (issue 17 items 2 and 4)', { skip: ocrSkip }
     const sections = blocksOf(document).filter((b) => b.label === 'section_header');
     assert.deepEqual(sections.map((b) => [b.text, b.level]), TITLED.sections.map((s) => [s.text, s.level]), markdown);
     assert.match(markdown, /^### 1\.1 A note on terminology$/m, 'the heading set only one point larger than the body, in bold, is its own block');
+  });
+});
+
+describe('rules on scanned pages (issue 17 items 1 and 4)', () => {
+  test('a drawn vertical rule read by OCR as "|" is the rule, not text: it never joins two table cells ("armadillo | frozen")', () => {
+    const rule = { x1: 200, x2: 200.4, y1: 100, y2: 160 };
+    const bar: TextRun = { text: '|', x: 198.5, y: 110, width: 3, size: 10, bold: false, hasEOL: false };
+    assert.equal(readFromRule(bar, [rule]), true);
+    assert.equal(readFromRule({ ...bar, text: 'll' }, [rule]), true, 'a double rule read as two letters');
+    assert.equal(readFromRule({ ...bar, x: 300 }, [rule]), false, 'a bar away from any rule is text');
+    assert.equal(readFromRule({ ...bar, y: 300 }, [rule]), false, 'beyond the rule\'s ends it is text');
+    assert.equal(readFromRule({ ...bar, text: 'frozen' }, [rule]), false, 'a word is never dropped');
+    assert.equal(readFromRule(bar, [{ x1: 150, x2: 250, y1: 110, y2: 110.5 }]), false, 'a horizontal rule does not count');
   });
 });
