@@ -16,7 +16,7 @@ import { killSpareReader, warmReader } from '../src/tasks/engines/pdf/reader-cli
 import { scanPdf, scanToolsMissing, tesseractMissing } from '../test/helpers/scans.ts';
 import { debianDocuments, type Skipped } from './docparse/debian.ts';
 import { generatedDocuments, type CorpusDocument } from './docparse/generated.ts';
-import { cpuSeconds } from './docparse/cpu.ts';
+import { cpuOf } from './docparse/cpu.ts';
 import { scoreDocument, summarise, type DocumentScores, type Summary } from './docparse/score.ts';
 
 /** Text-layer documents are timed this many times (best run kept); scans once. */
@@ -48,25 +48,26 @@ function dump(index: number, doc: CorpusDocument, markdown: string): void {
 async function measure(doc: CorpusDocument, index: number): Promise<DocumentScores> {
   // As a parsing task runs it (src/tasks/run-task.ts): pictures cut and handed over, OCR for pages without text.
   const options = { name: 'bench', onPicture: async () => {} };
-  const cpuBefore = cpuSeconds() ?? 0;
   const start = performance.now();
-  const result = await runDocparse(doc.pdf, options);
+  const first = await cpuOf(() => runDocparse(doc.pdf, options));
+  const result = first.value;
   let best = (performance.now() - start) / 1000;
   dump(index, doc, result.markdown);
-  let cpu = (cpuSeconds() ?? 0) - cpuBefore;
+  let cpu = first.seconds;
   let cpuRuns = 1;
   let popplerBest = Infinity;
   for (let i = 0; i < TIMED_RUNS; i += 1) {
     if (doc.kind !== 'scan') {
-      const before = cpuSeconds() ?? 0;
-      best = Math.min(best, await seconds(() => runDocparse(doc.pdf, options)));
-      cpu += (cpuSeconds() ?? 0) - before;
+      const runStart = performance.now();
+      const run = await cpuOf(() => runDocparse(doc.pdf, options));
+      best = Math.min(best, (performance.now() - runStart) / 1000);
+      cpu = cpu === undefined || run.seconds === undefined ? undefined : cpu + run.seconds;
       cpuRuns += 1;
     }
     popplerBest = Math.min(popplerBest, await seconds(() => pdftotextLayout(doc.pdf)));
   }
   const pages = result.document.pages.length;
-  return scoreDocument(doc, result, { pagesPerSecond: pages / best, pagesPerCpuSecond: cpu > 0 ? (pages * cpuRuns) / cpu : undefined, pdftotextPagesPerSecond: pages / popplerBest });
+  return scoreDocument(doc, result, { pagesPerSecond: pages / best, pagesPerCpuSecond: cpu !== undefined && cpu > 0 ? (pages * cpuRuns) / cpu : undefined, pdftotextPagesPerSecond: pages / popplerBest });
 }
 
 const fixed = (value: number | undefined, digits = 2) => (value === undefined ? '–' : value.toFixed(digits));
