@@ -17,6 +17,7 @@ import { scanPdf, scanToolsMissing, tesseractMissing } from '../test/helpers/sca
 import { debianDocuments, type Skipped } from './docparse/debian.ts';
 import { generatedDocuments, type CorpusDocument } from './docparse/generated.ts';
 import { cpuOf } from './docparse/cpu.ts';
+import { speedRows, speedTable } from './docparse/speed.ts';
 import { scoreDocument, summarise, type DocumentScores, type Summary } from './docparse/score.ts';
 
 /** Text-layer documents are timed this many times (best run kept); scans once. */
@@ -106,6 +107,7 @@ async function main(): Promise<void> {
     results.push(scores);
     process.stdout.write(`${documentRow(scores)}\n`);
   }
+  const speed = await speedRows(debian);
   killSpareReader();
 
   const textLayer = results.filter((d) => d.kind !== 'scan');
@@ -133,10 +135,10 @@ async function main(): Promise<void> {
   const at = new Date().toISOString();
   const load = loadavg().map((n) => n.toFixed(1)).join(', ');
   const machine = `${cpus().length} cores, load average at the end ${load}`;
-  writeFileSync(path.join(dir, 'docparse.json'), `${JSON.stringify({ at, node: process.version, machine, skipped: missing, totals, documents: results }, null, 2)}\n`);
+  writeFileSync(path.join(dir, 'docparse.json'), `${JSON.stringify({ at, node: process.version, machine, skipped: missing, totals, documents: results, speed }, null, 2)}\n`);
   const notes = missing.map((s) => `- skipped: ${s.name} — ${s.reason}`).join('\n');
-  writeFileSync(path.join(dir, 'docparse.md'), `Run ${at} (Node ${process.version}; ${machine}).\n\n${table}\n${notes ? `\n${notes}\n` : ''}`);
-  process.stdout.write(`\n${table}\n`);
+  writeFileSync(path.join(dir, 'docparse.md'), `Run ${at} (Node ${process.version}; ${machine}).\n\n${table}\n${notes ? `\n${notes}\n` : ''}\n${speedTable(speed)}\n`);
+  process.stdout.write(`\n${table}\n\n${speedTable(speed)}\n`);
   process.stdout.write(`\nNID-S ${fixed(totals.textLayer.nidS)}, TEDS-S ${fixed(totals.textLayer.tedsS)}, MHS-S ${fixed(totals.textLayer.mhsS)}, heading level accuracy ${fixed(totals.textLayer.headingLevelAccuracy)} (text layer)\n`);
 }
 
