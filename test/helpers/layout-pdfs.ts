@@ -1,6 +1,7 @@
 // PDFs for the table and text-role rules of issue 17, drawn with pdfkit so their structure is known
 // by construction: each function returns the bytes and the truth the parser must find.
 import PDFDocument from 'pdfkit';
+import { solidPng } from './scans.ts';
 
 type Doc = PDFKit.PDFDocument;
 const LEFT = 72;
@@ -198,6 +199,54 @@ export async function titledPdf(): Promise<Buffer> {
     // LaTeX puts the page number well inside the bottom margin, above the 8 % edge zone.
     doc.font('Times-Roman').fontSize(10).text(String(page), 294, 700, { lineBreak: false });
   }
+  doc.end();
+  return done;
+}
+
+export const FIGURE_COLUMNS = {
+  title: 'Reading Order on Multi-Column Pages',
+  headings: ['1 Columns', '2 Figures'],
+  /** In reading order: the upper band's left column, its right column, then the lower band's. */
+  upper: [
+    'Multi-column pages are read column by column, the left column before the right one.',
+    'The left column continues with a second paragraph before the right column starts.',
+    'The right column starts at the same height as the left one and follows it in the reading order.',
+    'Its second paragraph ends the upper band of the page, just above the figure.',
+  ],
+  caption: 'Figure 1: A picture as wide as both columns, between two bands of text.',
+  lower: ['The lower band holds one more paragraph on the left, read after the figure.', 'The right column of the lower band ends the page and is read last of all.'],
+};
+
+/**
+ * A centred title over two columns that each start with a short heading (so the title leaves a
+ * gap beside the left heading), a picture as wide as both columns with its caption below, and two
+ * more columns under it.
+ */
+export async function columnsWithFigurePdf(): Promise<Buffer> {
+  const doc = newDoc();
+  const done = collect(doc);
+  doc.addPage();
+  doc.font('Times-Bold').fontSize(18).text(FIGURE_COLUMNS.title, LEFT, 80, { width: 451, align: 'center' });
+  const top = doc.y + 10;
+  const width = 215;
+  const columns: Array<[number, string, string[]]> = [
+    [LEFT, FIGURE_COLUMNS.headings[0] ?? '', FIGURE_COLUMNS.upper.slice(0, 2)],
+    [LEFT + 236, FIGURE_COLUMNS.headings[1] ?? '', FIGURE_COLUMNS.upper.slice(2)],
+  ];
+  let bottom = top;
+  for (const [x, heading, texts] of columns) {
+    doc.font('Times-Bold').fontSize(14).text(heading, x, top, { width });
+    doc.moveDown(0.3);
+    for (const text of texts) paragraph(doc, text, x, width, 10);
+    bottom = Math.max(bottom, doc.y);
+  }
+  doc.image(solidPng(371, 110, 170), LEFT + 40, bottom + 6, { width: 371, height: 110 });
+  doc.font('Times-Roman').fontSize(10).text(FIGURE_COLUMNS.caption, LEFT, bottom + 124, { width: 451, align: 'center' });
+  const lower = doc.y + 12;
+  FIGURE_COLUMNS.lower.forEach((text, i) => {
+    doc.y = lower;
+    paragraph(doc, text, LEFT + i * 236, width, 10);
+  });
   doc.end();
   return done;
 }

@@ -4,7 +4,11 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { runDocparse, type DoclingDocument } from '../../src/tasks/engines/docparse.ts';
 import type { Block, ParsedDocument } from '../../src/tasks/engines/document.ts';
-import { BOOKTABS, RULED, ruledTablePdf, ruleOnlyTablePdf, STREAM, streamTablePdf, TITLED, titledPdf, twoColumnProsePdf } from '../helpers/layout-pdfs.ts';
+import type { TextRun } from '../../src/tasks/engines/layout.ts';
+import { readFromRule } from '../../src/tasks/engines/pdf/ocr-page.ts';
+import { skipUnlessAvailable } from '../helpers/services.ts';
+import { scanPdf, scanToolsMissing, tesseractMissing } from '../helpers/scans.ts';
+import { BOOKTABS, columnsWithFigurePdf, FIGURE_COLUMNS, RULED, ruledTablePdf, ruleOnlyTablePdf, STREAM, streamTablePdf, TITLED, titledPdf, twoColumnProsePdf } from '../helpers/layout-pdfs.ts';
 
 async function parse(pdf: Buffer): Promise<{ document: ParsedDocument; markdown: string; json: DoclingDocument }> {
   const { document, markdown, json } = await runDocparse(pdf, { name: 'case' });
@@ -101,5 +105,43 @@ describe('text roles (issue 17 item 2)', () => {
     const { document } = await parse(await titledPdf());
     const footnote = document.pages[0]?.blocks.find((b) => b.text.includes(TITLED.footnote));
     assert.equal(footnote?.label, 'footnote');
+  });
+});
+
+describe('reading order (issue 17 item 3)', () => {
+  test('reading order: full-width figure between columns placed where it belongs — "full-width titles and figures in between columns placed where they belong"', async () => {
+    const pictures: string[] = [];
+    const options = { name: 'case', onPicture: async (name: string) => void pictures.push(name) };
+    const { markdown } = await runDocparse(await columnsWithFigurePdf(), options);
+    const expected = [`# ${FIGURE_COLUMNS.title}`, `## ${FIGURE_COLUMNS.headings[0]}`, FIGURE_COLUMNS.upper[0], FIGURE_COLUMNS.upper[1], `## ${FIGURE_COLUMNS.headings[1]}`, FIGURE_COLUMNS.upper[2], FIGURE_COLUMNS.upper[3], `![${FIGURE_COLUMNS.caption}](pictures/page-1-1.png)`, ...FIGURE_COLUMNS.lower];
+    const at = expected.map((text) => markdown.indexOf(text ?? ''));
+    assert.ok(at.every((i) => i >= 0), `every part found: ${JSON.stringify(expected.filter((_, i) => (at[i] ?? -1) < 0))}\n${markdown}`);
+    assert.deepEqual([...at].sort((a, b) => a - b), at, `in reading order:\n${markdown}`);
+    assert.deepEqual(pictures, ['pictures/page-1-1.png']);
+  });
+});
+
+const ocrSkip = skipUnlessAvailable('poppler (pdftoppm)', scanToolsMissing()) || skipUnlessAvailable('tesseract (eng)', tesseractMissing());
+
+describe('headings on scanned pages (issue 17 items 2 and 4)', { skip: ocrSkip }, () => {
+  test('numbered heading on a scan: "numbered headings such as 2.1 … get their depth from the number" even where OCR cannot see that the line is bold', async () => {
+    const { document, markdown } = await parse(await scanPdf(await titledPdf(), 300));
+    assert.ok(document.pages.every((p) => p.textSource === 'ocr'));
+    const sections = blocksOf(document).filter((b) => b.label === 'section_header');
+    assert.deepEqual(sections.map((b) => [b.text, b.level]), TITLED.sections.map((s) => [s.text, s.level]), markdown);
+    assert.match(markdown, /^### 1\.1 A note on terminology$/m, 'the heading set only one point larger than the body, in bold, is its own block');
+  });
+});
+
+describe('rules on scanned pages (issue 17 items 1 and 4)', () => {
+  test('a drawn vertical rule read by OCR as "|" is the rule, not text: it never joins two table cells ("armadillo | frozen")', () => {
+    const rule = { x1: 200, x2: 200.4, y1: 100, y2: 160 };
+    const bar: TextRun = { text: '|', x: 198.5, y: 110, width: 3, size: 10, bold: false, hasEOL: false };
+    assert.equal(readFromRule(bar, [rule]), true);
+    assert.equal(readFromRule({ ...bar, text: 'll' }, [rule]), true, 'a double rule read as two letters');
+    assert.equal(readFromRule({ ...bar, x: 300 }, [rule]), false, 'a bar away from any rule is text');
+    assert.equal(readFromRule({ ...bar, y: 300 }, [rule]), false, 'beyond the rule\'s ends it is text');
+    assert.equal(readFromRule({ ...bar, text: 'frozen' }, [rule]), false, 'a word is never dropped');
+    assert.equal(readFromRule(bar, [{ x1: 150, x2: 250, y1: 110, y2: 110.5 }]), false, 'a horizontal rule does not count');
   });
 });

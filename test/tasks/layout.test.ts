@@ -246,6 +246,22 @@ describe('labels across the document', () => {
     assert.deepEqual(headings.map((b) => [b.label, b.text, b.level]), [['title', 'Report', 1], ['section_header', 'Scope', 2], ['section_header', 'Details', 3]]);
   });
 
+  test('title matter under a bold title (DocBook style): the bold centred group and author lines, centred on the off-centre title, are text; the first numbered heading ends the title matter', () => {
+    const doc = labelDocument({
+      pages: [
+        page(1, [
+          block('Shared MIME-info Database', 166, 720, 492, 695, { fontSize: 24, bold: true }),
+          block('X Desktop Group (http://www.freedesktop.org)', 137, 681, 520, 664, { fontSize: 17, bold: true }),
+          block('Thomas Leonard', 260, 631, 398, 614, { fontSize: 17, bold: true }),
+          block('1. Introduction', 50, 553, 191, 536, { fontSize: 17, bold: true }),
+          body('Body text that sets the body size, the most common style of the document by far.', 500),
+          body('More body text: the paragraphs of a page outweigh its few heading lines.', 440),
+        ]),
+      ],
+    });
+    assert.deepEqual(labelsOf(doc), [['title', 'text', 'text', 'section_header', 'text', 'text']]);
+  });
+
   test('a short bold line at the body size is a section_header (never the title); a bold sentence or a bold bullet is not', () => {
     const doc = labelDocument({
       pages: [

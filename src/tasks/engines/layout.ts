@@ -190,6 +190,14 @@ export function listMarker(text: string): { marker: string; rest: string } | und
 
 type Draft = { lines: Line[]; marker?: string };
 
+/**
+ * "1.1 Scope of the study", "2.3.1 Rejected readings": a multi-level section number and a
+ * capitalised title of at most 60 characters, not ending like a sentence, a list entry or a table
+ * of contents line (punctuation, a page number, dot leaders).
+ */
+const NUMBERED_HEADING = /^\d{1,2}(?:\.\d{1,2}){1,4}\.?\s+\p{Lu}[^.:;,!?…]{0,60}$/u;
+export const numberedHeadingLine = (text: string) => NUMBERED_HEADING.test(text) && !/\d$/.test(text);
+
 const overlapsX = (a: BoundingBox, b: BoundingBox) => a.l < b.r && b.l < a.r;
 const similarSize = (a: number, b: number) => Math.max(a, b) <= SAME_SIZE * Math.min(a, b);
 
@@ -199,12 +207,16 @@ const similarSize = (a: number, b: number) => Math.max(a, b) <= SAME_SIZE * Math
  * is a line's, not a paragraph break's. A list marker always starts a new block, and a list item's
  * wrapped lines must be indented under its text.
  */
-export function groupBlocks(lines: Line[]): Block[] {
+export function groupBlocks(lines: Line[], options: { ocr?: boolean } = {}): Block[] {
   const drafts: Draft[] = [];
   for (const line of [...lines].sort((a, b) => b.baseline - a.baseline || a.bbox.l - b.bbox.l)) {
     const item = listMarker(line.text);
     const above = nearestAbove(drafts, line);
-    if (above && !item && continues(above, line)) above.lines.push(line);
+    const last = above?.lines.at(-1);
+    // On a scan a heading set apart only by its weight looks like body text: a numbered heading
+    // line stands alone (see numberedHeadingLine).
+    const heading = options.ocr === true && (numberedHeadingLine(line.text) || (last !== undefined && above?.lines.length === 1 && numberedHeadingLine(last.text)));
+    if (above && !item && !heading && continues(above, line)) above.lines.push(line);
     else drafts.push(item ? { lines: [line], marker: item.marker } : { lines: [line] });
   }
   return drafts.map(toBlock);
@@ -297,13 +309,30 @@ export function readingOrder(blocks: Block[]): Block[] {
   const regions: Block[][] = [];
   for (const band of bands) {
     const previous = regions.at(-1);
-    if (previous && columnsOf([...previous, ...band])) previous.push(...band);
+    if (previous && !crossesGutters(previous, band) && columnsOf([...previous, ...band])) previous.push(...band);
     else regions.push([...band]);
   }
   // One region would mean the blocks form columns after all, which was ruled out above; if the
   // region is the whole input anyway, stop cutting rather than recurse on the same blocks.
   if (regions.length <= 1) return [...blocks].sort(topThenLeft);
   return regions.flatMap(readingOrder);
+}
+
+/**
+ * spec (issue 17): "full-width titles and figures in between columns placed where they belong" —
+ * a region that crosses the gutter between the columns of the band below it (a centred title over
+ * two column headings) is above those columns, not one of them, even when it happens to leave a
+ * narrow gap of its own beside a short heading.
+ */
+function crossesGutters(region: Block[], band: Block[]): boolean {
+  const columns = columnsOf(band);
+  if (!columns) return false;
+  const spans = columns.map((c) => union(c.map((b) => b.bbox)));
+  const gutters = spans.slice(1).map((span, i) => ({ l: spans[i]?.r ?? span.l, r: span.l }));
+  // Justified lines of one column end a fraction of a point apart: reaching into the gutter by less
+  // than a third of its least width is still beside it.
+  const slack = MIN_GUTTER / 3;
+  return region.some((b) => gutters.some((g) => b.bbox.l < g.r - slack && b.bbox.r > g.l + slack));
 }
 
 /** Side-by-side groups separated by vertical gutters, left to right; undefined when there are none. */
@@ -468,7 +497,7 @@ export type PageContent = {
 /** A page's blocks in reading order, labelled as far as one page can tell: text, list_item, table. */
 export function layoutPage(content: PageContent): Page {
   const { tables, rest } = findTables(content.rulings, content.runs);
-  const blocks = [...groupBlocks(groupLines(rest)), ...tables];
+  const blocks = [...groupBlocks(groupLines(rest), { ocr: content.textSource === 'ocr' }), ...tables];
   return { pageNo: content.pageNo, width: content.width, height: content.height, blocks: readingOrder(blocks) };
 }
 
@@ -531,8 +560,11 @@ const isBullet = (marker: string | undefined) => marker !== undefined && !/[\dA-
  * A heading is a short block in a font larger than the body's, or a single bold line when body
  * text is not bold (not ending like a sentence, and not a bulleted item that happens to be bold).
  */
-export function isHeading(block: Block, body: BodyStyle): boolean {
+export function isHeading(block: Block, body: BodyStyle, page?: Page): boolean {
   if (block.label !== 'text' && block.label !== 'list_item') return false;
+  // spec (issue 17): "numbered headings such as '2.1 …'": on a scanned page, where OCR sees no
+  // weight, a numbered heading line standing alone is a heading by its number.
+  if (page?.textSource === 'ocr' && block.label === 'text' && numberedHeadingLine(block.text)) return true;
   // spec (issue 17): "no heading is ever one or two characters" — marks, logo letters, page numbers.
   if (block.text.replace(/[\s\p{P}\p{S}]/gu, '').length <= 2) return false;
   const lines = (block.bbox.t - block.bbox.b) / (LINE_PITCH * block.fontSize);
@@ -563,11 +595,13 @@ export function labelDocument(doc: ParsedDocument): ParsedDocument {
   const pages = markFootnotes(markPageNumbers(markFurniture(doc.pages)));
   const body = bodyStyle(pages);
   if (!body) return { ...doc, pages: pages.map(attachCaptions) };
-  const headingSizes = pages.flatMap((p) => p.blocks.filter((b) => isHeading(b, body) && sectionNumber(b) === undefined).map((b) => b.fontSize));
+  const headingSizes = pages.flatMap((p) => p.blocks.filter((b) => isHeading(b, body, p) && sectionNumber(b) === undefined).map((b) => b.fontSize));
   const numberedSizes = new Map<number, number>();
-  for (const block of pages.flatMap((p) => p.blocks)) {
-    const depth = isHeading(block, body) ? sectionNumber(block) : undefined;
-    if (depth !== undefined) numberedSizes.set(Math.round(block.fontSize * 2) / 2, depth);
+  for (const page of pages) {
+    for (const block of page.blocks) {
+      const depth = isHeading(block, body, page) ? sectionNumber(block) : undefined;
+      if (depth !== undefined) numberedSizes.set(Math.round(block.fontSize * 2) / 2, depth);
+    }
   }
   const bySize = levelsBySize(headingSizes);
   // spec (issue 17): "numbered headings such as '2.1 …' get their depth from the number"; an
@@ -577,7 +611,7 @@ export function labelDocument(doc: ParsedDocument): ParsedDocument {
   const level = (block: Block) => numbered(sectionNumber(block) ?? numberedSizes.get(Math.round(block.fontSize * 2) / 2)) ?? bySize(block.fontSize);
   const labelled = pages.map((page) => ({
     ...page,
-    blocks: page.blocks.map((b) => (isHeading(b, body) ? asHeading(b, level(b)) : b)),
+    blocks: page.blocks.map((b) => (isHeading(b, body, page) ? asHeading(b, level(b)) : b)),
   }));
   const topLevel = labelled.flatMap((page) => page.blocks.filter((b) => b.level === 1).map((block) => ({ page, block })));
   const [only] = topLevel;
@@ -656,11 +690,17 @@ function demoteTitleMatter(page: Page, title: Block): void {
   // Centred on the text area (margins need not be equal), not necessarily on the paper.
   const area = union(page.blocks.map((b) => b.bbox));
   const middle = (area.l + area.r) / 2;
-  const centred = (b: Block) => Math.abs((b.bbox.l + b.bbox.r) / 2 - middle) < page.width * 0.04 && b.bbox.r - b.bbox.l < (area.r - area.l) * 0.8;
+  // …or on the title itself, where the title page is set off-centre (a binding offset).
+  const centre = (b: Block) => (b.bbox.l + b.bbox.r) / 2;
+  const indented = (b: Block) => b.bbox.l > area.l + page.width * 0.02;
+  const onAxis = (b: Block) => Math.abs(centre(b) - middle) < page.width * 0.04 || (indented(b) && Math.abs(centre(b) - centre(title)) < page.width * 0.02);
+  const centred = (b: Block) => onAxis(b) && b.bbox.r - b.bbox.l < (area.r - area.l) * 0.9;
   for (const block of page.blocks) {
     if (block === title || block.bbox.t > title.bbox.b + 1) continue;
     if (block.label !== 'section_header') continue;
-    if (block.bold || sectionNumber(block) !== undefined || !centred(block)) break;
+    // A title set in bold makes bold title matter (author, affiliation) possible; under a regular
+    // title a bold centred line ("Abstract") is the first heading.
+    if ((block.bold && !title.bold) || sectionNumber(block) !== undefined || !centred(block)) break;
     block.label = 'text';
     delete block.level;
   }

@@ -3,11 +3,21 @@
 // page's notes so the result and the task record tell the owner (issue 17, item 4).
 import { rm } from 'node:fs/promises';
 import type { BoundingBox } from '../document.ts';
-import type { PageContent } from '../layout.ts';
+import type { PageContent, Ruling, TextRun } from '../layout.ts';
 import { LimitedProgramError, type Limits } from '../limited.ts';
 import { rulesInPgm } from '../ocr/image-rules.ts';
 import { meanConfidence, wordsToRuns, type OcrEngine, type OcrWord } from '../ocr/ocr.ts';
 import { displayedBox, displayedSize, renderPageGray } from './render.ts';
+
+/**
+ * OCR reads a drawn vertical rule as a word of bars ("|", "||", "ll"): such a word lying on a
+ * vertical rule found in the same image is that rule, not text, so it never joins two table cells
+ * into one ("armadillo | frozen").
+ */
+export function readFromRule(run: TextRun, rulings: Ruling[]): boolean {
+  if (!/^[|¦Il]{1,3}$/.test(run.text.trim())) return false;
+  return rulings.some((r) => r.x2 - r.x1 <= 2 && r.x1 >= run.x - 3 && r.x1 <= run.x + run.width + 3 && run.y >= r.y1 - 3 && run.y <= r.y2 + 3);
+}
 
 /** Languages for OCR (tesseract names), or 'auto': English, and Chinese as well when English reads poorly. */
 export type OcrLanguages = string[] | 'auto';
@@ -69,7 +79,8 @@ export async function ocrPage(job: OcrPageJob): Promise<{ content: PageContent; 
     const runs = wordsToRuns(words, rendered.dpi, shown.height);
     // The scan's drawn rules (a ruled table's grid) come from the image, as the text layer's come from the operators.
     const rulings = await rulesInPgm(rendered.file, rendered.dpi, shown.height);
-    return { content: { ...content, ...shown, runs, rulings, images, textSource: 'ocr', ...(notes.length ? { notes } : {}) }, languages };
+    const text = runs.filter((run) => !readFromRule(run, rulings));
+    return { content: { ...content, ...shown, runs: text, rulings, images, textSource: 'ocr', ...(notes.length ? { notes } : {}) }, languages };
   } catch (error) {
     if (error instanceof LimitedProgramError) return without(`reading it by OCR failed (${error.message})`);
     throw error;
