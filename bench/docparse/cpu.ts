@@ -5,7 +5,7 @@
 // reader process, all from /proc (Linux).
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { spareReaderPid } from '../../src/tasks/engines/pdf/reader-client.ts';
+import { spareReaderPids } from '../../src/tasks/engines/pdf/reader-client.ts';
 
 const TICKS = (() => {
   try {
@@ -25,14 +25,17 @@ function times(pid: number | 'self'): number[] | undefined {
   }
 }
 
-/** CPU seconds so far: this process and its reaped children, plus the live spare reader (and which one that is). */
-function snapshot(): { seconds: number; reader: number | undefined } | undefined {
+/** CPU seconds so far: this process and its reaped children, plus the live spare readers (and which those are). */
+function snapshot(): { seconds: number; readers: number[] } | undefined {
   const self = times('self');
   if (!self) return undefined;
-  const reader = spareReaderPid();
-  const live = reader === undefined ? undefined : times(reader);
-  const ticks = self.reduce((a, b) => a + b, 0) + (live ? (live[0] ?? 0) + (live[1] ?? 0) : 0);
-  return { seconds: ticks / TICKS, reader };
+  const readers = spareReaderPids();
+  const live = readers.reduce((sum, pid) => {
+    const t = times(pid);
+    return sum + (t ? (t[0] ?? 0) + (t[1] ?? 0) : 0);
+  }, 0);
+  const ticks = self.reduce((a, b) => a + b, 0) + live;
+  return { seconds: ticks / TICKS, readers };
 }
 
 /** Until the process is gone from /proc (reaped: its time is then in our cutime), at most `ms`. */
@@ -47,7 +50,9 @@ async function reaped(pid: number, ms = 2000): Promise<void> {
 export async function cpuOf<T>(run: () => Promise<T>): Promise<{ value: T; seconds: number | undefined }> {
   const before = snapshot();
   const value = await run();
-  if (before?.reader !== undefined && spareReaderPid() !== before.reader) await reaped(before.reader);
+  // A reader idle before the run that is no longer among the spares was used and ended: wait until it is reaped.
+  const now = spareReaderPids();
+  for (const pid of before?.readers ?? []) if (!now.includes(pid)) await reaped(pid);
   const after = snapshot();
   return { value, seconds: before && after ? after.seconds - before.seconds : undefined };
 }
