@@ -70,3 +70,25 @@ export async function withTransientRetry<T>(db: Db, work: (trx: Db) => Promise<T
     }
   }
 }
+
+/**
+ * One statement that is atomic on its own (a data-modifying CTE on PostgreSQL, in autocommit): no
+ * BEGIN and COMMIT round trips. Retried like a transaction on a serialization failure or a deadlock
+ * (the server rolled it back); a connection lost under it leaves the outcome unknown — the statement
+ * may have committed — so that is CommitOutcomeUnknownError, never a retry.
+ */
+export async function runAtomicStatement<T>(run: () => Promise<T>, options: TransientRetryOptions = {}): Promise<T> {
+  const attempts = options.attempts ?? TRANSIENT_ATTEMPTS;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (error) {
+      // Refused: no connection, so nothing was sent (the error goes up as it is, unavailable).
+      const refused = (error as { code?: unknown } | null)?.code === 'ECONNREFUSED';
+      if (isConnectionLost(error) && !refused) throw new CommitOutcomeUnknownError(error);
+      if (!isRolledBackByServer(error) || attempt >= attempts) throw error;
+      await options.onRetry?.(error, attempt);
+      await new Promise((resolve) => setTimeout(resolve, (options.backoffMs ?? defaultBackoff)(attempt)));
+    }
+  }
+}
