@@ -283,7 +283,9 @@ export async function rotateRefreshTokenWithPair(db: Db, tokenHash: string, pair
   const { clientId, now } = pair;
   if (isPostgres(db)) {
     const parameters = [tokenHash, clientId, now, pair.accessHash, pair.accessScope, pair.accessExpiresAt, pair.refreshHash];
-    return runAtomicStatement(async () => (await db.executeQuery<RotatedChain>(CompiledQuery.raw(ROTATE_WITH_PAIR_POSTGRES, parameters))).rows[0]);
+    const run = async () => (await db.executeQuery<RotatedChain>(CompiledQuery.raw(ROTATE_WITH_PAIR_POSTGRES, parameters))).rows[0];
+    const { value, lostConnection } = await runAtomicStatement(run, { idempotent: true });
+    return value ?? (lostConnection ? storedPair(db, pair) : undefined);
   }
   return inTransaction(db, async (trx) => {
     const rotated = await rotateRefreshToken(trx, tokenHash, clientId, now);
@@ -315,13 +317,25 @@ export async function redeemCodeWithPair(db: Db, codeHash: string, pair: NewPair
   const { now } = pair;
   if (isPostgres(db)) {
     const parameters = [codeHash, now, pair.accessHash, pair.clientId, chain.sub, pair.accessScope, chain.chain_id, pair.accessExpiresAt, pair.refreshHash, chain.scope, chain.chain_expires_at];
-    return runAtomicStatement(async () => (await db.executeQuery(CompiledQuery.raw(REDEEM_WITH_PAIR_POSTGRES, parameters))).rows.length === 1);
+    const run = async () => (await db.executeQuery(CompiledQuery.raw(REDEEM_WITH_PAIR_POSTGRES, parameters))).rows.length === 1;
+    const { value, lostConnection } = await runAtomicStatement(run, { idempotent: true });
+    return value || (lostConnection && (await storedPair(db, pair)) !== undefined);
   }
   return inTransaction(db, async (trx) => {
     if (!(await redeemCode(trx, codeHash, now))) return false;
     await insertPair(trx, pair, chain);
     return true;
   });
+}
+
+/**
+ * After a connection was lost under an attempt and the retry changed nothing: did the lost attempt
+ * commit? Its pair is then stored under this call's hashes (no other request has them), and this call
+ * is the one that rotated or redeemed — issued once, as the spec asks, and answered with that pair.
+ */
+async function storedPair(db: Db, pair: NewPairRows): Promise<RotatedChain | undefined> {
+  const row = await findRefreshToken(db, pair.refreshHash);
+  return row && { sub: row.sub, scope: row.scope, chain_id: row.chain_id, chain_expires_at: row.chain_expires_at };
 }
 
 async function insertPair(db: Db, pair: NewPairRows, chain: RotatedChain): Promise<void> {
