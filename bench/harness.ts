@@ -51,8 +51,10 @@ export type LoadResult = {
 export type RoundSample = Omit<LoadResult, 'histogram'> & {
   round: number;
   rssMb: number;
-  /** cores the server used during the round */
+  /** cores the server used during the round, its database backends included */
   serverCpu: number;
+  /** of those, cores used by its PostgreSQL backends */
+  helperCpu: number;
   /** cores used by everything that is neither the server, the load generator nor the harness */
   foreignCpu: number;
   minted: number;
@@ -177,21 +179,27 @@ function runLoad(loadgen: IpcChild, job: LoadJob): Promise<LoadResult> {
 async function measuredRound(loadgen: IpcChild, target: Target, job: LoadJob) {
   resetPeakRss(target.pid);
   const loadgenPid = loadgen.child.pid!;
-  // The server's CPU includes its database backends (PostgreSQL), connected by now: minting used them.
-  const serverPids = [target.pid, ...((await target.helperPids?.()) ?? [])];
-  const serverCpuNow = () => serverPids.reduce((sum, pid) => sum + (processCpuSeconds(pid) || 0), 0);
-  const before = { machine: machineCpuSeconds(), server: serverCpuNow(), loadgen: processCpuSeconds(loadgenPid), self: process.cpuUsage() };
+  // The server's CPU includes its database backends (PostgreSQL): those connected before the round,
+  // counted from their CPU then, and those that connected during it (the pool grew), counted whole.
+  const helpersBefore = (await target.helperPids?.()) ?? [];
+  const helperCpuBefore = new Map(helpersBefore.map((pid) => [pid, processCpuSeconds(pid) || 0]));
+  const before = { machine: machineCpuSeconds(), server: processCpuSeconds(target.pid), loadgen: processCpuSeconds(loadgenPid), self: process.cpuUsage() };
   const started = performance.now();
   const result = await runLoad(loadgen, job);
   const seconds = (performance.now() - started) / 1000;
   const machine = machineCpuSeconds();
-  const server = serverCpuNow() - before.server;
+  const helpersAfter = (await target.helperPids?.()) ?? [];
+  // A backend gone by now (its connection closed) is not counted for this round.
+  const helpers = helpersAfter.reduce((sum, pid) => sum + Math.max(0, (processCpuSeconds(pid) || 0) - (helperCpuBefore.get(pid) ?? 0)), 0);
+  const server = processCpuSeconds(target.pid) - before.server + helpers;
   const load = processCpuSeconds(loadgenPid) - before.loadgen;
   const self = process.cpuUsage(before.self);
   const ours = server + load + (self.user + self.system) / 1e6;
   const sample = {
     rssMb: peakRssMb(target.pid),
     serverCpu: server / seconds,
+    /** of serverCpu, the share of the database backends (PostgreSQL) */
+    helperCpu: helpers / seconds,
     foreignCpu: Math.max(0, (machine.busy - before.machine.busy - ours) / seconds),
   };
   return { result, sample };

@@ -114,7 +114,7 @@ log('');
 log(table(run));
 log('');
 log('The bar (ratios within this run):');
-for (const line of bar(run, options.connections)) log(line);
+for (const line of bar(run)) log(line);
 for (const [target, reason] of Object.entries(run.skipped)) log(`  ${target} skipped: ${reason}`);
 log('');
 log('Durability:');

@@ -25,13 +25,15 @@ export type Target = {
   credentials: Credentials;
   /** how a commit is made durable on this target, for the report */
   durability: string;
-  /** other processes doing this target's work (its PostgreSQL backends), counted in its CPU */
+  /** other processes doing this target's work (its PostgreSQL backends), counted in its CPU; asked before and after each round */
   helperPids?(): Promise<number[]>;
   mint(kind: MintKind, count: number): Promise<string[]>;
   stop(): Promise<void>;
 };
 
 const ROOT = path.join(import.meta.dirname, '..');
+/** application_name of the PostgreSQL connections of a Signet server under test (bench/README.md, "server CPU"). */
+export const SERVER_APPLICATION_NAME = 'signet-bench-server';
 export const POSTGRES_ADMIN_URL = process.env.SIGNET_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 async function waitForOk(url: string, child: ChildProcess, timeoutMs = 30_000): Promise<void> {
@@ -76,7 +78,13 @@ export async function startSignet(name: 'signet-sqlite' | 'signet-postgres', opt
     SIGNET_ADMIN_ADDR: 'off',
     SIGNET_SECRET: secret,
   };
-  if (options.postgresUrl) env.SIGNET_DATABASE_URL = options.postgresUrl;
+  if (options.postgresUrl) {
+    // The server's connections carry their own application_name, so its PostgreSQL backends can be told
+    // from the minter's (same database) when their CPU is counted.
+    const serverUrl = new URL(options.postgresUrl);
+    serverUrl.searchParams.set('application_name', SERVER_APPLICATION_NAME);
+    env.SIGNET_DATABASE_URL = serverUrl.toString();
+  }
   const nodeArgs = [...(options.nodeArgs ?? []), ...(options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`, `--cpu-prof-name=${name}.cpuprofile`] : [])];
   // cwd is the data dir, so a developer's .env in the checkout does not change what is measured.
   const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin/signet.js'), 'serve'], { cwd: dataDir, env, stdio: ['ignore', 'inherit', 'inherit'] });
@@ -155,7 +163,9 @@ export async function startSignetOnPostgres(options: SignetOptions = {}): Promis
       const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
       await client.connect();
       try {
-        const { rows } = await client.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1', [dbName]);
+        // Only the backends serving the server's pool: the minter's connections to the same database
+        // are idle during a round, and the query asking this runs on another database.
+        const { rows } = await client.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1 and application_name = $2', [dbName, SERVER_APPLICATION_NAME]);
         return rows.map((r) => r.pid);
       } finally {
         await client.end();

@@ -20,8 +20,15 @@ if (major < 24) {
 const LONG_RUNNING = new Set(['serve', 'worker']);
 const SEMI_SPACE = '--max-semi-space-size';
 const semiSpaceChosen = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].some((arg) => arg.startsWith(SEMI_SPACE));
+//
+// For `serve` the same re-launch sets MALLOC_ARENA_MAX=1 (unless the operator set it): glibc gives every thread
+// that allocates (V8's GC helpers, libuv's pool) an arena of its own, each holding a few MB of freed
+// memory it does not return; under the benchmark's mixed load one arena kept the server ~14 MB smaller
+// at peak with requests per CPU-second unchanged (issue 20, bench/README.md). glibc reads it only at
+// start, hence here.
 if (LONG_RUNNING.has(process.argv[2] ?? '') && !semiSpaceChosen && typeof process.execve === 'function') {
-  process.execve(process.execPath, [process.execPath, `${SEMI_SPACE}=4`, ...process.execArgv, ...process.argv.slice(1)], process.env);
+  const env = process.argv[2] === 'serve' && process.env.MALLOC_ARENA_MAX === undefined ? { ...process.env, MALLOC_ARENA_MAX: '1' } : process.env;
+  process.execve(process.execPath, [process.execPath, `${SEMI_SPACE}=4`, ...process.execArgv, ...process.argv.slice(1)], env);
 }
 
 // Node's compile cache keeps each module's stripped JavaScript and V8 code, keyed by the source's hash,

@@ -4,6 +4,7 @@ import type { Clock } from '../config/clock.ts';
 import type { Db } from '../db/database.ts';
 import { isKnownScope, formatScope, KNOWN_SCOPES, DEFAULT_SCOPE, type Scope } from '../oauth/scopes.ts';
 import { keyedHash, matchesKeyedHash, newOpaqueToken } from '../oauth/secrets.ts';
+import { cachedClientRow } from './clients.cache.ts';
 import * as store from './clients.store.ts';
 
 export type ClientErrorCode = 'invalid_name' | 'invalid_redirect_uri' | 'invalid_scope' | 'invalid_origin' | 'not_found' | 'public_client';
@@ -194,6 +195,17 @@ export async function findClient(db: Db, clientId: string): Promise<Client | und
   // No client_id has a NUL character, and PostgreSQL refuses to compare one (an error, not "no row").
   if (clientId.includes('\u0000')) return undefined;
   const row = await store.findClient(db, clientId);
+  return row && clientFromRow(row);
+}
+
+/**
+ * findClient for the OAuth hot paths (token, userinfo, revoke): the record may be up to
+ * CLIENT_CACHE_MS old when another process changed it; this process's own changes show at once
+ * (clients.cache.ts). Admin and consent pages use findClient.
+ */
+export async function findClientCached(db: Db, clientId: string): Promise<Client | undefined> {
+  if (clientId.includes('\u0000')) return undefined;
+  const row = await cachedClientRow(db, clientId, store.findClient);
   return row && clientFromRow(row);
 }
 

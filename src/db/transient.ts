@@ -70,3 +70,31 @@ export async function withTransientRetry<T>(db: Db, work: (trx: Db) => Promise<T
     }
   }
 }
+
+/**
+ * One statement that is atomic on its own (a data-modifying CTE on PostgreSQL, in autocommit): no
+ * BEGIN and COMMIT round trips. Retried like a transaction on a serialization failure or a deadlock
+ * (the server rolled it back). A connection lost under it leaves the outcome unknown — the statement
+ * may have committed — so it is run again only when `idempotent`: the statement carries the values it
+ * writes (the new tokens' hashes), so whichever attempt commits writes the same rows, and the caller,
+ * told `lostConnection`, looks for them when the retry changed nothing. Otherwise a lost connection is
+ * CommitOutcomeUnknownError.
+ */
+export async function runAtomicStatement<T>(run: () => Promise<T>, options: TransientRetryOptions & { idempotent?: boolean } = {}): Promise<{ value: T; lostConnection: boolean }> {
+  const attempts = options.attempts ?? TRANSIENT_ATTEMPTS;
+  let lostConnection = false;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return { value: await run(), lostConnection };
+    } catch (error) {
+      // Refused: no connection, so nothing was sent (the error goes up as it is, unavailable).
+      const refused = (error as { code?: unknown } | null)?.code === 'ECONNREFUSED';
+      const lost = isConnectionLost(error) && !refused;
+      if (lost && !options.idempotent) throw new CommitOutcomeUnknownError(error);
+      if (!(lost || isRolledBackByServer(error)) || attempt >= attempts) throw lost || lostConnection ? new CommitOutcomeUnknownError(error) : error;
+      if (lost) lostConnection = true;
+      await options.onRetry?.(error, attempt);
+      await new Promise((resolve) => setTimeout(resolve, (options.backoffMs ?? defaultBackoff)(attempt)));
+    }
+  }
+}

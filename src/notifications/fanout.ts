@@ -6,10 +6,10 @@
 // its LISTEN when handed back) LISTENs on the channel insertNotification and markRead announce on.
 // If it drops, it reconnects with back-off and every local stream catches up by sequence number.
 // SQLite: there is no NOTIFY, so a short poll reads what is new since the last sequence number seen.
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.ts';
-import type { Db } from '../db/database.ts';
+import { loadPg, type Db } from '../db/database.ts';
 import { findNotification, unreadCount, unreadCounts, type SequencedNotification } from './inbox.ts';
 import { announcementsAfter, maxSeq, NOTIFY_CHANNEL } from './notifications.store.ts';
 
@@ -121,7 +121,7 @@ export function createFanout(options: FanoutOptions): NotificationFanout {
 
     const connect = async (): Promise<void> => {
       if (stopped) return;
-      const candidate = new pg.Client({ connectionString: url, keepAlive: true, application_name: LISTENER_APPLICATION_NAME });
+      const candidate = new (loadPg().Client)({ connectionString: url, keepAlive: true, application_name: LISTENER_APPLICATION_NAME });
       let dropped = false;
       const onDrop = (error?: Error) => {
         if (dropped) return;

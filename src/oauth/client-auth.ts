@@ -1,16 +1,19 @@
 // Who is calling the token and revoke endpoints. spec (Authentication): credentials go in the body
 // (client_secret_post); "HTTP Basic client authentication (client_secret_basic) is not supported on any
 // endpoint" — an Authorization header is never read here.
-import { clientSecretMatches, findClient, type Client } from '../clients/clients.ts';
+import { clientSecretMatches, findClientCached, type Client } from '../clients/clients.ts';
 import type { Db } from '../db/database.ts';
 import { DETAIL_UNKNOWN_CLIENT, OAuthError } from './errors.ts';
 
 export const DESCRIPTION_CLIENT_AUTH_FAILED =
   'Client authentication failed. Send client_id and client_secret in the form-encoded body (HTTP Basic authentication is not supported), and check that the secret is the current one.';
 
-/** The application a request names. An unknown client_id is `invalid_client` (RFC 6749 §5.2). */
+/**
+ * The application a request names. An unknown client_id is `invalid_client` (RFC 6749 §5.2). From the
+ * client cache: another node's change (disabled, new secret) shows within CLIENT_CACHE_MS.
+ */
 export async function requireClient(db: Db, clientId: string): Promise<Client> {
-  const client = await findClient(db, clientId);
+  const client = await findClientCached(db, clientId);
   if (!client) throw new OAuthError('invalid_client', DESCRIPTION_CLIENT_AUTH_FAILED, { detail: DETAIL_UNKNOWN_CLIENT });
   return client;
 }

@@ -1,7 +1,7 @@
 // GET /oauth/userinfo: the claims of the person an access token was issued for, by the token's scope.
 // spec: "/oauth/userinfo is currently the only endpoint that an OAuth access token can call."
 import type { Profile } from '../accounts/accounts.ts';
-import { clientFromRow, type Client } from '../clients/clients.ts';
+import { findClientCached, type Client } from '../clients/clients.ts';
 import type { Db } from '../db/database.ts';
 import { DETAIL_UNKNOWN_TOKEN, OAuthError } from './errors.ts';
 import { scopeList } from './scopes.ts';
@@ -92,17 +92,19 @@ function claimsSource(person: store.TokenPersonRow): ClaimsSource {
 /**
  * The claims an access token may read. Valid iff the token is known, not revoked, not expired, its
  * application is enabled and its person exists and is not disabled; else `invalid_token` (401). The
- * token, its application and its person are read in one statement.
+ * token and its person are read in one statement; the application from the client cache.
  */
 export async function readUserinfo(db: Db, hashKey: Buffer, now: number, accessToken: string): Promise<{ claims: UserinfoClaims; client: Client }> {
-  const found = await store.findAccessTokenWithOwners(db, keyedHash(hashKey, accessToken));
+  const found = await store.findAccessTokenWithPerson(db, keyedHash(hashKey, accessToken));
   const refuse = (detail: string) => new OAuthError('invalid_token', DESCRIPTION_INVALID_ACCESS_TOKEN, { detail });
   if (!found) throw refuse(DETAIL_UNKNOWN_TOKEN);
   const { token, person } = found;
   if (token.revoked_at !== null) throw refuse('access token revoked');
   // spec "Access token — Lifetime: 2 hours"
   if (token.expires_at <= now) throw refuse('access token expired');
-  const client = found.client && clientFromRow(found.client);
+  // The application from the in-process cache (at most CLIENT_CACHE_MS old: a disabled application
+  // stops working within a second on every node), so the read above is the only round trip.
+  const client = await findClientCached(db, token.client_id);
   if (!client || !client.enabled) throw refuse('application missing or disabled');
   if (!person || person.disabled === 1) throw refuse('account missing or disabled');
   return { claims: claimsFor(claimsSource(person), token.scope), client };

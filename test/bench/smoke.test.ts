@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runBench } from '../../bench/harness.ts';
+import { latestJson } from '../../bench/report.ts';
 import { WORKLOAD_NAMES, WORKLOADS } from '../../bench/workloads.ts';
 
 test('each workload runs against signet-sqlite for 2 s with zero errors', { timeout: 120_000 }, async () => {
@@ -25,5 +26,8 @@ test('each workload runs against signet-sqlite for 2 s with zero errors', { time
     assert.ok(round.ok > 0, detail);
     // mixed: userinfo, refresh and code each got their 2xx answers.
     for (const kind of new Set(WORKLOADS[workload].pattern)) assert.ok((round.perKind[kind]?.ok ?? 0) > 0, `${workload}: no 2xx for ${kind}; ${detail}`);
+    // Issue 20: "latest.json gains per_cpu_s for every workload and target".
+    const figures = latestJson(run)[workload]['signet-sqlite'];
+    assert.ok(figures && Number.isFinite(figures.per_cpu_s) && figures.per_cpu_s > 0, `${workload}: per_cpu_s ${JSON.stringify(figures)}`);
   }
 });

@@ -1,5 +1,4 @@
 // Grant `authorization_code` (spec "POST /oauth/token — Grant authorization_code").
-import { findAccount } from '../../accounts/accounts.ts';
 import { recordAuditSafely } from '../../audit/audit.ts';
 import type { Client } from '../../clients/clients.ts';
 import { checkClientSecret, checkTokenEndpointClient } from '../client-auth.ts';
@@ -9,7 +8,7 @@ import { normalizeChallengeMethod, verifierMatches } from '../pkce.ts';
 import { keyedHash } from '../secrets.ts';
 import * as store from '../tokens.store.ts';
 import type { GrantHandler, TokenContext } from './grant.ts';
-import { issueTokenPair, REFRESH_CHAIN_LIFETIME_MS } from './issue-tokens.ts';
+import { mintTokenPair, REFRESH_CHAIN_LIFETIME_MS } from './issue-tokens.ts';
 
 export type CheckedCode = { client: Client; code: store.CodeRow };
 
@@ -77,8 +76,10 @@ export const authorizationCodeGrant: GrantHandler<CheckedCode> = {
     const presented = params.required('code');
     const redirectUri = params.required('redirect_uri');
 
-    const code = await store.findCode(ctx.db, keyedHash(ctx.hashKey, presented));
-    if (!code) throw codeRefused('unknown code');
+    // The code and its person's state in one read (one statement, one round trip on PostgreSQL).
+    const found = await store.findCodeWithPerson(ctx.db, keyedHash(ctx.hashKey, presented));
+    if (!found) throw codeRefused('unknown code');
+    const { code } = found;
     if (code.redeemed_at !== null) return refuseReusedCode(ctx, code);
     if (code.client_id !== client.clientId) throw codeRefused('code issued to another client');
     // spec "Authorization code — Lifetime: 10 minutes"
@@ -88,27 +89,24 @@ export const authorizationCodeGrant: GrantHandler<CheckedCode> = {
       throw new OAuthError('invalid_grant', 'redirect_uri does not match the one sent to the authorize step; send exactly the same value.', { detail: 'redirect_uri mismatch' });
     }
     checkCodeCredential(ctx, client, code, params);
-    const account = await findAccount(ctx.db, code.sub);
-    if (!account || account.disabled) throw codeRefused('account missing or disabled');
+    if (!found.personActive) throw codeRefused('account missing or disabled');
     return { client, code };
   },
 
   async issue(ctx, { client, code }) {
-    // Single use is one conditional UPDATE; the tokens are inserted in the same transaction, so a
-    // concurrent second redemption that loses and revokes the chain also revokes these tokens.
-    const issued = await store.inTransaction(ctx.db, async (trx) => {
-      if (!(await store.redeemCode(trx, code.code_hash, ctx.now))) return undefined;
-      return issueTokenPair(trx, ctx.hashKey, ctx.now, {
-        clientId: client.clientId,
-        sub: code.sub,
-        accessScope: code.scope,
-        refreshScope: code.scope,
-        chainId: code.chain_id,
-        // spec: "the chain ends 30 days after the user first authorized the application" — the
-        // moment the person authorized is when this code was issued.
-        refreshChainExpiresAt: code.created_at + REFRESH_CHAIN_LIFETIME_MS,
-      });
+    // Single use is one conditional UPDATE; the tokens are stored atomically with it (one statement on
+    // PostgreSQL, one transaction on SQLite), so a concurrent second redemption that loses and revokes
+    // the chain also revokes these tokens.
+    const pair = mintTokenPair(ctx.hashKey, ctx.now, client.clientId, code.scope);
+    const redeemed = await store.redeemCodeWithPair(ctx.db, code.code_hash, pair.rows, {
+      sub: code.sub,
+      scope: code.scope,
+      chain_id: code.chain_id,
+      // spec: "the chain ends 30 days after the user first authorized the application" — the
+      // moment the person authorized is when this code was issued.
+      chain_expires_at: code.created_at + REFRESH_CHAIN_LIFETIME_MS,
     });
+    const issued = redeemed ? pair.response : undefined;
     // Someone redeemed it between our check and our update: that is a second presentation.
     if (!issued) return refuseReusedCode(ctx, code);
     return issued;

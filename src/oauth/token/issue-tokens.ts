@@ -52,3 +52,23 @@ export async function issueTokenPair(db: Db, hashKey: Buffer, now: number, pair:
   });
   return { access_token: accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_LIFETIME_SECONDS, refresh_token: refreshToken, scope: pair.accessScope };
 }
+
+/** A new pair: the values handed out once, and what is stored of them (keyed hashes) for the store's atomic statements. */
+export type MintedPair = { response: TokenResponse; rows: store.NewPairRows };
+
+/** Mints a pair for a consumed code or refresh token; nothing is stored until the store's statement runs. */
+export function mintTokenPair(hashKey: Buffer, now: number, clientId: string, accessScope: string): MintedPair {
+  const accessToken = newOpaqueToken();
+  const refreshToken = newOpaqueToken();
+  return {
+    response: { access_token: accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_LIFETIME_SECONDS, refresh_token: refreshToken, scope: accessScope },
+    rows: {
+      clientId,
+      now,
+      accessHash: keyedHash(hashKey, accessToken),
+      accessScope,
+      accessExpiresAt: now + ACCESS_TOKEN_LIFETIME_MS,
+      refreshHash: keyedHash(hashKey, refreshToken),
+    },
+  };
+}

@@ -8,7 +8,7 @@ import { formatScope, parseScopeParameter, scopeList } from '../scopes.ts';
 import { keyedHash } from '../secrets.ts';
 import * as store from '../tokens.store.ts';
 import type { GrantHandler, TokenContext } from './grant.ts';
-import { issueTokenPair } from './issue-tokens.ts';
+import { mintTokenPair } from './issue-tokens.ts';
 
 export type CheckedRefresh = { client: Client; token: store.RefreshTokenRow; accessScope: string };
 
@@ -85,21 +85,13 @@ export const refreshTokenGrant: GrantHandler<CheckedRefresh> = {
 
   async issue(ctx, { client, token, accessScope }) {
     // spec: "only the most recently issued one" is accepted, "the previous one is revoked at once".
-    // One conditional UPDATE decides which of any concurrent refreshes wins; the new pair is inserted
-    // in the same transaction, so a loser that then revokes everything also revokes the winner's pair.
-    const issued = await store.inTransaction(ctx.db, async (trx) => {
-      const rotated = await store.rotateRefreshToken(trx, token.token_hash, client.clientId, ctx.now);
-      if (!rotated) return undefined;
-      return issueTokenPair(trx, ctx.hashKey, ctx.now, {
-        clientId: client.clientId,
-        sub: rotated.sub,
-        accessScope,
-        refreshScope: rotated.scope,
-        chainId: rotated.chain_id,
-        // spec: "a replacement inherits the original expiry"
-        refreshChainExpiresAt: rotated.chain_expires_at,
-      });
-    });
+    // One conditional UPDATE decides which of any concurrent refreshes wins; the new pair is stored
+    // atomically with it (one statement on PostgreSQL, one transaction on SQLite), so a loser that then
+    // revokes everything also revokes the winner's pair. spec: "a replacement inherits the original
+    // expiry" — the new refresh token takes the chain's expiry from the rotated row.
+    const pair = mintTokenPair(ctx.hashKey, ctx.now, client.clientId, accessScope);
+    const rotated = await store.rotateRefreshTokenWithPair(ctx.db, token.token_hash, pair.rows);
+    const issued = rotated && pair.response;
     if (issued) return issued;
     // Lost the rotation: classify what the token is now (rotated by another request → replay).
     await usableRefreshToken(ctx, client, await store.findRefreshToken(ctx.db, token.token_hash));

@@ -1,7 +1,7 @@
 // POST /oauth/token — HTTP in and out only; the rules are in grants.ts and the handlers.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { countTokensIssued } from '../../audit/audit-metrics.ts';
-import { findClient } from '../../clients/clients.ts';
+import { findClientCached } from '../../clients/clients.ts';
 import type { AppDeps } from '../../web/app.ts';
 import { allowOrigin, originAllowedFor, preflightRoute, requestOrigin, varyOnOrigin } from '../cors.ts';
 import { acceptFormBodiesOnly, clientIdIn, OAuthParams } from '../form-params.ts';
@@ -39,7 +39,7 @@ async function corsForTokenRequest(deps: AppDeps, request: FastifyRequest, reply
   const origin = requestOrigin(request);
   const clientId = clientIdIn(request.body);
   if (origin === undefined || clientId === undefined) return;
-  const client = await findClient(deps.db, clientId);
+  const client = await findClientCached(deps.db, clientId);
   if (originAllowedFor(client, origin)) allowOrigin(reply, origin);
 }
 

@@ -1,7 +1,7 @@
 // The result view of a finished task, one page at a time (issue 17 item 6, issue 18 item 5):
 //  - parsing: the source page image with the blocks document.json found outlined on it (headings,
 //    tables, pictures … in different colours, with a legend), beside that page's Markdown, rendered
-//    safely (result-markdown.ts);
+//    safely (result-markdown.ts, loaded on first use);
 //  - translation: the source page beside its translated page, or (the bilingual reading order)
 //    one after the other.
 // Plain links for paging (?page=N), so it works with the keyboard and without script; the images
@@ -11,7 +11,6 @@ import type { TaskKind } from '../../db/schema.ts';
 import { getTask, resultFile, TaskError, type TaskContext, type TaskView } from '../../tasks/tasks.ts';
 import { ObjectNotFoundError } from '../../storage/object-store.ts';
 import type { Messages } from '../i18n/en.ts';
-import { pageSection, resultHtml } from './result-markdown.ts';
 import { renderError, renderPage } from './view.ts';
 
 type Box = { l: number; t: number; r: number; b: number };
@@ -134,6 +133,9 @@ async function parsedPage(ctx: TaskContext, sub: string, id: string, page: numbe
     doc = {};
   }
   const { width, height, outlines } = pageOutlines(doc, page);
+  // Loaded on the first result view, not at start: markdown-it and sanitize-html are ~3.5 MB of heap a
+  // server that only signs people in never needs (issue 20, memory).
+  const { pageSection, resultHtml } = await import('./result-markdown.ts');
   const section = md ? pageSection(md, page) : '';
   return { html: section ? resultHtml(section, filesUrl) : '', width, height, outlines, kinds: [...new Set(outlines.map((o) => o.kind))] };
 }

@@ -1,0 +1,80 @@
+// Issue 20: "a test that counts PostgreSQL round trips per userinfo and per refresh (a query counter on
+// the pool), so the count can't silently grow back". Every statement the pool sends is one round trip
+// (a named prepared statement goes as Bind/Execute/Sync in one write); BEGIN and COMMIT count too.
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import { postgresDatabase } from '../helpers/databases.ts';
+import { postgresUnavailableReason, skipUnlessAvailable } from '../helpers/services.ts';
+import { oauthFixture, REDIRECT_URI, type OAuthFixture, type TokenJson } from './token-fixtures.ts';
+
+/** The counts this change brought them to (from 3 for userinfo, 7 for refresh and 8 for the code grant). */
+const USERINFO_ROUND_TRIPS = 1;
+const REFRESH_ROUND_TRIPS = 2;
+const CODE_ROUND_TRIPS = 2;
+
+const skip = process.env.SIGNET_TEST_POSTGRES_URL
+  ? skipUnlessAvailable('PostgreSQL', await postgresUnavailableReason())
+  : skipUnlessAvailable('PostgreSQL', 'SIGNET_TEST_POSTGRES_URL is not set; the round-trip counts are a PostgreSQL property');
+
+describe('PostgreSQL round trips per request', { skip }, () => {
+  const opened: Array<{ dispose(): Promise<void> }> = [];
+  after(async () => {
+    for (const d of opened) await d.dispose();
+  });
+
+  async function setUp(): Promise<{ f: OAuthFixture; count: () => number }> {
+    const database = await postgresDatabase();
+    opened.push(database);
+    const f = await oauthFixture(database);
+    assert.ok(database.roundTrips, 'a PostgreSQL handle counts its statements');
+    return { f, count: database.roundTrips };
+  }
+
+  /** Round trips of one call. */
+  async function roundTripsOf<T>(count: () => number, run: () => Promise<T>): Promise<{ trips: number; result: T }> {
+    const before = count();
+    const result = await run();
+    return { trips: count() - before, result };
+  }
+
+  test(`issue 20 "PostgreSQL in one round trip": a userinfo request is ${USERINFO_ROUND_TRIPS} round trip once its application is cached`, async () => {
+    const { f, count } = await setUp();
+    const tokens = await f.exchange();
+    assert.equal((await f.userinfo(`Bearer ${tokens.access_token}`)).statusCode, 200);
+    for (let i = 0; i < 3; i++) {
+      const { trips, result } = await roundTripsOf(count, () => f.userinfo(`Bearer ${tokens.access_token}`));
+      assert.equal(result.statusCode, 200, result.body);
+      assert.equal(trips, USERINFO_ROUND_TRIPS, `userinfo took ${trips} round trips`);
+    }
+    // A refused token is the read plus the refusal counter (rate-limits.ts), nothing more.
+    const { trips, result } = await roundTripsOf(count, () => f.userinfo(`Bearer ${'x'.repeat(43)}=`));
+    assert.equal(result.statusCode, 401);
+    assert.equal(trips, USERINFO_ROUND_TRIPS + 1);
+    await f.app.close();
+  });
+
+  test(`issue 20: a refresh is ${REFRESH_ROUND_TRIPS} round trips — the token read, then rotation and the new pair as one statement (no BEGIN/COMMIT)`, async () => {
+    const { f, count } = await setUp();
+    let current = await f.exchange();
+    for (let i = 0; i < 3; i++) {
+      const { trips, result } = await roundTripsOf(count, () => f.refresh(current.refresh_token));
+      assert.equal(result.statusCode, 200, result.body);
+      assert.equal(trips, REFRESH_ROUND_TRIPS, `refresh took ${trips} round trips`);
+      current = result.json<TokenJson>();
+    }
+    // What it issued works: the rotation stored the pair.
+    assert.equal((await f.userinfo(`Bearer ${current.access_token}`)).statusCode, 200);
+    await f.app.close();
+  });
+
+  test(`issue 20: a code exchange is ${CODE_ROUND_TRIPS} round trips — the code with its person, then redemption and the new pair as one statement`, async () => {
+    const { f, count } = await setUp();
+    await f.exchange(); // caches the application
+    const code = await f.mintCode();
+    const form = { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, client_id: f.confidential.client.clientId, client_secret: f.confidential.secret };
+    const { trips, result } = await roundTripsOf(count, () => f.token(form));
+    assert.equal(result.statusCode, 200, result.body);
+    assert.equal(trips, CODE_ROUND_TRIPS, `the code exchange took ${trips} round trips`);
+    await f.app.close();
+  });
+});
