@@ -175,6 +175,8 @@ export type SilentContext = {
   sub: string | undefined;
   /** the grant check; it may fail */
   grantCovers: () => Promise<boolean>;
+  /** true when the person must set up a second factor first (SIGNET_MFA=required and none yet) */
+  mustEnrol?: () => Promise<boolean>;
 };
 
 /**
@@ -182,7 +184,9 @@ export type SilentContext = {
  * - not signed in → `error=login_required`
  * - signed in, no matching grant → `error=consent_required`
  * - the grant check failed → `error=interaction_required`
- * - signed in with a matching grant → `code`, with no consent screen
+ * - signed in with a matching grant → `code`, with no consent screen — unless SIGNET_MFA=required and the
+ *   person has no second factor yet (a session from before the policy): `error=interaction_required`,
+ *   since issue 19 wants a factor set up before any consent or callback
  * Returns the callback URL, and the failure of the grant check when there was one (for the log).
  * `origin` is the served origin that received the request: the issuer named in the callback.
  */
@@ -196,6 +200,7 @@ export async function answerWithoutInterface(ctx: FlowContext, request: Authoriz
     return { url: back({ error: 'interaction_required' }), failure };
   }
   if (!covered) return { url: back({ error: 'consent_required' }) };
+  if (who.mustEnrol && (await who.mustEnrol())) return { url: back({ error: 'interaction_required' }) };
   const code = await issueAuthorizationCode(ctx.db, ctx.hashKey, ctx.clock, {
     clientId: request.client.clientId,
     sub: who.sub,

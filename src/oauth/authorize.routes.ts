@@ -17,7 +17,8 @@ import {
   type FlowContext,
 } from './authorization-requests.ts';
 
-export const authorizeRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (app, { ctx }) => {
+/** `mustEnrol`: whether a signed-in person must set up a second factor before any callback (SIGNET_MFA=required). */
+export const authorizeRoutes: FastifyPluginAsync<{ ctx: FlowContext; mustEnrol?: (sub: string) => Promise<boolean> }> = async (app, { ctx, mustEnrol }) => {
   app.get('/oauth/authorize', async (request, reply) => {
     // Before anything is looked up, stored or minted.
     if (isFramedNavigation(request.headers)) throw new OAuthError('access_denied', FRAMED_DESCRIPTION, { detail: `Sec-Fetch-Dest: ${request.headers['sec-fetch-dest']}` });
@@ -37,6 +38,7 @@ export const authorizeRoutes: FastifyPluginAsync<{ ctx: FlowContext }> = async (
       const { url, failure } = await answerWithoutInterface(ctx, authorization, {
         sub,
         grantCovers: () => grantCoversRequest(ctx.db, sub ?? '', authorization.client.clientId, authorization.scope),
+        ...(mustEnrol && sub !== undefined ? { mustEnrol: () => mustEnrol(sub) } : {}),
       }, request.servedOrigin.origin);
       if (failure !== undefined) request.log.warn({ err: failure }, 'prompt=none: the grant check failed');
       return reply.redirect(url, 302);

@@ -8,6 +8,7 @@ import formbody from '@fastify/formbody';
 import type { Logger } from 'pino';
 import type { Clock } from '../config/clock.ts';
 import { countPasskeys } from '../accounts/factors/passkeys.ts';
+import { hasSecondFactor } from '../accounts/factors/second-step.ts';
 import type { Keys } from '../config/keys.ts';
 import { servedOrigins, type Settings } from '../config/settings.ts';
 import type { Db, Dialect } from '../db/database.ts';
@@ -212,7 +213,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(healthRoutes, { db: deps.db, checks: [{ name: 'storage', check: () => deps.objects.ping() }] });
   const flow = { db: deps.db, dialect: deps.dialect, hashKey: deps.keys.tokenHash, clock: deps.clock, compat: deps.settings.compat };
   const tasks = { db: deps.db, dialect: deps.dialect, clock: deps.clock, objects: deps.objects, translator: deps.translator, uploadMaxBytes: deps.settings.uploadMaxBytes };
-  await app.register(authorizeRoutes, { ctx: flow });
   const accounts = { db: deps.db, clock: deps.clock, hashKey: deps.keys.tokenHash, tokenKey: deps.keys.accountToken, signupOpen: deps.settings.signup === 'open' };
   const factors = {
     db: deps.db,
@@ -223,6 +223,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     passkeys: { count: countPasskeys },
     mfa: deps.settings.mfa,
   };
+  // SIGNET_MFA=required: a session from before the policy, without a factor, gets no code from prompt=none.
+  const mustEnrol = factors.mfa === 'required' ? async (sub: string) => !(await hasSecondFactor(factors, sub)) : undefined;
+  await app.register(authorizeRoutes, { ctx: flow, ...(mustEnrol ? { mustEnrol } : {}) });
   await app.register(pageRoutes, { ctx: flow, tasks, accounts, deviceKey: deps.keys.deviceCookie, factors });
   // OAuth endpoints (token and revoke read form bodies only, in their own encapsulated contexts).
   await app.register(tokenRoutes, { deps });

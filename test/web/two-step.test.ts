@@ -245,11 +245,12 @@ forEachDatabase('two-step verification pages', (open) => {
     assert.equal((await auditTypes(flow, 'mfa.enabled')).length, 1);
   });
 
-  test('SIGNET_MFA=required: a session from before the policy, without a factor, is sent to set-up before consent', async () => {
+  test('SIGNET_MFA=required: a session from before the policy, without a factor, is sent to set-up before consent, and prompt=none gets interaction_required, never a code', async () => {
     const database = await open();
     const before = await flowSetup(database);
     const browser = new TinyBrowser(before);
-    await browser.signIn();
+    // Signed in and allowed the application while factors were optional: a grant that covers openid.
+    await browser.fullFlow({ scope: 'openid' });
     // The operator turns the policy on: the same database, a new process.
     const strict = await testApp(database, { SIGNET_MFA: 'required' });
     const strictBrowser = new TinyBrowser({ ...before, ...strict });
@@ -258,6 +259,14 @@ forEachDatabase('two-step verification pages', (open) => {
     const consent = await strictBrowser.get(`/consent?request=${requestId}`);
     assert.equal(consent.statusCode, 302);
     assert.equal(consent.headers.location, `/account/two-step/setup?return=${encodeURIComponent(`/consent?request=${requestId}`)}`);
+    // spec (issue 19): set a factor up "before any consent or callback" — the grant alone gives no code.
+    const none = await strictBrowser.get(before.authorizePath({ prompt: 'none', scope: 'openid' }));
+    const answer = new URL(String(none.headers.location));
+    assert.equal(answer.searchParams.get('error'), 'interaction_required');
+    assert.equal(answer.searchParams.get('code'), null);
+    // The same request on the old, optional-policy process still answers with a code (the grant covers it).
+    const optional = await browser.get(before.authorizePath({ prompt: 'none', scope: 'openid' }));
+    assert.ok(new URL(String(optional.headers.location)).searchParams.get('code'));
   });
 
   test('step-up: "turning factors off" and "making new recovery codes" need the password or a factor within the last 10 minutes; the confirm page returns to the action', async () => {
