@@ -286,7 +286,7 @@ test('issue 19: "a passkey may also be used as the second step after a password"
     assert.equal((await browser.get('/account')).statusCode, 200);
     assert.ok((await listPasskeys(flow.deps.db, flow.sub)).find((p) => p.id === passkey!.id)?.lastUsedAt !== null);
     const events = await flow.deps.db.selectFrom('audit_events').select(['type', 'detail']).where('type', 'in', ['passkey.signin', 'signin.succeeded']).orderBy('id').execute();
-    assert.deepEqual(events.slice(-2).map((e) => e.type), ['passkey.signin', 'signin.succeeded']);
+    assert.deepEqual(events.slice(-2).map((e) => [e.type, JSON.parse(e.detail ?? '{}')]), [['passkey.signin', { stage: 'signin' }], ['signin.succeeded', { factor: 'passkey' }]]);
   }));
 
 test('issue 19: the passkey second step fails because the answer is another person\'s passkey — refused in words, still not signed in', () =>

@@ -207,7 +207,7 @@ const ceremonyRoutes: FastifyPluginAsync<PasskeyRouteOptions> = async (app, { ct
       return refusePasskey(request, reply, error, ctx.clock());
     }
     if (!(await completeSecondStep(factors, request, reply, state))) return refuse(reply, 400, 'request_expired', t.twoStep.stepExpired);
-    await recordAuditSafely(ctx.db, ctx.clock, { type: 'passkey.signin', sub: state.sub, ip: request.ip, outcome: 'success', detail: { stage: 'second_step' } }, request.log);
+    await recordAuditSafely(ctx.db, ctx.clock, { type: 'passkey.signin', sub: state.sub, ip: request.ip, outcome: 'success', detail: { stage: 'signin' } }, request.log);
     await recordAuditSafely(ctx.db, ctx.clock, { type: 'signin.succeeded', sub: state.sub, ip: request.ip, outcome: 'success', detail: { factor: 'passkey' } }, request.log);
     if (bodyValue(request.body, 'remember') === true) await rememberThisBrowser(factors, request, reply, state.sub);
     request.log.info({ event: 'signed_in', factor: 'passkey' }, 'person signed in with a second step');
