@@ -28,6 +28,7 @@ import type { Messages } from '../i18n/en.ts';
 import { showAccount, type AccountPageContext } from './account-page.ts';
 import { field } from './forms.ts';
 import { rotateCsrfSecret, setDeviceCookie, waitText } from './signin.routes.ts';
+import type { HalfSignedIn } from '../../accounts/factors/second-step.ts';
 import { completeSecondStep, nextAfterSecondStep, rememberThisBrowser, secondStepStateOf, type SecondStepPageContext } from './second-step.routes.ts';
 import { localeOf, localPath } from './view.ts';
 
@@ -87,6 +88,17 @@ function bodyValue(body: unknown, name: string): unknown {
 const ceremonyRoutes: FastifyPluginAsync<PasskeyRouteOptions> = async (app, { ctx, deviceKey, factors }) => {
   const passkeys: PasskeyContext = { db: ctx.db, dialect: ctx.dialect, clock: ctx.clock, hashKey: ctx.hashKey };
 
+  /** An authentication ceremony's options (refusals in words): discoverable for anyone, or one person's passkeys. */
+  async function sendAuthenticationOptions(request: FastifyRequest, reply: FastifyReply, rp: RelyingParty, sub: string | undefined): Promise<FastifyReply> {
+    try {
+      const options = await startPasskeyAuthentication(passkeys, rp, { ...(sub === undefined ? {} : { sub }), address: request.ip });
+      return reply.header('cache-control', 'no-store').send(options);
+    } catch (error) {
+      if (error instanceof PasskeyError) return refusePasskey(request, reply, error, ctx.clock());
+      throw error;
+    }
+  }
+
   // Every failure here is JSON in the page's language: a bad token 403, a malformed body 400.
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
     if (clientWentAway(request, error)) return answerGoneClient(request, reply);
@@ -138,14 +150,8 @@ const ceremonyRoutes: FastifyPluginAsync<PasskeyRouteOptions> = async (app, { ct
     const t = textsOf(request);
     const rp = relyingPartyOf(request);
     if (!rp) return refuse(reply, 404, 'not_available', t.passkeys.notAvailable);
-    try {
-      // spec (issue 19): "discoverable credentials, no e-mail typed" — no allow list.
-      const options = await startPasskeyAuthentication(passkeys, rp, { address: request.ip });
-      return reply.header('cache-control', 'no-store').send(options);
-    } catch (error) {
-      if (error instanceof PasskeyError) return refusePasskey(request, reply, error, ctx.clock());
-      throw error;
-    }
+    // spec (issue 19): "discoverable credentials, no e-mail typed" — no allow list.
+    return sendAuthenticationOptions(request, reply, rp, undefined);
   });
 
   // issue 19: "A passkey sign-in is complete by itself" — the session starts as after a password
@@ -178,27 +184,26 @@ const ceremonyRoutes: FastifyPluginAsync<PasskeyRouteOptions> = async (app, { ct
   });
   // issue 19: "a passkey may also be used as the second step after a password" — only the person the
   // password named, only their passkeys on this host; presence is enough (the password was the other factor).
-  app.post('/signin/two-step/passkey/options', { preHandler: app.csrfProtection }, async (request, reply) => {
+  /** The relying party and the half-signed-in person a second-step ceremony is for, or the refusal already sent. */
+  async function secondStepCeremony(request: FastifyRequest, reply: FastifyReply): Promise<{ rp: RelyingParty; state: HalfSignedIn } | FastifyReply> {
     const t = textsOf(request);
     const rp = relyingPartyOf(request);
     if (!rp) return refuse(reply, 404, 'not_available', t.passkeys.notAvailable);
     const state = await secondStepStateOf(factors, request);
     if (!state || state.purpose !== 'verify') return refuse(reply, 400, 'request_expired', t.twoStep.stepExpired);
-    try {
-      const options = await startPasskeyAuthentication(passkeys, rp, { sub: state.sub, address: request.ip });
-      return reply.header('cache-control', 'no-store').send(options);
-    } catch (error) {
-      if (error instanceof PasskeyError) return refusePasskey(request, reply, error, ctx.clock());
-      throw error;
-    }
+    return { rp, state };
+  }
+
+  app.post('/signin/two-step/passkey/options', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const ceremony = await secondStepCeremony(request, reply);
+    if (!('rp' in ceremony)) return ceremony;
+    return sendAuthenticationOptions(request, reply, ceremony.rp, ceremony.state.sub);
   });
 
   app.post('/signin/two-step/passkey', { preHandler: app.csrfProtection }, async (request, reply) => {
-    const t = textsOf(request);
-    const rp = relyingPartyOf(request);
-    if (!rp) return refuse(reply, 404, 'not_available', t.passkeys.notAvailable);
-    const state = await secondStepStateOf(factors, request);
-    if (!state || state.purpose !== 'verify') return refuse(reply, 400, 'request_expired', t.twoStep.stepExpired);
+    const ceremony = await secondStepCeremony(request, reply);
+    if (!('rp' in ceremony)) return ceremony;
+    const { rp, state } = ceremony;
     try {
       await verifyPasskeyAssertion(passkeys, rp, bodyValue(request.body, 'response'), { sub: state.sub });
     } catch (error) {
@@ -206,7 +211,7 @@ const ceremonyRoutes: FastifyPluginAsync<PasskeyRouteOptions> = async (app, { ct
       await recordAuditSafely(ctx.db, ctx.clock, { type: 'mfa.failed', sub: state.sub, ip: request.ip, outcome: 'failure', detail: { stage: 'signin', factor: 'passkey', reason: error.code } }, request.log);
       return refusePasskey(request, reply, error, ctx.clock());
     }
-    if (!(await completeSecondStep(factors, request, reply, state))) return refuse(reply, 400, 'request_expired', t.twoStep.stepExpired);
+    if (!(await completeSecondStep(factors, request, reply, state))) return refuse(reply, 400, 'request_expired', textsOf(request).twoStep.stepExpired);
     await recordAuditSafely(ctx.db, ctx.clock, { type: 'passkey.signin', sub: state.sub, ip: request.ip, outcome: 'success', detail: { stage: 'signin' } }, request.log);
     await recordAuditSafely(ctx.db, ctx.clock, { type: 'signin.succeeded', sub: state.sub, ip: request.ip, outcome: 'success', detail: { factor: 'passkey' } }, request.log);
     if (bodyValue(request.body, 'remember') === true) await rememberThisBrowser(factors, request, reply, state.sub);
