@@ -46,6 +46,22 @@ function say(element, message) {
   element.hidden = message === '';
 }
 
+/** Runs one ceremony behind a button: busy while it runs, its failure said in words in errorBox. */
+async function ceremony(button, errorBox, text, work, onFailure) {
+  say(errorBox, '');
+  button.disabled = true;
+  button.setAttribute('aria-busy', 'true');
+  try {
+    await work();
+  } catch (error) {
+    say(errorBox, ceremonyError(error, text));
+    onFailure?.();
+  } finally {
+    button.disabled = false;
+    button.removeAttribute('aria-busy');
+  }
+}
+
 /** /account: add a passkey under the name typed. */
 function setUpRegistration(form) {
   const config = JSON.parse(form.dataset.script);
@@ -59,23 +75,20 @@ function setUpRegistration(form) {
     button.disabled = true;
     return;
   }
-  form.addEventListener('submit', async (event) => {
+  form.addEventListener('submit', (event) => {
     event.preventDefault();
-    say(errorBox, '');
-    button.disabled = true;
-    button.setAttribute('aria-busy', 'true');
-    try {
-      const optionsJSON = await post(config.optionsUrl, {}, csrf, text);
-      const response = await startRegistration({ optionsJSON });
-      const done = await post(config.finishUrl, { name: nameInput.value, response }, csrf, text);
-      window.location.assign(done.redirect);
-    } catch (error) {
-      say(errorBox, ceremonyError(error, text));
-      nameInput.focus();
-    } finally {
-      button.disabled = false;
-      button.removeAttribute('aria-busy');
-    }
+    ceremony(
+      button,
+      errorBox,
+      text,
+      async () => {
+        const optionsJSON = await post(config.optionsUrl, {}, csrf, text);
+        const response = await startRegistration({ optionsJSON });
+        const done = await post(config.finishUrl, { name: nameInput.value, response }, csrf, text);
+        window.location.assign(done.redirect);
+      },
+      () => nameInput.focus(),
+    );
   });
 }
 
@@ -124,21 +137,17 @@ function setUpSignIn(root) {
     }
   }
 
-  button.addEventListener('click', async () => {
-    say(errorBox, '');
-    button.disabled = true;
-    button.setAttribute('aria-busy', 'true');
-    try {
-      const optionsJSON = await post(config.optionsUrl, {}, csrf, text);
-      await finish(await startAuthentication({ optionsJSON }));
-    } catch (error) {
-      say(errorBox, ceremonyError(error, text));
-      if (rearms-- > 0) armAutofill();
-    } finally {
-      button.disabled = false;
-      button.removeAttribute('aria-busy');
-    }
-  });
+  button.addEventListener('click', () =>
+    ceremony(
+      button,
+      errorBox,
+      text,
+      async () => finish(await startAuthentication({ optionsJSON: await post(config.optionsUrl, {}, csrf, text) })),
+      () => {
+        if (rearms-- > 0) armAutofill();
+      },
+    ),
+  );
   armAutofill();
 }
 
@@ -157,23 +166,14 @@ function setUpSecondStep(root) {
     button.disabled = true;
     return;
   }
-  button.addEventListener('click', async () => {
-    say(errorBox, '');
-    button.disabled = true;
-    button.setAttribute('aria-busy', 'true');
-    try {
-      const optionsJSON = await post(config.optionsUrl, {}, csrf, text);
-      const response = await startAuthentication({ optionsJSON });
+  button.addEventListener('click', () =>
+    ceremony(button, errorBox, text, async () => {
+      const response = await startAuthentication({ optionsJSON: await post(config.optionsUrl, {}, csrf, text) });
       const remember = document.getElementById('remember');
       const done = await post(config.finishUrl, { response, remember: Boolean(remember && remember.checked) }, csrf, text);
       window.location.assign(done.redirect);
-    } catch (error) {
-      say(errorBox, ceremonyError(error, text));
-    } finally {
-      button.disabled = false;
-      button.removeAttribute('aria-busy');
-    }
-  });
+    }),
+  );
 }
 
 const registration = document.getElementById('passkey-add');
