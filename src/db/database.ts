@@ -154,28 +154,33 @@ const MIGRATION_ATTEMPTS = 5;
  * without it, two processes starting on a new file both created the tables and one failed.
  */
 export async function migrate(db: Db): Promise<string[]> {
-  if (db.getExecutor().adapter instanceof SqliteAdapter) {
-    return db.connection().execute(async (connection) => {
-      await sql`begin immediate`.execute(connection);
-      try {
-        const applied = await migrateToLatest(connection);
-        await sql`commit`.execute(connection);
-        return applied;
-      } catch (error) {
-        await sql`rollback`.execute(connection).catch(() => {}); // SQLite may have rolled back already
-        throw error;
-      }
-    });
-  }
+  const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await migrateToLatest(db);
+      // SQLite: another process migrating holds the write lock, perhaps longer than the lock wait on a
+      // busy machine; BEGIN IMMEDIATE then finds the database unavailable and the attempt is made again.
+      return sqlite ? await migrateSqlite(db) : await migrateToLatest(db);
     } catch (error) {
       // Migrations run in one transaction: an unavailable database left nothing half-applied.
       if (attempt < MIGRATION_ATTEMPTS && isDatabaseUnavailable(error)) continue;
       throw error;
     }
   }
+}
+
+/** Every migration inside one transaction holding SQLite's write lock. */
+function migrateSqlite(db: Db): Promise<string[]> {
+  return db.connection().execute(async (connection) => {
+    await sql`begin immediate`.execute(connection);
+    try {
+      const applied = await migrateToLatest(connection);
+      await sql`commit`.execute(connection);
+      return applied;
+    } catch (error) {
+      await sql`rollback`.execute(connection).catch(() => {}); // SQLite may have rolled back already
+      throw error;
+    }
+  });
 }
 
 /** Kysely's migrator, once: the names of the migrations it applied. */
