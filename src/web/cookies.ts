@@ -4,6 +4,8 @@
 // (RFC 6265bis §4.1.3.2). On plain http (development) the prefix would make browsers drop the
 // cookies, so the names stay bare. Every cookie Signet sets is already Secure on https, Path=/ and
 // host-only.
+import type { CookieSerializeOptions } from '@fastify/cookie';
+import type { FastifyRequest } from 'fastify';
 import type { Settings } from '../config/settings.ts';
 import { servedOrigins } from '../config/settings.ts';
 import { DEVICE_COOKIE } from '../accounts/device-cookies.ts';
@@ -40,4 +42,19 @@ declare module 'fastify' {
 export function cookieNames(settings: Pick<Settings, 'baseUrl' | 'altBaseUrl'>): CookieNames {
   const prefix = servedOrigins(settings).every((origin) => origin.protocol === 'https:') ? '__Host-' : '';
   return { session: prefix + SESSION_COOKIE, csrf: prefix + CSRF_COOKIE, flow: prefix + BROWSER_BINDING_COOKIE, language: prefix + LANGUAGE_COOKIE, device: prefix + DEVICE_COOKIE, secondStep: prefix + SECOND_STEP_COOKIE, remembered: prefix + REMEMBERED_BROWSER_COOKIE };
+}
+
+/**
+ * The options Signet's page cookies are set (and cleared) with: host-only, Path=/, HttpOnly,
+ * SameSite=Lax, Secure when the page was served over https — what the `__Host-` names require.
+ */
+export function cookieOptions(request: FastifyRequest, lifetime: { maxAgeMs?: number; expiresAt?: number } = {}): CookieSerializeOptions {
+  return {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: request.servedOrigin.protocol === 'https:',
+    ...(lifetime.maxAgeMs === undefined ? {} : { maxAge: lifetime.maxAgeMs / 1000 }),
+    ...(lifetime.expiresAt === undefined ? {} : { expires: new Date(lifetime.expiresAt) }),
+  };
 }

@@ -3,19 +3,13 @@ import type { FastifyPluginAsync } from 'fastify';
 import { isLocale } from '../i18n/i18n.ts';
 import { field } from './forms.ts';
 import { localPath, YEAR_MS } from './view.ts';
+import { cookieOptions } from '../cookies.ts';
 
 export const languageRoutes: FastifyPluginAsync = async (app) => {
   app.post('/language', { preHandler: app.csrfProtection }, async (request, reply) => {
     const lang = field(request.body, 'lang');
     if (isLocale(lang)) {
-      reply.setCookie(request.server.cookieNames.language, lang, {
-        path: '/',
-        httpOnly: true,
-        sameSite: 'lax',
-        secure: request.servedOrigin.protocol === 'https:',
-        signed: true,
-        maxAge: YEAR_MS / 1000,
-      });
+      reply.setCookie(request.server.cookieNames.language, lang, { ...cookieOptions(request, { maxAgeMs: YEAR_MS }), signed: true });
     }
     return reply.redirect(localPath(field(request.body, 'return')) ?? '/account', 303);
   });

@@ -16,6 +16,7 @@ import { field } from './forms.ts';
 import { rotateCsrfSecret, waitText } from './signin.routes.ts';
 import { showRecoveryCodes, showSetup } from './two-step-pages.ts';
 import { localeOf, renderPage } from './view.ts';
+import { cookieOptions } from '../cookies.ts';
 
 export type SecondStepPageContext = SecondStepContext & { /** keys.rememberedBrowser */ rememberKey: Buffer };
 
@@ -30,7 +31,7 @@ export function secondStepStateOf(ctx: SecondStepContext, request: FastifyReques
 }
 
 function clearStateCookie(request: FastifyRequest, reply: FastifyReply): void {
-  reply.clearCookie(request.server.cookieNames.secondStep, { path: '/', httpOnly: true, sameSite: 'lax', secure: request.servedOrigin.protocol === 'https:' });
+  reply.clearCookie(request.server.cookieNames.secondStep, cookieOptions(request));
 }
 
 /**
@@ -49,7 +50,7 @@ export async function completeSecondStep(ctx: SecondStepContext, request: Fastif
 /** Sets the "Remember this browser for 30 days" cookie (only a person who ticked it skips the step later). */
 export async function rememberThisBrowser(ctx: SecondStepPageContext, request: FastifyRequest, reply: FastifyReply, sub: string): Promise<void> {
   const value = rememberBrowser(ctx.rememberKey, sub, await enabledFactorIds(ctx.db, sub), request.cookies[request.server.cookieNames.remembered], ctx.clock());
-  reply.setCookie(request.server.cookieNames.remembered, value, { path: '/', httpOnly: true, sameSite: 'lax', secure: request.servedOrigin.protocol === 'https:', maxAge: REMEMBER_BROWSER_MS / 1000 });
+  reply.setCookie(request.server.cookieNames.remembered, value, cookieOptions(request, { maxAgeMs: REMEMBER_BROWSER_MS }));
 }
 
 export const secondStepRoutes: FastifyPluginAsync<{ ctx: SecondStepPageContext }> = async (app, { ctx }) => {

@@ -5,7 +5,7 @@ import { DEVICE_COOKIE_LIFETIME_MS } from '../../accounts/device-cookies.ts';
 import { relyingPartyFor } from '../../accounts/factors/passkeys.ts';
 import { signIn, type SignInResult } from '../../accounts/signin.ts';
 import { isRememberedBrowser } from '../../accounts/factors/remembered-browser.ts';
-import { beginSecondStep, enabledFactorIds, findSecondStep, finishSecondStep, secondStepDue, type Purpose } from '../../accounts/factors/second-step.ts';
+import { beginSecondStep, enabledFactorIds, finishSecondStep, secondStepDue, type Purpose } from '../../accounts/factors/second-step.ts';
 import { recordAuditSafely, type AuditEventInput } from '../../audit/audit.ts';
 import { findClient } from '../../clients/clients.ts';
 import { SECOND, MINUTE } from '../../config/clock.ts';
@@ -16,6 +16,7 @@ import type { Messages } from '../i18n/en.ts';
 import { field, fields } from './forms.ts';
 import type { SecondStepPageContext } from './second-step.routes.ts';
 import { localPath, renderError, renderPage } from './view.ts';
+import { cookieOptions } from '../cookies.ts';
 
 /**
  * CSRF tokens are rotated when the session changes (sign-in, sign-out): the secret cookie gets a new
@@ -29,13 +30,7 @@ export function rotateCsrfSecret(request: FastifyRequest, reply: FastifyReply): 
 
 /** This browser is now known to the account: the per-account ceiling no longer holds it back. */
 export function setDeviceCookie(request: FastifyRequest, reply: FastifyReply, value: string): void {
-  reply.setCookie(request.server.cookieNames.device, value, {
-    path: '/',
-    httpOnly: true,
-    sameSite: 'lax',
-    secure: request.servedOrigin.protocol === 'https:',
-    maxAge: DEVICE_COOKIE_LIFETIME_MS / 1000,
-  });
+  reply.setCookie(request.server.cookieNames.device, value, cookieOptions(request, { maxAgeMs: DEVICE_COOKIE_LIFETIME_MS }));
 }
 
 /** How long to wait, in words: seconds under two minutes, else minutes (rounded up). */
@@ -154,7 +149,7 @@ export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext; deviceKey: Buf
       // in this browser is signed out, and the half-signed-in state gets a cookie of its own.
       await reply.signOut();
       const step = await beginSecondStep(factors, { sub: result.sub, purpose: due, origin: request.servedOrigin.origin, requestId: form.pending ? form.requestId : undefined, returnTo: form.returnTo });
-      reply.setCookie(request.server.cookieNames.secondStep, step.id, { path: '/', httpOnly: true, sameSite: 'lax', secure: request.servedOrigin.protocol === 'https:', expires: new Date(step.expiresAt) });
+      reply.setCookie(request.server.cookieNames.secondStep, step.id, cookieOptions(request, { expiresAt: step.expiresAt }));
     } else {
       await reply.signIn(result.sub);
     }
@@ -186,8 +181,8 @@ export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext; deviceKey: Buf
     // A half-signed-in state ends with it ("Sign in again" on the second step).
     const stepId = request.cookies[request.server.cookieNames.secondStep];
     if (stepId) {
-      if (await findSecondStep(factors, stepId, request.servedOrigin.origin)) await finishSecondStep(factors, stepId, request.servedOrigin.origin);
-      reply.clearCookie(request.server.cookieNames.secondStep, { path: '/', httpOnly: true, sameSite: 'lax', secure: request.servedOrigin.protocol === 'https:' });
+      await finishSecondStep(factors, stepId, request.servedOrigin.origin);
+      reply.clearCookie(request.server.cookieNames.secondStep, cookieOptions(request));
     }
     rotateCsrfSecret(request, reply);
     return reply.redirect('/signin?signed_out=1', 303);
