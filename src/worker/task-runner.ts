@@ -148,13 +148,14 @@ export function startTaskRunner(deps: TaskRunnerDeps, options: TaskRunnerOptions
     });
   }
 
-  function slot(slotKinds: TaskKind[]) {
+  /** One slot's loop; the first also fails abandoned tasks (one sweep per worker is enough). */
+  function slot(slotKinds: TaskKind[], sweeps: boolean) {
     return startPollLoop({
       pollMs,
       log,
       errorLine: 'worker loop error; retrying',
       step: async () => {
-        await failAbandoned();
+        if (sweeps) await failAbandoned();
         const claiming = performance.now();
         const task = await store.claimTask(deps.db, deps.dialect, { owner, now: deps.clock(), leaseMs, maxAttempts, kinds: slotKinds });
         if (!task) return false;
@@ -166,8 +167,8 @@ export function startTaskRunner(deps: TaskRunnerDeps, options: TaskRunnerOptions
 
   const concurrency = Math.max(1, Math.floor(options.concurrency ?? 1));
   const waitingKinds = kinds.filter((kind) => WAITING_KINDS.includes(kind));
-  const loops = [slot(kinds)];
-  if (waitingKinds.length > 0) for (let i = 1; i < concurrency; i += 1) loops.push(slot(waitingKinds));
+  const loops = [slot(kinds, true)];
+  if (waitingKinds.length > 0) for (let i = 1; i < concurrency; i += 1) loops.push(slot(waitingKinds, false));
   if (loops.length > 1) log.info({ slots: loops.length, extraSlotKinds: waitingKinds }, 'tasks run side by side');
 
   return {
