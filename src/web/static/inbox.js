@@ -124,6 +124,16 @@
     }
   }
 
+  /** The unread count as the server has it now. */
+  async function refreshCount() {
+    try {
+      const response = await fetch('/api/v1/notifications?unread=true&limit=1', { credentials: 'same-origin', headers: { accept: 'application/json' } });
+      if (response.ok) setUnread((await response.json()).unread_count);
+    } catch {
+      // the live stream or the next poll brings it
+    }
+  }
+
   async function post(url) {
     const response = await fetch(url, { method: 'POST', credentials: 'same-origin', headers: { accept: 'application/json' } });
     if (!response.ok) throw Object.assign(new Error(`status ${response.status}`), { status: response.status });
@@ -141,7 +151,9 @@
       try {
         await post(`/api/v1/notifications/${encodeURIComponent(id)}/read`);
         showRead(itemOf(id));
-        setUnread(inbox.list.querySelectorAll('.notification[data-read=false]').length === 0 ? 0 : Math.max(0, Number(badgeCount.textContent) - 1));
+        // The count comes from the server, never from subtracting one from the badge: the live stream
+        // may already have carried the new count, and subtracting again would show one too few.
+        await refreshCount();
         announce(inbox.text.markedRead);
       } catch {
         form.submit();
