@@ -2,7 +2,6 @@
 // SQL here): one account and two applications, then access tokens, refresh tokens and codes as the
 // grants would issue them. Keys derive from the same SIGNET_SECRET the server was started with, so the
 // server accepts what is minted here.
-import { randomUUID } from 'node:crypto';
 import { createAccount } from '../src/accounts/accounts.ts';
 import { registerClient } from '../src/clients/clients.ts';
 import { systemClock } from '../src/config/clock.ts';
@@ -55,10 +54,8 @@ export async function openSignetMinter(database: Settings['database'], rootSecre
       const pair = await issueTokenPair(trx, keys.tokenHash, now, {
         clientId: confidential.client.clientId,
         sub: person.sub,
-        accessScope: SCOPE,
-        refreshScope: SCOPE,
-        chainId: randomUUID(),
-        refreshChainExpiresAt: now + REFRESH_CHAIN_LIFETIME_MS,
+        scope: SCOPE,
+        expiresAt: now + REFRESH_CHAIN_LIFETIME_MS,
       });
       return kind === 'access' ? pair.access_token : pair.refresh_token;
     }

@@ -71,6 +71,9 @@ const DETAIL_KEYS = {
   reason: (v: unknown) => typeof v === 'string' && /^[a-z0-9_.]{1,60}$/.test(v),
   /** what a replay revoked: "user_client_tokens" (every token of the person for the application) or "code_chain" */
   revoked: (v: unknown) => v === 'user_client_tokens' || v === 'code_chain',
+  /** refresh chains a revocation ended (each with its access tokens and its refresh token) */
+  revoked_chains: isCount,
+  /** rows of tokens from before one row per chain (migration 0010) */
   revoked_access_tokens: isCount,
   revoked_refresh_tokens: isCount,
   sessions_ended: isCount,

@@ -98,6 +98,27 @@ export interface AccessTokensTable {
   revoked_at: number | null;
 }
 
+/** One refresh chain (migration 0010): its tokens carry its id and a generation under a MAC. */
+export interface TokenChainsTable {
+  id: string;
+  client_id: string;
+  sub: string;
+  scope: string;
+  generation: number;
+  created_at: number;
+  expires_at: number;
+  rotated_at: number | null;
+  issuance: string;
+  refresh_revoked_at: number | null;
+  revoked_at: number | null;
+  legacy_chain_id: string | null;
+}
+
+export interface RevokedAccessTokensTable {
+  id: string;
+  expires_at: number;
+}
+
 export interface RefreshTokensTable {
   token_hash: string;
   client_id: string;
@@ -202,6 +223,8 @@ export interface Database {
   authorization_codes: AuthorizationCodesTable;
   access_tokens: AccessTokensTable;
   refresh_tokens: RefreshTokensTable;
+  token_chains: TokenChainsTable;
+  revoked_access_tokens: RevokedAccessTokensTable;
   signin_throttle: SigninThrottleTable;
   tasks: TasksTable;
   notifications: NotificationsTable;

@@ -1,9 +1,9 @@
 // Authorization codes: issued after the person approves (or a grant covers the request), redeemed
 // once at the token endpoint.
-import { randomUUID } from 'node:crypto';
 import { MINUTE, type Clock } from '../config/clock.ts';
 import type { Db } from '../db/database.ts';
 import { keyedHash, newOpaqueToken } from './secrets.ts';
+import { newChainId } from './token-format.ts';
 import * as store from './tokens.store.ts';
 
 /** spec: "Authorization code — Lifetime: 10 minutes" */
@@ -37,7 +37,8 @@ export async function issueAuthorizationCode(db: Db, hashKey: Buffer, clock: Clo
     scope: input.scope,
     code_challenge: input.codeChallenge,
     code_challenge_method: input.codeChallenge === null ? null : input.codeChallengeMethod,
-    chain_id: randomUUID(),
+    // the chain its redemption starts (token-format.ts): its tokens carry this id
+    chain_id: newChainId(),
     created_at: now,
     expires_at: now + CODE_LIFETIME_MS,
     redeemed_at: null,

@@ -3,6 +3,8 @@ import type { Db } from '../db/database.ts';
 import { checkClientSecret, requireClient } from './client-auth.ts';
 import type { OAuthParams } from './form-params.ts';
 import { keyedHash } from './secrets.ts';
+import { ACCESS_TOKEN_LIFETIME_MS } from './token/issue-tokens.ts';
+import { accessTokenId, decodeAccessToken, decodeRefreshToken } from './token-format.ts';
 import * as store from './tokens.store.ts';
 
 /**
@@ -19,14 +21,29 @@ export async function revokeToken(db: Db, hashKey: Buffer, now: number, params: 
   const client = await requireClient(db, params.required('client_id'));
   checkClientSecret(hashKey, client, params.optional('client_secret'));
   const token = params.required('token');
-  const tokenHash = keyedHash(hashKey, token);
   // spec: "Access and refresh tokens are revoked in separate calls."
   const kind = params.optional('token_type_hint') === 'refresh_token' ? 'refresh' : 'access';
-  if (await store.revokeToken(db, kind, tokenHash, client.clientId, now)) return 'revoked';
-  if (kind === 'access') {
-    const refresh = await store.findRefreshToken(db, tokenHash);
-    if (refresh && refresh.client_id === client.clientId && refresh.revoked_at === null) return 'refresh_token_without_hint';
+  if (kind === 'refresh') {
+    const refresh = decodeRefreshToken(hashKey, token);
+    if (refresh) return (await store.revokeChainRefresh(db, refresh.chainId, refresh.generation, client.clientId, now)) ? 'revoked' : 'nothing_revoked';
+    return (await store.revokeToken(db, 'refresh', keyedHash(hashKey, token), client.clientId, now)) ? 'revoked' : 'nothing_revoked';
   }
+  const access = decodeAccessToken(hashKey, token);
+  if (access) {
+    const id = accessTokenId(access);
+    return (await store.denyAccessToken(db, { id, ...access }, client.clientId, now, ACCESS_TOKEN_LIFETIME_MS)) ? 'revoked' : 'nothing_revoked';
+  }
+  // Not an access token: a live refresh token of this application sent without the hint stays valid (spec).
+  const refresh = decodeRefreshToken(hashKey, token);
+  if (refresh) {
+    const chain = await store.findChain(db, refresh.chainId);
+    const live = chain && chain.client_id === client.clientId && chain.generation === refresh.generation && chain.revoked_at === null && chain.refresh_revoked_at === null;
+    return live ? 'refresh_token_without_hint' : 'nothing_revoked';
+  }
+  const tokenHash = keyedHash(hashKey, token);
+  if (await store.revokeToken(db, 'access', tokenHash, client.clientId, now)) return 'revoked';
+  const legacy = await store.findRefreshToken(db, tokenHash);
+  if (legacy && legacy.client_id === client.clientId && legacy.revoked_at === null) return 'refresh_token_without_hint';
   return 'nothing_revoked';
 }
 

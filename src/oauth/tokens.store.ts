@@ -1,10 +1,11 @@
 // The only place with queries on authorization codes, access tokens and refresh tokens.
 // Rules that must hold under concurrency are single conditional statements here.
-import { CompiledQuery } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { isPostgres, type Db } from '../db/database.ts';
-import { runAtomicStatement, withTransientRetry } from '../db/transient.ts';
+import { runAtomicStatement, withTransientRetry, type TransientRetryOptions } from '../db/transient.ts';
 import { compiledOnce } from './compiled-query.ts';
-import type { AccessTokensTable, AuthorizationCodesTable, Flag, RefreshTokensTable, UsersTable } from '../db/schema.ts';
+import type { AccessTokensTable, AuthorizationCodesTable, Flag, RefreshTokensTable, TokenChainsTable, UsersTable } from '../db/schema.ts';
+import { isChainId } from './token-format.ts';
 
 export type CodeRow = AuthorizationCodesTable;
 export type AccessTokenRow = AccessTokensTable;
@@ -126,7 +127,8 @@ function userinfoQueryPostgres(db: Db) {
     .where('t.token_hash', '=', '');
 }
 
-type UserinfoRow = AccessTokenRow & {
+/** The person's columns as the userinfo statements return them (null when the person is gone). */
+type PersonColumns = {
   u_sub: string | null;
   u_email: string | null;
   u_email_verified: Flag | null;
@@ -137,6 +139,24 @@ type UserinfoRow = AccessTokenRow & {
   u_disabled: Flag | null;
   u_created_at: number | null;
 };
+
+type UserinfoRow = AccessTokenRow & PersonColumns;
+
+/** The person of a userinfo row; undefined when that row is gone (its primary key is null; its NOT NULL columns are set otherwise). */
+function personOf(row: PersonColumns): TokenPersonRow | undefined {
+  if (row.u_sub === null) return undefined;
+  return {
+    sub: row.u_sub,
+    email: row.u_email,
+    email_verified: row.u_email_verified!,
+    phone_number: row.u_phone_number,
+    phone_number_verified: row.u_phone_number_verified!,
+    name: row.u_name,
+    picture: row.u_picture,
+    disabled: row.u_disabled!,
+    created_at: row.u_created_at!,
+  };
+}
 
 /**
  * Compiled once per database handle (the SQL differs by dialect): building this statement with Kysely
@@ -174,21 +194,7 @@ export async function findAccessTokenWithPerson(db: Db, tokenHash: string): Prom
     expires_at: row.expires_at,
     revoked_at: row.revoked_at,
   };
-  // The person is there when its primary key is; its NOT NULL columns are then set.
-  const person: TokenPersonRow | undefined =
-    row.u_sub === null
-      ? undefined
-      : {
-          sub: row.u_sub,
-          email: row.u_email,
-          email_verified: row.u_email_verified!,
-          phone_number: row.u_phone_number,
-          phone_number_verified: row.u_phone_number_verified!,
-          name: row.u_name,
-          picture: row.u_picture,
-          disabled: row.u_disabled!,
-          created_at: row.u_created_at!,
-        };
+  const person = personOf(row);
   return { token, person };
 }
 
@@ -239,138 +245,242 @@ export async function rotateRefreshToken(db: Db, tokenHash: string, clientId: st
   return (await rotateRefreshTokenStatement(db, { tokenHash, clientId, now })).rows[0];
 }
 
-/** The pair that replaces a consumed code or refresh token, as stored: keyed hashes only. */
-export type NewPairRows = {
-  clientId: string;
-  now: number;
-  accessHash: string;
-  accessScope: string;
-  accessExpiresAt: number;
-  refreshHash: string;
-};
+// ——— Refresh chains (migration 0010): one row per chain; tokens name it (token-format.ts) ———
 
-/** What a rotation took over from the refresh token it consumed. */
-export type RotatedChain = Pick<RefreshTokenRow, 'sub' | 'scope' | 'chain_id' | 'chain_expires_at'>;
+export type ChainRow = TokenChainsTable;
 
-/**
- * PostgreSQL: rotation and the new pair in one statement. The conditional UPDATE is the same as
- * rotateRefreshToken's (of concurrent rotations exactly one gets the row: the others block on its row
- * lock, then find it rotated); the INSERTs take their person, chain and expiry from the row it
- * returned, and insert nothing when it returned none. One statement in autocommit is one transaction:
- * the pair commits with the rotation or not at all, so a loser that then revokes everything also
- * revokes the winner's pair — and there are no BEGIN / COMMIT round trips.
- */
-const ROTATE_WITH_PAIR_POSTGRES = `with rotated as (
-  update refresh_tokens set rotated_at = $3, revoked_at = $3
-  where token_hash = $1 and client_id = $2 and rotated_at is null and revoked_at is null and chain_expires_at > $3
-  returning sub, scope, chain_id, chain_expires_at
-), new_access as (
-  insert into access_tokens (token_hash, client_id, sub, scope, chain_id, created_at, expires_at)
-  select $4::text, $2::text, sub, $5::text, chain_id, $3::bigint, $6::bigint from rotated
-), new_refresh as (
-  insert into refresh_tokens (token_hash, client_id, sub, scope, chain_id, created_at, chain_expires_at)
-  select $7::text, $2::text, sub, scope, chain_id, $3::bigint, chain_expires_at from rotated
-)
-select sub, scope, chain_id, chain_expires_at from rotated`;
+const CHAIN_COLUMNS = ['id', 'client_id', 'sub', 'scope', 'generation', 'created_at', 'expires_at', 'rotated_at', 'issuance', 'refresh_revoked_at', 'revoked_at', 'legacy_chain_id'] as const satisfies readonly (keyof ChainRow)[];
 
-/**
- * Rotates the refresh token and stores the pair that replaces it, atomically; undefined when the token
- * was not the live latest one of its chain (another request rotated it first, or it was revoked or
- * expired meanwhile). PostgreSQL: one statement, one round trip. SQLite: one transaction (in process,
- * no round trips to save).
- */
-export async function rotateRefreshTokenWithPair(db: Db, tokenHash: string, pair: NewPairRows): Promise<RotatedChain | undefined> {
-  const { clientId, now } = pair;
-  if (isPostgres(db)) {
-    const parameters = [tokenHash, clientId, now, pair.accessHash, pair.accessScope, pair.accessExpiresAt, pair.refreshHash];
-    const run = async () => (await db.executeQuery<RotatedChain>(CompiledQuery.raw(ROTATE_WITH_PAIR_POSTGRES, parameters))).rows[0];
-    const { value, lostConnection } = await runAtomicStatement(run, { idempotent: true });
-    return value ?? (lostConnection ? storedPair(db, pair) : undefined);
-  }
-  return inTransaction(db, async (trx) => {
-    const rotated = await rotateRefreshToken(trx, tokenHash, clientId, now);
-    if (!rotated) return undefined;
-    await insertPair(trx, pair, rotated);
-    return rotated;
-  });
+const insertChainStatement = compiledOnce(CHAIN_COLUMNS, (db, row) => db.insertInto('token_chains').values(row));
+
+export async function insertChain(db: Db, row: ChainRow): Promise<void> {
+  await insertChainStatement(db, row);
 }
 
-/** PostgreSQL: redemption and the new pair in one statement (see ROTATE_WITH_PAIR_POSTGRES). */
-const REDEEM_WITH_PAIR_POSTGRES = `with redeemed as (
-  update authorization_codes set redeemed_at = $2
-  where code_hash = $1 and redeemed_at is null and expires_at > $2
-  returning code_hash
-), new_access as (
-  insert into access_tokens (token_hash, client_id, sub, scope, chain_id, created_at, expires_at)
-  select $3::text, $4::text, $5::text, $6::text, $7::text, $2::bigint, $8::bigint from redeemed
-), new_refresh as (
-  insert into refresh_tokens (token_hash, client_id, sub, scope, chain_id, created_at, chain_expires_at)
-  select $9::text, $4::text, $5::text, $10::text, $7::text, $2::bigint, $11::bigint from redeemed
-)
-select code_hash from redeemed`;
+const findChainStatement = compiledOnce(['id'], (db, p) => db.selectFrom('token_chains').selectAll().where('id', '=', p.id));
+
+export async function findChain(db: Db, id: string): Promise<ChainRow | undefined> {
+  return (await findChainStatement(db, { id })).rows[0];
+}
+
+/** The refresh grant's read: the chain and its person's `disabled` flag (a scalar subquery on the primary key; null when the person is gone). */
+const findChainWithPersonStatement = compiledOnce(['id'], (db, p) =>
+  db
+    .selectFrom('token_chains as c')
+    .selectAll('c')
+    .select((eb) => eb.selectFrom('users as u').whereRef('u.sub', '=', 'c.sub').select('u.disabled').as('person_disabled'))
+    .where('c.id', '=', p.id),
+);
+
+export async function findChainWithPerson(db: Db, id: string): Promise<{ chain: ChainRow; personActive: boolean } | undefined> {
+  const [row] = (await findChainWithPersonStatement(db, { id })).rows;
+  if (!row) return undefined;
+  const { person_disabled: personDisabled, ...chain } = row;
+  return { chain, personActive: personDisabled === 0 };
+}
 
 /**
- * Redeems the code (single use: one conditional UPDATE) and stores the pair issued for it, atomically.
- * Returns whether this call redeemed it. PostgreSQL: one statement; SQLite: one transaction.
+ * Rotation: moves the chain from `generation` to the next if, and only if, that generation is the
+ * live one, of this client, and neither the chain nor its refresh token is revoked or expired. One
+ * conditional UPDATE … RETURNING of one row by its primary key: of concurrent rotations exactly one
+ * gets the row back (on PostgreSQL the others block on its row lock, then find the generation moved).
+ * `issuance` marks this call's win, so after a lost connection it can tell whether it committed.
  */
-export async function redeemCodeWithPair(db: Db, codeHash: string, pair: NewPairRows, chain: RotatedChain): Promise<boolean> {
-  const { now } = pair;
-  if (isPostgres(db)) {
-    const parameters = [codeHash, now, pair.accessHash, pair.clientId, chain.sub, pair.accessScope, chain.chain_id, pair.accessExpiresAt, pair.refreshHash, chain.scope, chain.chain_expires_at];
-    const run = async () => (await db.executeQuery(CompiledQuery.raw(REDEEM_WITH_PAIR_POSTGRES, parameters))).rows.length === 1;
-    const { value, lostConnection } = await runAtomicStatement(run, { idempotent: true });
-    return value || (lostConnection && (await storedPair(db, pair)) !== undefined);
-  }
-  return inTransaction(db, async (trx) => {
-    if (!(await redeemCode(trx, codeHash, now))) return false;
-    await insertPair(trx, pair, chain);
-    return true;
-  });
+const rotateChainStatement = compiledOnce(['id', 'generation', 'clientId', 'now', 'issuance'], (db, p) =>
+  db
+    .updateTable('token_chains')
+    .set({ generation: sql<number>`generation + 1`, rotated_at: p.now, issuance: p.issuance })
+    .where('id', '=', p.id)
+    .where('generation', '=', p.generation)
+    .where('client_id', '=', p.clientId)
+    .where('revoked_at', 'is', null)
+    .where('refresh_revoked_at', 'is', null)
+    .where('expires_at', '>', p.now)
+    .returningAll(),
+);
+
+export type Rotation = { id: string; generation: number; clientId: string; now: number; issuance: string };
+
+/** Rotates the chain (see rotateChainStatement); the chain as it is after this call's rotation, or undefined when another request rotated it first or it was revoked or expired. */
+export async function rotateChain(db: Db, rotation: Rotation, retry: TransientRetryOptions = {}): Promise<ChainRow | undefined> {
+  if (!isPostgres(db)) return (await rotateChainStatement(db, rotation)).rows[0];
+  // One statement in autocommit: safe to send again (its condition decides afresh).
+  const { value, lostConnection } = await runAtomicStatement(async () => (await rotateChainStatement(db, rotation)).rows[0], { ...retry, idempotent: true });
+  return value ?? (lostConnection ? wonLostIssuance(db, rotation.id, rotation.issuance) : undefined);
 }
 
 /**
  * After a connection was lost under an attempt and the retry changed nothing: did the lost attempt
- * commit? Its pair is then stored under this call's hashes (no other request has them), and this call
- * is the one that rotated or redeemed — issued once, as the spec asks, and answered with that pair.
+ * commit? Its issuance value is then the chain's (no other request has it), and this call is the one
+ * that rotated or redeemed — issued once, as the spec asks.
  */
-async function storedPair(db: Db, pair: NewPairRows): Promise<RotatedChain | undefined> {
-  const row = await findRefreshToken(db, pair.refreshHash);
-  return row && { sub: row.sub, scope: row.scope, chain_id: row.chain_id, chain_expires_at: row.chain_expires_at };
+async function wonLostIssuance(db: Db, id: string, issuance: string): Promise<ChainRow | undefined> {
+  const chain = await findChain(db, id);
+  return chain?.issuance === issuance ? chain : undefined;
 }
 
-async function insertPair(db: Db, pair: NewPairRows, chain: RotatedChain): Promise<void> {
-  await insertAccessToken(db, {
-    token_hash: pair.accessHash,
-    client_id: pair.clientId,
-    sub: chain.sub,
-    scope: pair.accessScope,
-    chain_id: chain.chain_id,
-    created_at: pair.now,
-    expires_at: pair.accessExpiresAt,
-    revoked_at: null,
+/**
+ * PostgreSQL: the code's redemption and its chain in one statement. The conditional UPDATE makes the
+ * code single use; the chain is inserted only when it returned the code. One statement in autocommit
+ * is one transaction, so a concurrent second redemption that loses (and revokes the chain) finds it.
+ */
+const REDEEM_WITH_CHAIN_POSTGRES = `with redeemed as (
+  update authorization_codes set redeemed_at = $2
+  where code_hash = $1 and redeemed_at is null and expires_at > $2
+  returning code_hash
+), new_chain as (
+  insert into token_chains (id, client_id, sub, scope, generation, created_at, expires_at, issuance, legacy_chain_id)
+  select $3::text, $4::text, $5::text, $6::text, $7::bigint, $2::bigint, $8::bigint, $9::text, $10::text from redeemed
+)
+select code_hash from redeemed`;
+
+/**
+ * Redeems the code (single use: one conditional UPDATE) and starts its chain, atomically. Returns
+ * whether this call redeemed it. PostgreSQL: one statement, one round trip; SQLite: one transaction.
+ */
+export async function redeemCodeWithChain(db: Db, codeHash: string, now: number, chain: ChainRow, retry: TransientRetryOptions = {}): Promise<boolean> {
+  if (isPostgres(db)) {
+    const parameters = [codeHash, now, chain.id, chain.client_id, chain.sub, chain.scope, chain.generation, chain.expires_at, chain.issuance, chain.legacy_chain_id];
+    const run = async () => (await db.executeQuery(CompiledQuery.raw(REDEEM_WITH_CHAIN_POSTGRES, parameters))).rows.length === 1;
+    const { value, lostConnection } = await runAtomicStatement(run, { ...retry, idempotent: true });
+    return value || (lostConnection && (await wonLostIssuance(db, chain.id, chain.issuance)) !== undefined);
+  }
+  return inTransaction(db, async (trx) => {
+    if (!(await redeemCode(trx, codeHash, now))) return false;
+    await insertChain(trx, chain);
+    return true;
   });
-  await insertRefreshToken(db, {
-    token_hash: pair.refreshHash,
-    client_id: pair.clientId,
-    sub: chain.sub,
-    scope: chain.scope,
-    chain_id: chain.chain_id,
-    created_at: pair.now,
-    chain_expires_at: chain.chain_expires_at,
+}
+
+/** PostgreSQL: a refresh token of the earlier format rotated into a new chain, in one statement (see REDEEM_WITH_CHAIN_POSTGRES). */
+const ROTATE_LEGACY_INTO_CHAIN_POSTGRES = `with rotated as (
+  update refresh_tokens set rotated_at = $3, revoked_at = $3
+  where token_hash = $1 and client_id = $2 and rotated_at is null and revoked_at is null and chain_expires_at > $3
+  returning sub, scope, chain_id, chain_expires_at
+), new_chain as (
+  insert into token_chains (id, client_id, sub, scope, generation, created_at, expires_at, issuance, legacy_chain_id)
+  select $4::text, $2::text, sub, scope, 1, $3::bigint, chain_expires_at, $5::text, chain_id from rotated
+)
+select sub, scope, chain_id, chain_expires_at from rotated`;
+
+/**
+ * A refresh token from before migration 0010, rotated: the old row is marked rotated (so presenting
+ * it again is the replay it always was) and its chain continues as a chain row of generation 1, with
+ * the same person, scope and end. Returns the new chain, or undefined when the token was not the live
+ * latest one. PostgreSQL: one statement; SQLite: one transaction.
+ */
+export async function rotateLegacyIntoChain(db: Db, tokenHash: string, clientId: string, now: number, next: { id: string; issuance: string }): Promise<ChainRow | undefined> {
+  const chainOf = (old: Pick<RefreshTokenRow, 'sub' | 'scope' | 'chain_id' | 'chain_expires_at'>): ChainRow => ({
+    id: next.id,
+    client_id: clientId,
+    sub: old.sub,
+    scope: old.scope,
+    generation: 1,
+    created_at: now,
+    expires_at: old.chain_expires_at,
     rotated_at: null,
+    issuance: next.issuance,
+    refresh_revoked_at: null,
     revoked_at: null,
+    legacy_chain_id: old.chain_id,
   });
+  if (isPostgres(db)) {
+    type Old = Pick<RefreshTokenRow, 'sub' | 'scope' | 'chain_id' | 'chain_expires_at'>;
+    const run = async () => (await db.executeQuery<Old>(CompiledQuery.raw(ROTATE_LEGACY_INTO_CHAIN_POSTGRES, [tokenHash, clientId, now, next.id, next.issuance]))).rows[0];
+    const { value, lostConnection } = await runAtomicStatement(run, { idempotent: true });
+    return value ? chainOf(value) : lostConnection ? wonLostIssuance(db, next.id, next.issuance) : undefined;
+  }
+  return inTransaction(db, async (trx) => {
+    const rotated = await rotateRefreshToken(trx, tokenHash, clientId, now);
+    if (!rotated) return undefined;
+    const chain = chainOf(rotated);
+    await insertChain(trx, chain);
+    return chain;
+  });
+}
+
+/** What userinfo reads for an access token of the chain format. */
+export type ChainAccessRow = {
+  chain: Pick<ChainRow, 'client_id' | 'sub' | 'generation' | 'created_at' | 'revoked_at'>;
+  /** this access token alone was revoked (the deny list) */
+  denied: boolean;
+  person: TokenPersonRow | undefined;
+};
+
+/**
+ * Userinfo's statement for a chain-format token: the chain, whether the token is on the deny list,
+ * and the person — primary-key probes, one statement (one round trip on PostgreSQL). SQLite: scalar
+ * subqueries (see userinfoQuerySqlite); PostgreSQL: a join. Parameters: the deny-list id, the chain id.
+ */
+const CHAIN_USERINFO_SQLITE = `select c.client_id, c.sub, c.generation, c.created_at, c.revoked_at,
+  exists (select 1 from revoked_access_tokens d where d.id = ?) as denied,
+  ${PERSON_COLUMNS.map((column) => `(select u.${column} from users u where u.sub = c.sub) as u_${column}`).join(',\n  ')}
+from token_chains c where c.id = ?`;
+const CHAIN_USERINFO_POSTGRES = `select c.client_id, c.sub, c.generation, c.created_at, c.revoked_at,
+  exists (select 1 from revoked_access_tokens d where d.id = $1) as denied,
+  ${PERSON_COLUMNS.map((column) => `u.${column} as u_${column}`).join(', ')}
+from token_chains c left join users u on u.sub = c.sub where c.id = $2`;
+
+type ChainUserinfoRow = ChainAccessRow['chain'] & PersonColumns & { denied: boolean | number };
+
+export async function findChainForAccessToken(db: Db, chainId: string, accessTokenId: string): Promise<ChainAccessRow | undefined> {
+  const sql = isPostgres(db) ? CHAIN_USERINFO_POSTGRES : CHAIN_USERINFO_SQLITE;
+  const [row] = (await db.executeQuery<ChainUserinfoRow>(CompiledQuery.raw(sql, [accessTokenId, chainId]))).rows;
+  if (!row) return undefined;
+  return {
+    chain: { client_id: row.client_id, sub: row.sub, generation: row.generation, created_at: row.created_at, revoked_at: row.revoked_at },
+    denied: row.denied === true || row.denied === 1,
+    person: personOf(row),
+  };
+}
+
+/**
+ * The revoke endpoint with `token_type_hint=refresh_token`, for a chain-format token: revokes the
+ * refresh token if it is the chain's live one and belongs to the client (the access tokens stay, as
+ * before). Returns whether something was revoked.
+ */
+export async function revokeChainRefresh(db: Db, chainId: string, generation: number, clientId: string, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('token_chains')
+    .set({ refresh_revoked_at: now })
+    .where('id', '=', chainId)
+    .where('generation', '=', generation)
+    .where('client_id', '=', clientId)
+    .where('refresh_revoked_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/**
+ * The revoke endpoint without hint, for a chain-format access token: puts it on the deny list if it is
+ * still valid and belongs to the client (chain of this client, not revoked, not expired), one
+ * statement. The entry is forgotten once the token would have expired. Returns whether it was revoked
+ * now (false when not found, another client's, already revoked or expired).
+ */
+export async function denyAccessToken(db: Db, token: { id: string; chainId: string; generation: number; issuedOffset: number }, clientId: string, now: number, lifetimeMs: number): Promise<boolean> {
+  const untilAfterStart = token.issuedOffset + lifetimeMs;
+  const result = await sql`insert into revoked_access_tokens (id, expires_at)
+    select cast(${token.id} as text), c.created_at + cast(${untilAfterStart} as bigint) from token_chains c
+    where c.id = ${token.chainId} and c.client_id = ${clientId} and c.generation >= ${token.generation} and c.revoked_at is null
+      and c.created_at + cast(${untilAfterStart} as bigint) > ${now}
+    on conflict (id) do nothing`.execute(db);
+  return Number(result.numAffectedRows ?? 0n) > 0;
 }
 
 const TOKEN_TABLES = ['access_tokens', 'refresh_tokens'] as const;
 export type TokenKind = 'access' | 'refresh';
 
-/** How many tokens of each kind a mass revocation revoked (those already revoked are not counted). */
-export type RevokedCounts = { access: number; refresh: number };
+/**
+ * What a mass revocation revoked (those revoked already are not counted): chains (each takes its
+ * access tokens and its refresh token with it), and rows of tokens from before migration 0010.
+ */
+export type RevokedCounts = { chains: number; access: number; refresh: number };
 
 /** Revokes every access and refresh token of one person for one application. */
 export async function revokeAllForUserAndClient(db: Db, sub: string, clientId: string, now: number): Promise<RevokedCounts> {
-  const counts = { access: 0, refresh: 0 };
+  const chains = await db.updateTable('token_chains').set({ revoked_at: now }).where('sub', '=', sub).where('client_id', '=', clientId).where('revoked_at', 'is', null).executeTakeFirst();
+  const counts = { chains: Number(chains.numUpdatedRows), access: 0, refresh: 0 };
   for (const table of TOKEN_TABLES) {
     const result = await db.updateTable(table).set({ revoked_at: now }).where('sub', '=', sub).where('client_id', '=', clientId).where('revoked_at', 'is', null).executeTakeFirst();
     counts[table === 'access_tokens' ? 'access' : 'refresh'] = Number(result.numUpdatedRows);
@@ -378,9 +488,13 @@ export async function revokeAllForUserAndClient(db: Db, sub: string, clientId: s
   return counts;
 }
 
-/** Revokes every token issued from one code (the chain that code started). */
+/** Revokes every token issued from one code (the chain that code started, in either format). */
 export async function revokeChain(db: Db, chainId: string, now: number): Promise<RevokedCounts> {
-  const counts = { access: 0, refresh: 0 };
+  // A code from before migration 0010 carries a UUID: its chain may have continued as a chain row.
+  const column = isChainId(chainId) ? 'id' : 'legacy_chain_id';
+  const chains = await db.updateTable('token_chains').set({ revoked_at: now }).where(column, '=', chainId).where('revoked_at', 'is', null).executeTakeFirst();
+  const counts = { chains: Number(chains.numUpdatedRows), access: 0, refresh: 0 };
+  if (column === 'id') return counts;
   for (const table of TOKEN_TABLES) {
     const result = await db.updateTable(table).set({ revoked_at: now }).where('chain_id', '=', chainId).where('revoked_at', 'is', null).executeTakeFirst();
     counts[table === 'access_tokens' ? 'access' : 'refresh'] = Number(result.numUpdatedRows);
@@ -402,12 +516,15 @@ export async function revokeToken(db: Db, kind: TokenKind, tokenHash: string, cl
 
 /**
  * Deletes what can no longer be used: codes past their lifetime (plus a margin), access tokens past
- * their expiry, refresh tokens whose chain has ended (a rotated one is kept until then, so a replay
- * is still recognised). Returns how many rows went.
+ * their expiry (and their deny-list entries), chains and refresh tokens whose chain has ended (a
+ * rotated one is kept until then, so a replay is still recognised; the cutoffs lie a day back, longer
+ * than an access token issued at a chain's end lives). Returns how many rows went.
  */
 export async function deleteExpired(db: Db, codesBefore: number, accessTokensBefore: number, chainsBefore: number): Promise<number> {
   const codes = await db.deleteFrom('authorization_codes').where('expires_at', '<', codesBefore).executeTakeFirst();
+  const denied = await db.deleteFrom('revoked_access_tokens').where('expires_at', '<', accessTokensBefore).executeTakeFirst();
+  const chains = await db.deleteFrom('token_chains').where('expires_at', '<', chainsBefore).executeTakeFirst();
   const access = await db.deleteFrom('access_tokens').where('expires_at', '<', accessTokensBefore).executeTakeFirst();
   const refresh = await db.deleteFrom('refresh_tokens').where('chain_expires_at', '<', chainsBefore).executeTakeFirst();
-  return Number(codes.numDeletedRows + access.numDeletedRows + refresh.numDeletedRows);
+  return Number(codes.numDeletedRows + denied.numDeletedRows + chains.numDeletedRows + access.numDeletedRows + refresh.numDeletedRows);
 }

@@ -12,7 +12,7 @@ forEachDatabase('PKCE downgrade', (open) => {
     const code = await f.mintCode();
     const form = { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, client_id: f.confidential.client.clientId, client_secret: f.confidential.secret };
     assertOAuthError(await f.token({ ...form, code_verifier: VERIFIER }), 400, 'invalid_grant');
-    assert.equal((await f.tokenRows(f.confidential.client.clientId)).access.length, 0, 'no tokens were issued');
+    assert.equal((await f.tokenRows(f.confidential.client.clientId)).chains.length, 0, 'no tokens were issued');
     // The code was not consumed by the refused request: redeemed the way it was issued, it still works.
     const proper = await f.token(form);
     assert.equal(proper.statusCode, 200, proper.body);

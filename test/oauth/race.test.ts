@@ -7,6 +7,7 @@ import { OAuthError } from '../../src/oauth/errors.ts';
 import { OAuthParams, parseFormBody } from '../../src/oauth/form-params.ts';
 import { keyedHash } from '../../src/oauth/secrets.ts';
 import { refreshTokenGrant } from '../../src/oauth/token/refresh-token.ts';
+import { decodeRefreshToken } from '../../src/oauth/token-format.ts';
 import * as store from '../../src/oauth/tokens.store.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { oauthFixture, REDIRECT_URI, type TokenJson } from './token-fixtures.ts';
@@ -22,9 +23,9 @@ forEachDatabase('refresh race', (open) => {
     assert.equal(won.length, 1, answers.map((r) => r.statusCode).join(' '));
     assert.ok(answers.filter((r) => r.statusCode !== 200).every((r) => r.statusCode === 400 && r.json<{ error: string }>().error === 'invalid_grant'));
     const rows = await f.tokenRows(f.confidential.client.clientId);
-    assert.equal(rows.access.length, 2, 'the first pair and the winner\'s pair');
-    assert.equal(rows.refresh.length, 2);
-    assert.ok([...rows.access, ...rows.refresh].every((r) => r.revoked_at !== null), 'everything is revoked, including what the winner just received');
+    assert.deepEqual(rows.chains.map((r) => r.generation), [2], 'one chain: the first pair (generation 1) and the winner\'s pair (generation 2)');
+    assert.ok(rows.chains.every((r) => r.revoked_at !== null), 'everything is revoked, including what the winner just received');
+    assert.equal((await f.userinfo(`Bearer ${tokens.access_token}`)).statusCode, 401, 'the first access token too');
     const winner = won[0]!.json<TokenJson>();
     assert.equal((await f.userinfo(`Bearer ${winner.access_token}`)).statusCode, 401);
     assert.equal((await f.refresh(winner.refresh_token)).statusCode, 400);
@@ -39,8 +40,9 @@ forEachDatabase('refresh race', (open) => {
     const won = answers.filter((r) => r.statusCode === 200);
     assert.equal(won.length, 1, answers.map((r) => r.statusCode).join(' '));
     const rows = await f.tokenRows(f.confidential.client.clientId);
-    assert.equal(rows.access.length, 1);
-    assert.ok([...rows.access, ...rows.refresh].every((r) => r.revoked_at !== null), 'a code presented a second time revokes every token issued from it');
+    assert.equal(rows.chains.length, 1, 'one chain started');
+    assert.ok(rows.chains.every((r) => r.revoked_at !== null), 'a code presented a second time revokes every token issued from it');
+    assert.equal((await f.userinfo(`Bearer ${won[0]!.json<TokenJson>().access_token}`)).statusCode, 401);
     await f.app.close();
   });
 
@@ -56,12 +58,15 @@ forEachDatabase('refresh race', (open) => {
     await f.app.close();
   });
 
-  test(`rotation is one atomic conditional UPDATE: ${CONCURRENT} concurrent rotateRefreshToken calls on one token → exactly one gets the row`, async () => {
+  test(`rotation is one atomic conditional UPDATE: ${CONCURRENT} concurrent rotateChain calls on one generation → exactly one gets the row`, async () => {
     const f = await oauthFixture(await open());
     const tokens = await f.exchange();
-    const hash = keyedHash(f.deps.keys.tokenHash, tokens.refresh_token);
-    const results = await Promise.all(Array.from({ length: CONCURRENT }, () => store.rotateRefreshToken(f.deps.db, hash, f.confidential.client.clientId, f.clock())));
+    const { chainId, generation } = decodeRefreshToken(f.deps.keys.tokenHash, tokens.refresh_token)!;
+    const results = await Promise.all(
+      Array.from({ length: CONCURRENT }, (_, i) => store.rotateChain(f.deps.db, { id: chainId, generation, clientId: f.confidential.client.clientId, now: f.clock(), issuance: `race-${i}` })),
+    );
     assert.equal(results.filter((r) => r !== undefined).length, 1);
+    assert.equal((await store.findChain(f.deps.db, chainId))?.generation, generation + 1, 'moved on once');
     await f.app.close();
   });
 
@@ -83,8 +88,8 @@ forEachDatabase('refresh race', (open) => {
     assert.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 1);
     for (const o of outcomes) if (o.status === 'rejected') assert.ok(o.reason instanceof OAuthError && o.reason.error === 'invalid_grant', String(o.reason));
     const rows = await f.tokenRows(f.confidential.client.clientId);
-    assert.equal(rows.access.length, 2);
-    assert.ok([...rows.access, ...rows.refresh].every((r) => r.revoked_at !== null));
+    assert.deepEqual(rows.chains.map((r) => r.generation), [2]);
+    assert.ok(rows.chains.every((r) => r.revoked_at !== null));
     await f.app.close();
   });
 });

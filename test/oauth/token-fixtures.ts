@@ -31,8 +31,8 @@ export type OAuthFixture = TestApp & {
   refresh(refreshToken: string, extra?: Record<string, string>): Promise<LightMyRequestResponse>;
   userinfo(authorization?: string, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
   revoke(form: Record<string, string>): Promise<LightMyRequestResponse>;
-  /** every access and refresh token row of the person for an application */
-  tokenRows(clientId: string): Promise<{ access: Array<{ revoked_at: number | null }>; refresh: Array<{ revoked_at: number | null }> }>;
+  /** every refresh chain of the person for an application (one row per chain: its tokens carry its id and generation) */
+  tokenRows(clientId: string): Promise<{ chains: Array<{ generation: number; revoked_at: number | null; refresh_revoked_at: number | null }> }>;
 };
 
 export async function oauthFixture(database: TestDatabase, env: Record<string, string> = {}, person: Partial<NewAccount> = {}): Promise<OAuthFixture> {
@@ -82,9 +82,8 @@ export async function oauthFixture(database: TestDatabase, env: Record<string, s
       t.app.inject({ method: 'GET', url: '/oauth/userinfo', headers: { host: HOST, ...(authorization === undefined ? {} : { authorization }), ...headers } }),
     revoke: (form) => post('/oauth/revoke', form),
     async tokenRows(clientId) {
-      const access = await db.selectFrom('access_tokens').select('revoked_at').where('sub', '=', sub).where('client_id', '=', clientId).execute();
-      const refresh = await db.selectFrom('refresh_tokens').select('revoked_at').where('sub', '=', sub).where('client_id', '=', clientId).execute();
-      return { access, refresh };
+      const chains = await db.selectFrom('token_chains').select(['generation', 'revoked_at', 'refresh_revoked_at']).where('sub', '=', sub).where('client_id', '=', clientId).execute();
+      return { chains };
     },
   };
   return fixture;

@@ -7,8 +7,10 @@ import type { OAuthParams } from '../form-params.ts';
 import { normalizeChallengeMethod, verifierMatches } from '../pkce.ts';
 import { keyedHash } from '../secrets.ts';
 import * as store from '../tokens.store.ts';
+import { revokedDetail } from '../revocation-detail.ts';
 import type { GrantHandler, TokenContext } from './grant.ts';
-import { mintTokenPair, REFRESH_CHAIN_LIFETIME_MS } from './issue-tokens.ts';
+import { isChainId } from '../token-format.ts';
+import { newChainRow, REFRESH_CHAIN_LIFETIME_MS, tokensFor } from './issue-tokens.ts';
 
 export type CheckedCode = { client: Client; code: store.CodeRow };
 
@@ -33,7 +35,7 @@ async function refuseReusedCode(ctx: TokenContext, code: store.CodeRow): Promise
       clientId: code.client_id,
       ip: ctx.ip,
       outcome: 'refused',
-      detail: { revoked: 'code_chain', revoked_access_tokens: revoked.access, revoked_refresh_tokens: revoked.refresh },
+      detail: { revoked: 'code_chain', ...revokedDetail(revoked) },
     },
     ctx.log,
   );
@@ -94,21 +96,21 @@ export const authorizationCodeGrant: GrantHandler<CheckedCode> = {
   },
 
   async issue(ctx, { client, code }) {
-    // Single use is one conditional UPDATE; the tokens are stored atomically with it (one statement on
+    // Single use is one conditional UPDATE; the chain is stored atomically with it (one statement on
     // PostgreSQL, one transaction on SQLite), so a concurrent second redemption that loses and revokes
     // the chain also revokes these tokens.
-    const pair = mintTokenPair(ctx.hashKey, ctx.now, client.clientId, code.scope);
-    const redeemed = await store.redeemCodeWithPair(ctx.db, code.code_hash, pair.rows, {
+    const current = isChainId(code.chain_id);
+    const chain = newChainRow(ctx.now, {
+      clientId: client.clientId,
       sub: code.sub,
       scope: code.scope,
-      chain_id: code.chain_id,
-      // spec: "the chain ends 30 days after the user first authorized the application" — the
-      // moment the person authorized is when this code was issued.
-      chain_expires_at: code.created_at + REFRESH_CHAIN_LIFETIME_MS,
+      // spec: "the chain ends 30 days after the user first authorized the application" — the moment
+      // the person authorized is when this code was issued.
+      expiresAt: code.created_at + REFRESH_CHAIN_LIFETIME_MS,
+      ...(current ? { id: code.chain_id } : { legacyChainId: code.chain_id }),
     });
-    const issued = redeemed ? pair.response : undefined;
     // Someone redeemed it between our check and our update: that is a second presentation.
-    if (!issued) return refuseReusedCode(ctx, code);
-    return issued;
+    if (!(await store.redeemCodeWithChain(ctx.db, code.code_hash, ctx.now, chain))) return refuseReusedCode(ctx, code);
+    return tokensFor(ctx.hashKey, chain, chain.generation, ctx.now, code.scope);
   },
 };

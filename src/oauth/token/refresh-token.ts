@@ -7,10 +7,69 @@ import type { OAuthParams } from '../form-params.ts';
 import { formatScope, parseScopeParameter, scopeList } from '../scopes.ts';
 import { keyedHash } from '../secrets.ts';
 import * as store from '../tokens.store.ts';
-import type { GrantHandler, TokenContext } from './grant.ts';
-import { mintTokenPair } from './issue-tokens.ts';
+import { revokedDetail } from '../revocation-detail.ts';
+import { decodeRefreshToken, newChainId } from '../token-format.ts';
+import type { GrantHandler, TokenContext, TokenResponse } from './grant.ts';
+import { newIssuance, tokensFor } from './issue-tokens.ts';
 
-export type CheckedRefresh = { client: Client; token: store.RefreshTokenRow; accessScope: string };
+/**
+ * A presented refresh token, in either format: a chain-format token (its chain row and the generation
+ * it carries) or one from before migration 0010 (its own row).
+ */
+export type PresentedRefresh = {
+  clientId: string;
+  sub: string;
+  /** the scope granted to the chain */
+  scope: string;
+  expiresAt: number;
+  /** rotated earlier: presenting it is the replay the spec describes */
+  rotated: boolean;
+  revoked: boolean;
+  personActive: boolean;
+} & ({ format: 'chain'; chain: store.ChainRow; generation: number } | { format: 'legacy'; tokenHash: string });
+
+export type CheckedRefresh = { client: Client; token: PresentedRefresh; accessScope: string };
+
+/** What a chain-format token of `generation` is, given its chain; undefined when the chain never had that generation. */
+function presentedFromChain(found: { chain: store.ChainRow; personActive: boolean } | undefined, generation: number): PresentedRefresh | undefined {
+  if (!found || generation > found.chain.generation) return undefined;
+  const { chain } = found;
+  return {
+    format: 'chain',
+    chain,
+    generation,
+    clientId: chain.client_id,
+    sub: chain.sub,
+    scope: chain.scope,
+    expiresAt: chain.expires_at,
+    rotated: generation < chain.generation,
+    revoked: chain.revoked_at !== null || chain.refresh_revoked_at !== null,
+    personActive: found.personActive,
+  };
+}
+
+function presentedFromRow(token: store.RefreshTokenRow | undefined, personActive: boolean): PresentedRefresh | undefined {
+  if (!token) return undefined;
+  return {
+    format: 'legacy',
+    tokenHash: token.token_hash,
+    clientId: token.client_id,
+    sub: token.sub,
+    scope: token.scope,
+    expiresAt: token.chain_expires_at,
+    rotated: token.rotated_at !== null,
+    revoked: token.revoked_at !== null,
+    personActive,
+  };
+}
+
+/** Reads what a presented refresh token is: a primary-key read of its chain (with its person's state), or of its row for the earlier format. */
+async function readPresented(ctx: TokenContext, presented: string): Promise<PresentedRefresh | undefined> {
+  const fields = decodeRefreshToken(ctx.hashKey, presented);
+  if (fields) return presentedFromChain(await store.findChainWithPerson(ctx.db, fields.chainId), fields.generation);
+  const found = await store.findRefreshTokenWithPerson(ctx.db, keyedHash(ctx.hashKey, presented));
+  return presentedFromRow(found?.token, found?.personActive ?? false);
+}
 
 const RESTART = 'Restart at the authorize step to sign the person in again.';
 
@@ -18,24 +77,24 @@ const RESTART = 'Restart at the authorize step to sign the person in again.';
  * Refuses a refresh token that cannot be used, for the reason the spec gives; returns the token only
  * when it is still the live latest one of its chain.
  */
-async function usableRefreshToken(ctx: TokenContext, client: Client, token: store.RefreshTokenRow | undefined): Promise<store.RefreshTokenRow> {
-  if (!token || token.client_id !== client.clientId) {
+async function usableRefreshToken(ctx: TokenContext, client: Client, token: PresentedRefresh | undefined): Promise<PresentedRefresh> {
+  if (!token || token.clientId !== client.clientId) {
     throw new OAuthError('invalid_grant', `The refresh token is not valid for this application. ${RESTART}`, { detail: token ? 'token of another client' : 'unknown refresh token' });
   }
-  if (token.rotated_at !== null) {
+  if (token.rotated) {
     // spec: "Refresh token | revoked by rotation | presented again → stays rejected; every access and
     // refresh token of that user for that application is revoked (treated as replay)"
-    const revoked = await store.revokeAllForUserAndClient(ctx.db, token.sub, token.client_id, ctx.now);
+    const revoked = await store.revokeAllForUserAndClient(ctx.db, token.sub, token.clientId, ctx.now);
     await recordAuditSafely(
       ctx.db,
       () => ctx.now,
       {
         type: 'token.replay_detected',
         sub: token.sub,
-        clientId: token.client_id,
+        clientId: token.clientId,
         ip: ctx.ip,
         outcome: 'refused',
-        detail: { revoked: 'user_client_tokens', revoked_access_tokens: revoked.access, revoked_refresh_tokens: revoked.refresh },
+        detail: { revoked: 'user_client_tokens', ...revokedDetail(revoked) },
       },
       ctx.log,
     );
@@ -45,21 +104,21 @@ async function usableRefreshToken(ctx: TokenContext, client: Client, token: stor
       // refreshes must be serialized per user" — an application that refreshes concurrently signs its
       // users out; its developers should hear of it.
       warning: {
-        clientId: token.client_id,
+        clientId: token.clientId,
         event: 'refresh_token_replayed',
         message: 'a rotated refresh token was presented again (a replay, or two refreshes at once): every token of this person for this application was revoked (spec); tell the developers of this application to serialize refreshes and keep only the newest refresh token',
       },
     });
   }
   // spec: "the user withdraws the application … → next refresh fails with invalid_grant"
-  if (token.revoked_at !== null) throw new OAuthError('invalid_grant', `The refresh token has been revoked. ${RESTART}`, { detail: 'refresh token revoked' });
+  if (token.revoked) throw new OAuthError('invalid_grant', `The refresh token has been revoked. ${RESTART}`, { detail: 'refresh token revoked' });
   // spec: "30 days after first authorization → expired; later refresh fails with invalid_grant", description 刷新令牌已过期
-  if (token.chain_expires_at <= ctx.now) throw new OAuthError('invalid_grant', DESCRIPTION_REFRESH_TOKEN_EXPIRED, { detail: 'refresh chain expired' });
+  if (token.expiresAt <= ctx.now) throw new OAuthError('invalid_grant', DESCRIPTION_REFRESH_TOKEN_EXPIRED, { detail: 'refresh chain expired' });
   return token;
 }
 
 /** An optional narrower `scope` (RFC 6749 §6): applies to the new access token only; the refresh token keeps the granted scope. */
-function accessScopeFor(token: store.RefreshTokenRow, requested: string | undefined): string {
+function accessScopeFor(token: PresentedRefresh, requested: string | undefined): string {
   if (requested === undefined) return token.scope;
   const granted = new Set<string>(scopeList(token.scope));
   const asked = parseScopeParameter(requested);
@@ -70,31 +129,40 @@ function accessScopeFor(token: store.RefreshTokenRow, requested: string | undefi
   return formatScope(asked);
 }
 
+/**
+ * spec: "only the most recently issued one" is accepted, "the previous one is revoked at once". One
+ * conditional UPDATE decides which of any concurrent refreshes wins (the chain's generation moves on,
+ * so the presented token is the previous one at once); a token of the earlier format is marked rotated
+ * and its chain continues as a chain row, atomically. spec: "a replacement inherits the original
+ * expiry" — the chain keeps its end. Returns the pair, or undefined when another request won.
+ */
+async function rotate(ctx: TokenContext, client: Client, token: PresentedRefresh, accessScope: string): Promise<TokenResponse | undefined> {
+  if (token.format === 'chain') {
+    const rotated = await store.rotateChain(ctx.db, { id: token.chain.id, generation: token.generation, clientId: client.clientId, now: ctx.now, issuance: newIssuance() });
+    return rotated && tokensFor(ctx.hashKey, rotated, rotated.generation, ctx.now, accessScope);
+  }
+  const chain = await store.rotateLegacyIntoChain(ctx.db, token.tokenHash, client.clientId, ctx.now, { id: newChainId(), issuance: newIssuance() });
+  return chain && tokensFor(ctx.hashKey, chain, chain.generation, ctx.now, accessScope);
+}
+
 export const refreshTokenGrant: GrantHandler<CheckedRefresh> = {
   async check(ctx, params) {
     const client = await checkTokenEndpointClient(ctx.db, params.required('client_id'), ctx.origin);
     const presented = params.required('refresh_token');
     // spec: "client_secret — always; no PKCE branch on this grant"
     checkClientSecret(ctx.hashKey, client, params.optional('client_secret'));
-    // The token and its person's state in one read (one statement, one round trip on PostgreSQL).
-    const found = await store.findRefreshTokenWithPerson(ctx.db, keyedHash(ctx.hashKey, presented));
-    const live = await usableRefreshToken(ctx, client, found?.token);
-    if (!found?.personActive) throw new OAuthError('invalid_grant', `The account of this refresh token is disabled. ${RESTART}`, { detail: 'account missing or disabled' });
+    // The token (its chain) and its person's state in one read (one statement, one round trip on PostgreSQL).
+    const live = await usableRefreshToken(ctx, client, await readPresented(ctx, presented));
+    if (!live.personActive) throw new OAuthError('invalid_grant', `The account of this refresh token is disabled. ${RESTART}`, { detail: 'account missing or disabled' });
     return { client, token: live, accessScope: accessScopeFor(live, params.optional('scope')) };
   },
 
   async issue(ctx, { client, token, accessScope }) {
-    // spec: "only the most recently issued one" is accepted, "the previous one is revoked at once".
-    // One conditional UPDATE decides which of any concurrent refreshes wins; the new pair is stored
-    // atomically with it (one statement on PostgreSQL, one transaction on SQLite), so a loser that then
-    // revokes everything also revokes the winner's pair. spec: "a replacement inherits the original
-    // expiry" — the new refresh token takes the chain's expiry from the rotated row.
-    const pair = mintTokenPair(ctx.hashKey, ctx.now, client.clientId, accessScope);
-    const rotated = await store.rotateRefreshTokenWithPair(ctx.db, token.token_hash, pair.rows);
-    const issued = rotated && pair.response;
+    const issued = await rotate(ctx, client, token, accessScope);
     if (issued) return issued;
     // Lost the rotation: classify what the token is now (rotated by another request → replay).
-    await usableRefreshToken(ctx, client, await store.findRefreshToken(ctx.db, token.token_hash));
+    const now = token.format === 'chain' ? presentedFromChain(await store.findChainWithPerson(ctx.db, token.chain.id), token.generation) : presentedFromRow(await store.findRefreshToken(ctx.db, token.tokenHash), true);
+    await usableRefreshToken(ctx, client, now);
     throw new OAuthError('invalid_grant', `The refresh token can no longer be used. ${RESTART}`, { detail: 'rotation lost without a classifiable cause' });
   },
 };
