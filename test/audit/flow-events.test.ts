@@ -80,9 +80,10 @@ forEachDatabase('audit events of the sign-in, consent and token flow', (open) =>
         { ...about, type: 'signin.failed', outcome: 'failure', detail: null },
         { ...about, type: 'signin.succeeded', outcome: 'success', detail: null },
         { ...about, type: 'consent.granted', outcome: 'success', detail: { scope: 'openid profile email' } },
-        // the replay revoked the second pair (the first was revoked by rotation already)
-        { ...about, type: 'token.replay_detected', outcome: 'refused', detail: { revoked: 'user_client_tokens', revoked_access_tokens: 2, revoked_refresh_tokens: 1 } },
-        { ...about, type: 'code.replay_detected', outcome: 'refused', detail: { revoked: 'code_chain', revoked_access_tokens: 0, revoked_refresh_tokens: 0 } },
+        // the replay revoked the one chain (both of its access tokens, and its refresh token)
+        { ...about, type: 'token.replay_detected', outcome: 'refused', detail: { revoked: 'user_client_tokens', revoked_chains: 1 } },
+        // the code's chain was revoked by the replay already
+        { ...about, type: 'code.replay_detected', outcome: 'refused', detail: { revoked: 'code_chain', revoked_chains: 0 } },
       ],
     );
     const at = events.map((e) => Date.parse(e.at));

@@ -16,7 +16,7 @@ import { migrate, openDatabase } from '../../src/db/database.ts';
 import type { TestDatabase } from '../helpers/databases.ts';
 import { privatePostgresUnavailableReason, startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.ts';
 import { skipUnlessAvailable } from '../helpers/services.ts';
-import { HOST, oauthFixture, type OAuthFixture } from '../oauth/token-fixtures.ts';
+import { HOST, oauthFixture, REDIRECT_URI, type OAuthFixture } from '../oauth/token-fixtures.ts';
 
 /** The database timeout the service runs with here (SIGNET_DATABASE_TIMEOUT_SECONDS, in ms). */
 const TIMEOUT_MS = 1000;
@@ -136,22 +136,32 @@ describe('database faults on SQLite', () => {
     await close();
   });
 
-  test('"SQLITE_FULL during a refresh surfaces as 500": it answers 503 with Retry-After, and once there is room the refresh token that failed to rotate still works', async () => {
+  test('"SQLITE_FULL during a refresh surfaces as 500": a token request that finds no room answers 503 with Retry-After, and once there is room the code that failed to be redeemed still works', async () => {
     const { f, close } = await sqliteService(TIMEOUT_MS);
-    let current = (await f.exchange()).refresh_token;
-    // The database may not grow past its present size (a full disk, for SQLite); refresh until a rotation finds no room.
+    // A rotation writes no new row any more (one row per chain, updated in place), so it needs no new
+    // page; a code's redemption starts a chain and does. Codes are minted first, while there is room.
+    const codes: string[] = [];
+    for (let i = 0; i < 1500; i++) codes.push(await f.mintCode());
+    // The database may not grow past its present size (a full disk, for SQLite); redeem until one finds no room.
     const pages = await sql<{ page_count: number }>`pragma page_count`.execute(f.deps.db);
     await sql.raw(`pragma max_page_count = ${pages.rows[0]!.page_count}`).execute(f.deps.db);
-    let failed: LightMyRequestResponse | undefined;
-    for (let i = 0; i < 2000 && !failed; i++) {
-      const res = await f.refresh(current);
-      if (res.statusCode === 200) current = res.json<{ refresh_token: string }>().refresh_token;
-      else failed = res;
+    const redeem = (code: string) => f.token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, client_id: f.confidential.client.clientId, client_secret: f.confidential.secret });
+    let failed: { res: LightMyRequestResponse; code: string } | undefined;
+    let last: string | undefined;
+    for (const code of codes) {
+      const res = await redeem(code);
+      if (res.statusCode !== 200) {
+        failed = { res, code };
+        break;
+      }
+      last = res.json<{ refresh_token: string }>().refresh_token;
     }
     assert.ok(failed, 'the database filled up');
-    assertOAuthUnavailable(failed, 'refresh on a full database');
+    assertOAuthUnavailable(failed.res, 'code redemption on a full database');
+    // A refresh on the full database still rotates: it changes its chain's row in place.
+    assert.equal((await f.refresh(last!)).statusCode, 200, 'a rotation needs no room');
     await sql.raw('pragma max_page_count = 1073741823').execute(f.deps.db);
-    const res = await f.refresh(current);
+    const res = await redeem(failed.code);
     assert.equal(res.statusCode, 200, res.body);
     await close();
   });

@@ -223,7 +223,9 @@ function allowedChanges(req: FuzzRequest, res: LightMyRequestResponse): Readonly
   if (route.url === '/oauth/authorize' && status === 302) add('authorization_requests', 'authorization_codes');
   // A code or refresh token presented again is audited (token.replay_detected, code.replay_detected), as are redemptions and refreshes.
   if (route.url === '/oauth/token' && method === 'POST') add('audit_events');
-  if (route.url === '/oauth/token' && method === 'POST' && success) add('access_tokens', 'refresh_tokens');
+  if (route.url === '/oauth/token' && method === 'POST' && success) add('token_chains');
+  // Revoking one access token of the chain format puts it on the deny list (a row until it would have expired).
+  if (route.url === '/oauth/revoke' && method === 'POST' && success) add('revoked_access_tokens');
   // Opening the authenticator set-up page keeps the secret being set up (so a reload shows the same QR code).
   if (['/account/two-step/setup', '/signin/two-step/setup'].includes(route.url) && status === 200) add('second_factors');
   if (method !== 'POST' && method !== 'PUT' && method !== 'DELETE') return allowed;

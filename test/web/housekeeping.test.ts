@@ -6,12 +6,15 @@ import { forEachDatabase } from '../helpers/databases.ts';
 import { oauthFixture } from '../oauth/token-fixtures.ts';
 
 forEachDatabase('housekeeping', (open) => {
-  test('expired codes, access tokens and ended refresh chains are swept; live ones and rotated tokens of a live chain stay (a replay is still recognised)', async () => {
+  test('expired codes, deny-list entries of expired access tokens and ended refresh chains are swept; a live chain stays (a replay of its rotated token is still recognised)', async () => {
     const f = await oauthFixture(await open());
     const { db } = f.deps;
     const first = await f.exchange();
     assert.equal((await f.refresh(first.refresh_token)).statusCode, 200);
     await f.mintCode();
+    // Revoking one access token puts it on the deny list until it would have expired.
+    assert.equal((await f.revoke({ token: first.access_token, client_id: f.confidential.client.clientId, client_secret: f.confidential.secret })).statusCode, 200);
+    assert.equal((await db.selectFrom('revoked_access_tokens').selectAll().execute()).length, 1);
 
     f.clock.advance(3 * HOUR);
     const early = await sweepExpired(db, f.clock);
@@ -19,14 +22,14 @@ forEachDatabase('housekeeping', (open) => {
 
     f.clock.advance(DAY);
     const swept = await sweepExpired(db, f.clock);
-    assert.equal(swept.codesAndTokens, 4, 'two codes and two expired access tokens');
-    assert.equal((await db.selectFrom('refresh_tokens').selectAll().execute()).length, 2, 'the rotated refresh token stays while its chain lives');
+    assert.equal(swept.codesAndTokens, 3, 'two codes and the deny-list entry of an expired access token');
+    assert.equal((await db.selectFrom('token_chains').selectAll().execute()).length, 1, 'the chain stays while it lives');
     const replay = await f.refresh(first.refresh_token);
     assert.equal(replay.statusCode, 400);
 
     f.clock.advance(31 * DAY);
     await sweepExpired(db, f.clock);
-    assert.equal((await db.selectFrom('refresh_tokens').selectAll().execute()).length, 0, 'an ended chain is forgotten');
+    assert.equal((await db.selectFrom('token_chains').selectAll().execute()).length, 0, 'an ended chain is forgotten');
     await f.app.close();
   });
 });
