@@ -15,9 +15,16 @@ export const ACCESS_TOKEN_LIFETIME_MS = ACCESS_TOKEN_LIFETIME_SECONDS * SECOND;
 /** spec "refresh chain lifetime: 30 days from the first authorization; rotation does not extend it" */
 export const REFRESH_CHAIN_LIFETIME_MS = 30 * DAY;
 
-/** A random mark of one issuance, stored with the chain: after a lost connection, whether that issuance committed. */
+/**
+ * A mark of one issuance, stored with the chain: after a lost connection, whether that issuance
+ * committed. It only has to be unique (it is no secret): a random prefix per process and a counter —
+ * 12 random bytes per rotation cost ~3 % of a refresh's CPU in the profile.
+ */
+const ISSUANCE_PREFIX = randomBytes(12).toString('base64url');
+let issuances = 0;
 export function newIssuance(): string {
-  return randomBytes(12).toString('base64url');
+  issuances += 1;
+  return `${ISSUANCE_PREFIX}.${issuances.toString(36)}`;
 }
 
 /**
