@@ -37,6 +37,17 @@ export function pageWords(pdf: Uint8Array, pageNo: number): Promise<Word[]> {
   });
 }
 
+/** The lines `pdftotext -bbox-layout` finds on a page: each line's box and its words' text. */
+export function pageLines(pdf: Uint8Array, pageNo: number): Promise<Word[]> {
+  return withFile(pdf, async (file) => {
+    const { stdout } = await run('pdftotext', ['-bbox-layout', '-f', String(pageNo), '-l', String(pageNo), file, '-'], { timeout: 30_000, maxBuffer: 32 * 1024 * 1024 });
+    return [...stdout.matchAll(/<line xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([\s\S]*?)<\/line>/g)].map((m) => ({
+      xMin: Number(m[1]), yMin: Number(m[2]), xMax: Number(m[3]), yMax: Number(m[4]),
+      text: [...m[5]!.matchAll(/<word[^>]*>([^<]*)<\/word>/g)].map((w) => w[1]).join(' '),
+    }));
+  });
+}
+
 export function render(pdf: Uint8Array, pageNo: number, dpi = 72): Promise<Raster> {
   return withFile(pdf, (file) => renderPage(file, pageNo, dpi));
 }

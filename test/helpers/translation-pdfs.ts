@@ -87,6 +87,29 @@ export async function manualPdf(pairs = 1): Promise<Buffer> {
   return done;
 }
 
+/** Paragraphs set close together at the top of a page, with the rest of the column empty. */
+export const TIGHT = [
+  'The garden is watered every morning before the sun is high, and again in the evening when it is hot.',
+  'Each tree gets one bucket of water and each flower a cup, so that the roots stay wet all day long.',
+  'The soil is checked every week with a small stick, and dry places get more water the next morning.',
+  'Dry leaves are taken away and put on the heap behind the house, where they turn into good soil.',
+  'In winter the plants are covered with old sacks, and the tools are cleaned and put in the shed.',
+] as const;
+
+/** One page: TIGHT's paragraphs at 11 pt, 300 pt wide, 6 pt apart, from the top; nothing below them. */
+export async function tightPdf(): Promise<Buffer> {
+  const doc = new PDFDocument({ size: [PAGE.width, PAGE.height], margin: 0 });
+  const done = collect(doc);
+  doc.font('Helvetica').fontSize(11);
+  let y = 80;
+  for (const text of TIGHT) {
+    doc.text(text, LEFT, y, { width: 300 });
+    y += doc.heightOfString(text, { width: 300 }) + 6;
+  }
+  doc.end();
+  return done;
+}
+
 function ruledTable(doc: PDFKit.PDFDocument): void {
   const { top, rowHeight, widths } = TABLE;
   const xs = widths.reduce<number[]>((edges, w) => [...edges, edges.at(-1)! + w], [LEFT]);

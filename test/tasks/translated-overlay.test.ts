@@ -15,10 +15,12 @@ import { createApertium } from '../../src/tasks/engines/translate/apertium.ts';
 import { renderBilingualPdf } from '../../src/tasks/engines/translate/bilingual.ts';
 import { renderOverlayPdf } from '../../src/tasks/engines/translate/overlay/draw.ts';
 import { isKeptBlock, keptTextPdf } from '../../src/tasks/engines/translate/overlay/keep.ts';
+import { SHRINK_FLOOR } from '../../src/tasks/engines/translate/overlay/fit.ts';
 import { removeText, TextRemovalError } from '../../src/tasks/engines/translate/overlay/remove-text.ts';
 import { translateDocument } from '../../src/tasks/engines/translate/translate-document.ts';
-import { MANUAL, MANUAL_BOXES, manualPdf, manualTable, PAGE, scannedPdf } from '../helpers/translation-pdfs.ts';
-import { differingPixels, ghostscriptUnavailableReason, pageText, pageWords, popplerUnavailableReason, render, withoutText, type Word } from '../helpers/poppler.ts';
+import type { Translator } from '../../src/tasks/engines/translate/translator.ts';
+import { MANUAL, MANUAL_BOXES, manualPdf, manualTable, PAGE, scannedPdf, TIGHT, tightPdf } from '../helpers/translation-pdfs.ts';
+import { differingPixels, ghostscriptUnavailableReason, pageLines, pageText, pageWords, popplerUnavailableReason, render, withoutText, type Word } from '../helpers/poppler.ts';
 import { skipUnlessAvailable } from '../helpers/services.ts';
 
 const EN_ES = { source: 'en', target: 'es' };
@@ -223,6 +225,50 @@ describe('translated.pdf on the source pages (Apertium eng-spa, ghostscript, pop
     }
     assert.ok(ink > 40, `only ${ink} dark pixels under the Chinese title`);
     if (process.env.SIGNET_KEEP_RENDER) await writeFile(process.env.SIGNET_KEEP_RENDER, pdf);
+  });
+});
+
+describe('"set at the floor, and the blocks below it in its column move down" (reflow): paragraphs set close together, the column empty below', { skip: skipUnlessAvailable('layout-keeping translation', unavailable()) }, () => {
+  // Apertium's Spanish said twice: translations well over twice their source's length, more than a
+  // box and the 6 pt to the next paragraph hold at 70 % (without the reflow one went to 65 %).
+  const apertium = createApertium();
+  const wordy: Translator = {
+    engine: 'apertium',
+    languagePairs: (signal) => apertium.languagePairs(signal),
+    translate: async (segments, pair, signal) => (await apertium.translate(segments, pair, signal)).map((t) => `${t} ${t}`),
+  };
+  /** Noto Sans SC's word boxes in pdftotext span 1.16 em above the baseline and 0.29 below. */
+  const EM = 1.16 + 0.29;
+
+  test('no paragraph goes below the 70 % floor, no two lines overlap, and all stays above the bottom margin (pdftotext -bbox-layout)', async () => {
+    const source = new Uint8Array(await tightPdf());
+    const parsed = await extractDocument(source);
+    assert.equal(parsed.pages[0]!.blocks.length, TIGHT.length, 'one block per paragraph');
+    const translated = await translateDocument(parsed, wordy, EN_ES);
+    const output = await renderOverlayPdf(source, parsed, translated);
+    const lines = await pageLines(output, 1);
+    assert.ok(lines.length > TIGHT.length * 2, `${lines.length} lines`);
+    for (const line of lines) {
+      const size = (line.yMax - line.yMin) / EM;
+      assert.ok(size >= 11 * SHRINK_FLOOR - 0.05, `"${line.text.slice(0, 40)}" is set at ${size.toFixed(2)} pt, below the floor of ${(11 * SHRINK_FLOOR).toFixed(2)}`);
+      assert.ok(line.yMax <= PAGE.height * 0.97, `"${line.text.slice(0, 40)}" reaches into the bottom margin`);
+    }
+    // Each line's glyphs from cap height to baseline: no two lines share any of that.
+    const band = (w: Word) => {
+      const em = (w.yMax - w.yMin) / EM;
+      const baseline = w.yMax - 0.29 * em;
+      return { top: baseline - 0.72 * em, bottom: baseline };
+    };
+    for (const [i, a] of lines.entries()) {
+      for (const b of lines.slice(i + 1)) {
+        const across = a.xMin < b.xMax && b.xMin < a.xMax;
+        const [x, y] = [band(a), band(b)];
+        assert.ok(!(across && x.top < y.bottom && y.top < x.bottom), `"${a.text.slice(0, 30)}" and "${b.text.slice(0, 30)}" overlap`);
+      }
+    }
+    // Every word of every translation is on the page, in order of the paragraphs.
+    const drawn = words(lines.map((l) => l.text).join(' ')).join(' ');
+    assert.equal(drawn, words(translated.pages[0]!.blocks.map((b) => b.text).join(' ')).join(' '));
   });
 });
 

@@ -2,6 +2,8 @@
 // block's sampled background colour, then the translation is drawn". The page is rendered with
 // poppler's pdftoppm (no shell, time and memory limits) as a binary PPM, which needs no decoder;
 // a block's background is the most common colour on a ring just around its box.
+// The text-free page is looked at the same way before a block moves down (reflow.ts): only onto
+// an even colour, never onto a rule, a fill's edge or an image.
 import { execFile } from 'node:child_process';
 import type { BoundingBox } from '../../document.ts';
 
@@ -73,4 +75,30 @@ export function backgroundOf(raster: Raster, pageHeight: number, box: BoundingBo
 export function textColourOn(background: Rgb): Rgb {
   const luminance = 0.2126 * background[0] + 0.7152 * background[1] + 0.0722 * background[2];
   return luminance < 110 ? [255, 255, 255] : [0, 0, 0];
+}
+
+/**
+ * Whether a region (PDF points, bottom-left origin) is one even colour on the raster: no rule, fill
+ * edge, image or glyph in it. Channels may vary by `tolerance` (anti-aliasing, scan noise).
+ */
+export function isBlank(raster: Raster, pageHeight: number, box: BoundingBox, tolerance = 32): boolean {
+  const scale = raster.dpi / 72;
+  const left = Math.max(0, Math.floor(box.l * scale));
+  const right = Math.min(raster.width - 1, Math.ceil(box.r * scale));
+  const top = Math.max(0, Math.floor((pageHeight - box.t) * scale));
+  const bottom = Math.min(raster.height - 1, Math.ceil((pageHeight - box.b) * scale));
+  const low = [255, 255, 255];
+  const high = [0, 0, 0];
+  for (let y = top; y <= bottom; y++) {
+    for (let x = left; x <= right; x++) {
+      const i = (y * raster.width + x) * 3;
+      for (let c = 0; c < 3; c++) {
+        const v = raster.data[i + c]!;
+        if (v < low[c]!) low[c] = v;
+        if (v > high[c]!) high[c] = v;
+        if (high[c]! - low[c]! > tolerance) return false;
+      }
+    }
+  }
+  return true;
 }

@@ -12,9 +12,10 @@ import PDFDocument from 'pdfkit';
 import { PDFDocument as PdfLibDocument } from 'pdf-lib';
 import type { Block, BoundingBox, Page, ParsedDocument } from '../../document.ts';
 import { fontPaths } from '../../fonts.ts';
-import { backgroundOf, renderPage, textColourOn, type Raster, type Rgb } from './background.ts';
-import { fitText } from './fit.ts';
+import { backgroundOf, isBlank, renderPage, textColourOn, type Raster, type Rgb } from './background.ts';
+import { fitText, type FitResult } from './fit.ts';
 import { isKeptBlock, isKeptText, keptRegions, keptTextPdf } from './keep.ts';
+import { reflow, type Placed } from './reflow.ts';
 import { removeText, type RemoveTextOptions } from './remove-text.ts';
 
 type Doc = InstanceType<typeof PDFDocument>;
@@ -29,6 +30,12 @@ export type OverlayOptions = { signal?: AbortSignal; removeText?: RemoveTextOpti
 
 /** One box to typeset: its translation, and the source block it stands for. */
 type Piece = { text: string; box: BoundingBox; block: Block; grow: boolean };
+/** A piece's fit, and the box it was fitted in (moved down by the reflow, maybe widened to its column). */
+type Fitted = FitResult & { box: BoundingBox };
+/** Blocks that stay at the page's edge: they never move, nor make others move. */
+const MARGINAL = new Set(['page_header', 'page_footer']);
+/** The text-free page is rendered at this resolution to see rules and fills a moved block must not cover. */
+const RULE_DPI = 72;
 
 /**
  * `translated.pdf`: same page count and sizes as `source`. `document` is the parsed source, and
@@ -48,7 +55,9 @@ export async function renderOverlayPdf(source: Uint8Array, document: ParsedDocum
   // kept text is set again in the bundled font, unchanged, instead of being copied.
   const copyKept = !original.isEncrypted && document.pages.some((p) => keptRegions(p).length > 0);
   const rasters = await scannedPageRasters(source, document, options.signal);
-  const overlay = await PdfLibDocument.load(await typeset(document, translated, rasters, !original.isEncrypted, options.signal));
+  const textFreePages = textFreeRasters(textFree, options.signal);
+  const layer = await typeset(document, translated, rasters, textFreePages.page, !original.isEncrypted, options.signal).finally(textFreePages.close);
+  const overlay = await PdfLibDocument.load(layer);
   const overlayPages = await out.embedPages(overlay.getPages());
   const keptPages = copyKept ? await out.embedPages((await keptTextPdf(source, document.pages)).getPages()) : [];
   pages.forEach((page, i) => {
@@ -77,8 +86,21 @@ async function scannedPageRasters(source: Uint8Array, document: ParsedDocument, 
   return rasters;
 }
 
+/** The text-free pages rendered on demand (only pages where a block would move), for reflow's look at rules and fills. */
+function textFreeRasters(textFree: Uint8Array, signal?: AbortSignal): { page: (pageNo: number) => Promise<Raster>; close: () => Promise<void> } {
+  let dir: Promise<string> | undefined;
+  const file = async () => {
+    dir ??= mkdtemp(path.join(tmpdir(), 'signet-reflow-')).then(async (d) => { await writeFile(path.join(d, 'text-free.pdf'), textFree); return d; });
+    return path.join(await dir, 'text-free.pdf');
+  };
+  return {
+    page: async (pageNo) => renderPage(await file(), pageNo, RULE_DPI, signal),
+    close: async () => { if (dir) await rm(await dir.catch(() => ''), { recursive: true, force: true }); },
+  };
+}
+
 /** The translation layer: one page per source page, same size, only the translated text (and covers on scans). */
-async function typeset(document: ParsedDocument, translated: ParsedDocument, rasters: Map<number, Raster>, copyKept: boolean, signal?: AbortSignal): Promise<Uint8Array> {
+async function typeset(document: ParsedDocument, translated: ParsedDocument, rasters: Map<number, Raster>, textFreePage: (pageNo: number) => Promise<Raster>, copyKept: boolean, signal?: AbortSignal): Promise<Uint8Array> {
   const fonts = fontPaths();
   const pdf = new PDFDocument({ autoFirstPage: false, compress: true });
   const done = new Promise<Uint8Array>((resolve, reject) => {
@@ -90,13 +112,15 @@ async function typeset(document: ParsedDocument, translated: ParsedDocument, ras
   pdf.registerFont('regular', fonts.regular);
   pdf.registerFont('bold', fonts.bold);
   try {
-    document.pages.forEach((page, i) => {
+    for (const [i, page] of document.pages.entries()) {
       signal?.throwIfAborted();
       pdf.addPage({ size: [page.width, page.height], margin: 0 });
       const pieces = piecesOf(page, translated.pages[i] ?? page, !copyKept);
       const raster = rasters.get(page.pageNo);
-      for (const piece of pieces) drawPiece(pdf, page, piece, pieces, raster);
-    });
+      // A scanned page keeps its source text as pixels under the covers: nothing moves there.
+      const placed = await layout(pdf, page, pieces, raster ? undefined : () => textFreePage(page.pageNo));
+      pieces.forEach((piece, k) => drawPiece(pdf, page, piece, placed[k]!, raster));
+    }
   } finally {
     pdf.end();
   }
@@ -142,26 +166,43 @@ export function piecesOf(page: Page, translatedPage: Page, keptToo = false): Pie
   return pieces.filter((p) => p.text.trim() !== '');
 }
 
-function drawPiece(pdf: Doc, page: Page, piece: Piece, all: Piece[], raster: Raster | undefined): void {
+/**
+ * Fits every piece of a page (reflow.ts): where a translation would go below the size floor, the
+ * translated blocks under it in its column move down, if the text-free page is empty where they go.
+ * The text-free page is rendered only for a page where some block would move.
+ */
+async function layout(pdf: Doc, page: Page, pieces: Piece[], textFreePage: (() => Promise<Raster>) | undefined): Promise<Placed<Fitted>[]> {
+  const flows = pieces.map((p) => ({ box: p.box, movable: textFreePage !== undefined && p.grow && !MARGINAL.has(p.block.label) }));
+  const moving = new Set(flows.filter((f) => f.movable).map((f) => f.box));
+  const fixed = [...page.blocks.map((b) => b.bbox).filter((b) => !moving.has(b)), ...(page.pictures ?? []).map((p) => p.bbox), ...keptRegions(page)];
+  const input = {
+    flows,
+    fixed,
+    bottom: page.height * PAGE_MARGIN,
+    fitAt: (k: number, shift: number, limitFor: (box: BoundingBox) => number) => fitPiece(pdf, page, pieces[k]!, shift, limitFor),
+  };
+  const still = reflow({ ...input, empty: () => false });
+  if (!still.wanted || !textFreePage) return still.placed;
+  const raster = await textFreePage();
+  return reflow({ ...input, empty: (region) => isBlank(raster, page.height, region) }).placed;
+}
+
+/** Fits a piece with its box `shift` points lower; a growing piece's text may reach down to y = `limitFor(box)`. */
+function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (box: BoundingBox) => number): Fitted {
   const { block } = piece;
-  const align = block.align ?? (block.label === 'title' ? 'center' : 'left');
-  const top = page.height - piece.box.t;
-  const font = block.bold || block.label === 'title' || block.label === 'section_header' ? 'bold' : 'regular';
-  const limitOf = (box: BoundingBox) => (piece.grow ? page.height - freeSpaceBottom(page, { ...piece, box }, all) : page.height - box.b);
+  const align = alignOf(block);
   const size = Math.max(3, block.fontSize || 10);
-  pdf.font(font);
-  // A list item keeps its marker where the source drew it; the text starts after it.
-  const marker = block.label === 'list_item' && block.marker ? block.marker : undefined;
-  const indent = marker ? Math.max(pdf.fontSize(size).widthOfString(marker) + size * 0.5, size) : 0;
+  const font = fontOf(block);
+  const indent = indentOf(pdf, block, size);
   const fitIn = (box: BoundingBox) => fitText({
     text: piece.text,
-    box: { x: box.l + indent, y: top, width: Math.max(1, box.r - box.l - indent), height: Math.max(size, box.t - box.b) },
+    box: { x: box.l + indent, y: page.height - box.t, width: Math.max(1, box.r - box.l - indent), height: Math.max(size, box.t - box.b) },
     fontSize: size,
     lineHeight: block.lineHeight,
-    limitY: limitOf(box),
-    measure: (text, s) => pdf.fontSize(s).widthOfString(text),
+    limitY: page.height - (piece.grow ? limitFor(box) : box.b),
+    measure: (text, s) => pdf.font(font).fontSize(s).widthOfString(text),
   });
-  let box = piece.box;
+  let box = { ...piece.box, t: piece.box.t - shift, b: piece.box.b - shift };
   let fit = fitIn(box);
   // Only when the text would have to go below the size floor: a short line's box ends where its
   // source text ended, so the translation may use the measure of its column instead.
@@ -172,13 +213,35 @@ function drawPiece(pdf: Doc, page: Page, piece: Piece, all: Piece[], raster: Ras
       fit = fitIn(box);
     }
   }
+  return { ...fit, box };
+}
+
+const alignOf = (block: Block) => block.align ?? (block.label === 'title' ? 'center' : 'left');
+const fontOf = (block: Block) => (block.bold || block.label === 'title' || block.label === 'section_header' ? 'bold' : 'regular');
+/** A list item keeps its marker where the source drew it; the text starts after it. */
+const markerOf = (block: Block) => (block.label === 'list_item' && block.marker ? block.marker : undefined);
+function indentOf(pdf: Doc, block: Block, size: number): number {
+  const marker = markerOf(block);
+  return marker ? Math.max(pdf.font(fontOf(block)).fontSize(size).widthOfString(marker) + size * 0.5, size) : 0;
+}
+
+function drawPiece(pdf: Doc, page: Page, piece: Piece, placed: Placed<Fitted>, raster: Raster | undefined): void {
+  const { block } = piece;
+  const { fit } = placed;
+  const { box } = fit;
+  const align = alignOf(block);
+  const top = page.height - box.t;
+  const font = fontOf(block);
+  const size = Math.max(3, block.fontSize || 10);
+  const marker = markerOf(block);
+  const indent = indentOf(pdf, block, size);
   const width = Math.max(1, box.r - box.l - indent);
   let colour: Rgb = [0, 0, 0];
   if (raster) {
     // Scanned page: the text pixels under the block (and where the translation grows) are painted over.
     const background = backgroundOf(raster, page.height, box);
     const coverBottom = Math.max(box.t - box.b, fit.height) + 1.5;
-    pdf.rect(piece.box.l - 1.5, top - 1.5, piece.box.r - piece.box.l + 3, coverBottom + 1.5).fill(background);
+    pdf.rect(piece.box.l - 1.5, page.height - piece.box.t - 1.5, piece.box.r - piece.box.l + 3, coverBottom + 1.5).fill(background);
     colour = textColourOn(background);
   }
   pdf.fillColor(colour).font(font).fontSize(fit.size);
@@ -227,24 +290,4 @@ function columnRight(page: Page, box: BoundingBox): number {
     if (beside && other !== box) right = Math.min(right, other.l - 4);
   }
   return Math.max(box.r, right);
-}
-
-/**
- * How far down (PDF points from the bottom) a block's translation may grow: to just above the next
- * box below it that shares any of its width (another block, a picture, a kept region), or to the margin.
- */
-function freeSpaceBottom(page: Page, piece: Piece, all: Piece[]): number {
-  const { box } = piece;
-  const others: BoundingBox[] = [
-    ...page.blocks.map((b) => b.bbox),
-    ...(page.pictures ?? []).map((p) => p.bbox),
-    ...keptRegions(page),
-    ...all.map((p) => p.box),
-  ].filter((other) => other !== box && !(other.l === box.l && other.r === box.r && other.t === box.t && other.b === box.b));
-  let bottom = page.height * PAGE_MARGIN;
-  for (const other of others) {
-    const sharesWidth = other.l < box.r - 0.5 && other.r > box.l + 0.5;
-    if (sharesWidth && other.t <= box.b + 0.5) bottom = Math.max(bottom, other.t + 2);
-  }
-  return Math.min(bottom, box.b);
 }

@@ -6,7 +6,8 @@
 // scales a paragraph down in 0.05 steps, below 0.7 first lets the box grow down into the empty space
 // under it, then to the right, and only then shrinks further. Here the floor is the issue's 70 %,
 // growing right (to the column's measure) is done by the caller (draw.ts) only below the floor, and
-// the line height stays proportional to the size. Pure: the caller measures text.
+// the line height stays proportional to the size. Below the floor the caller may first make room by
+// moving the blocks below down (reflow.ts, with `floorHeight`). Pure: the caller measures text.
 
 export type Measure = (text: string, size: number) => number;
 
@@ -30,6 +31,8 @@ export type FitResult = {
   height: number;
   /** Shrunk below the floor because even the free space below was too small. */
   belowFloor: boolean;
+  /** When below the floor: the height the lines would take at the floor, for the caller to make room (reflow.ts). */
+  floorHeight?: number;
 };
 
 export const SHRINK_STEP = 0.05;
@@ -61,10 +64,10 @@ export function fitText(input: FitInput): FitResult {
   // 3. Still too long: keep shrinking within box + free space; the text stays whole and over no other block.
   for (let scale = SHRINK_FLOOR - SHRINK_STEP; input.fontSize * scale >= LAST_RESORT_SIZE - 1e-9; scale -= SHRINK_STEP) {
     const result = attempt(scale);
-    if (result.height <= freeBottom) return { ...result, belowFloor: true };
+    if (result.height <= freeBottom) return { ...result, belowFloor: true, floorHeight: atFloor.height };
   }
   // Not even that: the smallest size, which may reach past the free space (a box far too small for its text).
-  return { ...attempt(LAST_RESORT_SIZE / input.fontSize), belowFloor: true };
+  return { ...attempt(LAST_RESORT_SIZE / input.fontSize), belowFloor: true, floorHeight: atFloor.height };
 }
 
 const CJK = /[\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]/u;
