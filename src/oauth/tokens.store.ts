@@ -281,7 +281,8 @@ export async function findChainWithPerson(db: Db, id: string): Promise<{ chain: 
 
 /**
  * Rotation: moves the chain from `generation` to the next if, and only if, that generation is the
- * live one, of this client, and neither the chain nor its refresh token is revoked or expired. One
+ * live one, of this client, neither the chain nor its refresh token is revoked or expired, and its
+ * person exists and is not disabled — every rule of a refresh that the database knows. One
  * conditional UPDATE … RETURNING of one row by its primary key: of concurrent rotations exactly one
  * gets the row back (on PostgreSQL the others block on its row lock, then find the generation moved).
  * `issuance` marks this call's win, so after a lost connection it can tell whether it committed.
@@ -296,6 +297,8 @@ const rotateChainStatement = compiledOnce(['id', 'generation', 'clientId', 'now'
     .where('revoked_at', 'is', null)
     .where('refresh_revoked_at', 'is', null)
     .where('expires_at', '>', p.now)
+    // the person can still be issued tokens (a refresh on the fast path has not read the person)
+    .where(sql<boolean>`exists (select 1 from users u where u.sub = token_chains.sub and u.disabled = 0)`)
     .returningAll(),
 );
 

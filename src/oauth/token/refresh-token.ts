@@ -8,7 +8,7 @@ import { formatScope, parseScopeParameter, scopeList } from '../scopes.ts';
 import { keyedHash } from '../secrets.ts';
 import * as store from '../tokens.store.ts';
 import { revokedDetail } from '../revocation-detail.ts';
-import { decodeRefreshToken, newChainId } from '../token-format.ts';
+import { decodeRefreshToken, newChainId, type RefreshTokenFields } from '../token-format.ts';
 import type { GrantHandler, TokenContext, TokenResponse } from './grant.ts';
 import { newIssuance, tokensFor } from './issue-tokens.ts';
 
@@ -28,7 +28,12 @@ export type PresentedRefresh = {
   personActive: boolean;
 } & ({ format: 'chain'; chain: store.ChainRow; generation: number } | { format: 'legacy'; tokenHash: string });
 
-export type CheckedRefresh = { client: Client; token: PresentedRefresh; accessScope: string };
+/**
+ * What `check` hands to `issue`: the token read and found usable; or, for a chain-format token without
+ * a `scope` parameter, only its fields — the rotation's conditional UPDATE is then also the check (one
+ * statement, one round trip), and only a refused rotation reads the chain to say why.
+ */
+export type CheckedRefresh = { client: Client } & ({ token: PresentedRefresh; accessScope: string } | { fast: RefreshTokenFields });
 
 /** What a chain-format token of `generation` is, given its chain; undefined when the chain never had that generation. */
 function presentedFromChain(found: { chain: store.ChainRow; personActive: boolean } | undefined, generation: number): PresentedRefresh | undefined {
@@ -63,10 +68,8 @@ function presentedFromRow(token: store.RefreshTokenRow | undefined, personActive
   };
 }
 
-/** Reads what a presented refresh token is: a primary-key read of its chain (with its person's state), or of its row for the earlier format. */
-async function readPresented(ctx: TokenContext, presented: string): Promise<PresentedRefresh | undefined> {
-  const fields = decodeRefreshToken(ctx.hashKey, presented);
-  if (fields) return presentedFromChain(await store.findChainWithPerson(ctx.db, fields.chainId), fields.generation);
+/** A refresh token from before migration 0010: its row and its person's state, one read. */
+async function readLegacy(ctx: TokenContext, presented: string): Promise<PresentedRefresh | undefined> {
   const found = await store.findRefreshTokenWithPerson(ctx.db, keyedHash(ctx.hashKey, presented));
   return presentedFromRow(found?.token, found?.personActive ?? false);
 }
@@ -145,24 +148,46 @@ async function rotate(ctx: TokenContext, client: Client, token: PresentedRefresh
   return chain && tokensFor(ctx.hashKey, chain, chain.generation, ctx.now, accessScope);
 }
 
+/** A refused rotation: reads what the token is now and throws the spec's error for it (a generation moved on by another request is the replay). */
+async function refuseRotation(ctx: TokenContext, client: Client, now: PresentedRefresh | undefined): Promise<never> {
+  const live = await usableRefreshToken(ctx, client, now);
+  if (!live.personActive) throw new OAuthError('invalid_grant', `The account of this refresh token is disabled. ${RESTART}`, { detail: 'account missing or disabled' });
+  throw new OAuthError('invalid_grant', `The refresh token can no longer be used. ${RESTART}`, { detail: 'rotation lost without a classifiable cause' });
+}
+
 export const refreshTokenGrant: GrantHandler<CheckedRefresh> = {
   async check(ctx, params) {
     const client = await checkTokenEndpointClient(ctx.db, params.required('client_id'), ctx.origin);
     const presented = params.required('refresh_token');
     // spec: "client_secret — always; no PKCE branch on this grant"
     checkClientSecret(ctx.hashKey, client, params.optional('client_secret'));
+    const requestedScope = params.optional('scope');
+    const fields = decodeRefreshToken(ctx.hashKey, presented);
+    // The common case: nothing to check against the chain before rotating it (see CheckedRefresh).
+    if (fields && requestedScope === undefined) return { client, fast: fields };
     // The token (its chain) and its person's state in one read (one statement, one round trip on PostgreSQL).
-    const live = await usableRefreshToken(ctx, client, await readPresented(ctx, presented));
+    const live = await usableRefreshToken(ctx, client, fields ? presentedFromChain(await store.findChainWithPerson(ctx.db, fields.chainId), fields.generation) : await readLegacy(ctx, presented));
     if (!live.personActive) throw new OAuthError('invalid_grant', `The account of this refresh token is disabled. ${RESTART}`, { detail: 'account missing or disabled' });
-    return { client, token: live, accessScope: accessScopeFor(live, params.optional('scope')) };
+    return { client, token: live, accessScope: accessScopeFor(live, requestedScope) };
   },
 
-  async issue(ctx, { client, token, accessScope }) {
+  async issue(ctx, checked) {
+    const { client } = checked;
+    if ('fast' in checked) {
+      const { chainId, generation } = checked.fast;
+      const rotated = await store.rotateChain(ctx.db, { id: chainId, generation, clientId: client.clientId, now: ctx.now, issuance: newIssuance() });
+      // The access token gets the scope granted to the chain (no narrower one was asked for).
+      if (rotated) return tokensFor(ctx.hashKey, rotated, rotated.generation, ctx.now, rotated.scope);
+      return refuseRotation(ctx, client, presentedFromChain(await store.findChainWithPerson(ctx.db, chainId), generation));
+    }
+    const { token, accessScope } = checked;
     const issued = await rotate(ctx, client, token, accessScope);
     if (issued) return issued;
     // Lost the rotation: classify what the token is now (rotated by another request → replay).
-    const now = token.format === 'chain' ? presentedFromChain(await store.findChainWithPerson(ctx.db, token.chain.id), token.generation) : presentedFromRow(await store.findRefreshToken(ctx.db, token.tokenHash), true);
-    await usableRefreshToken(ctx, client, now);
-    throw new OAuthError('invalid_grant', `The refresh token can no longer be used. ${RESTART}`, { detail: 'rotation lost without a classifiable cause' });
+    return refuseRotation(
+      ctx,
+      client,
+      token.format === 'chain' ? presentedFromChain(await store.findChainWithPerson(ctx.db, token.chain.id), token.generation) : presentedFromRow(await store.findRefreshToken(ctx.db, token.tokenHash), true),
+    );
   },
 };
