@@ -8,6 +8,7 @@ import { sql, type Kysely } from 'kysely';
 import { PostgresAdapter } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   await db.schema
     .createTable('token_chains')
     // 10 random bytes, URL-safe base64; also the first 10 bytes of every token of the chain
@@ -30,6 +31,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('revoked_at', 'bigint')
     // a chain continued from a token of the earlier format: that chain's id, so a replayed code still revokes it
     .addColumn('legacy_chain_id', 'text')
+    // SQLite: the rows kept in the primary key's own b-tree — a new chain writes one b-tree fewer
+    // (no separate rowid table); PostgreSQL has no such choice (heap and index).
+    .$call((builder) => (postgres ? builder : builder.modifyEnd(sql`without rowid`)))
     .execute();
   await db.schema.createIndex('token_chains_sub_client').on('token_chains').columns(['sub', 'client_id']).execute();
   await db.schema.createIndex('token_chains_expires').on('token_chains').column('expires_at').execute();
@@ -44,7 +48,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   // PostgreSQL: room on each page for the new version of a rotated row, so a rotation (no indexed
   // column changes) is a heap-only update that writes no index.
-  if (db.getExecutor().adapter instanceof PostgresAdapter) await sql`alter table token_chains set (fillfactor = 70)`.execute(db);
+  if (postgres) await sql`alter table token_chains set (fillfactor = 70)`.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
