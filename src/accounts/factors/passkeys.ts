@@ -4,14 +4,7 @@
 // so on its own it needs the authenticator to have verified the person (PIN or biometric); as a second
 // step after a password, presence is enough. Challenges: passkey-ceremony.ts.
 import { randomUUID } from 'node:crypto';
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-} from '@simplewebauthn/server';
+import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON, verifyAuthenticationResponse, verifyRegistrationResponse } from '@simplewebauthn/server';
 import { MINUTE } from '../../config/clock.ts';
 import type { Db } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
@@ -32,6 +25,14 @@ import {
   type RelyingParty,
 } from './passkey-ceremony.ts';
 import * as store from './passkeys.store.ts';
+
+/**
+ * @simplewebauthn/server, loaded at the first passkey ceremony: with its certificate and ASN.1
+ * libraries it is ~300 modules that a server nobody adds or uses a passkey on never needs (issue 20,
+ * memory: ~5 MB of heap and more resident code at start).
+ */
+let webauthn: Promise<typeof import('@simplewebauthn/server')> | undefined;
+const loadWebAuthn = () => (webauthn ??= import('@simplewebauthn/server'));
 
 export { forgetExpiredPasskeyChallenges, PasskeyError, relyingPartyFor, type PasskeyContext, type PasskeyErrorCode, type RelyingParty } from './passkey-ceremony.ts';
 
@@ -84,7 +85,7 @@ export type PasskeyUser = { sub: string; userName: string; displayName: string }
 export async function startPasskeyRegistration(ctx: PasskeyContext, rp: RelyingParty, user: PasskeyUser): Promise<PublicKeyCredentialCreationOptionsJSON> {
   const existing = (await store.listPasskeysOf(ctx.db, user.sub)).filter((p) => p.rp_id === rp.id);
   const challenge = await newChallenge(ctx, 'registration', rp, user.sub);
-  return generateRegistrationOptions({
+  return (await loadWebAuthn()).generateRegistrationOptions({
     rpName: rp.name,
     rpID: rp.id,
     userName: user.userName,
@@ -116,7 +117,7 @@ export async function finishPasskeyRegistration(ctx: PasskeyContext, rp: Relying
   const challenge = await useChallenge(ctx, response.response.clientDataJSON, 'registration', rp, sub);
   let verification: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
   try {
-    verification = await verifyRegistrationResponse({ response, expectedChallenge: challenge, expectedOrigin: rp.origin, expectedRPID: rp.id, requireUserVerification: false });
+    verification = await (await loadWebAuthn()).verifyRegistrationResponse({ response, expectedChallenge: challenge, expectedOrigin: rp.origin, expectedRPID: rp.id, requireUserVerification: false });
   } catch (error) {
     // The library's message may quote the challenge: never passed on.
     throw new PasskeyError('not_verified', `the registration did not verify (${errorKind(error)})`, { sub });
@@ -175,7 +176,7 @@ export async function startPasskeyAuthentication(ctx: PasskeyContext, rp: Relyin
   }
   const mine = options.sub === undefined ? undefined : (await store.listPasskeysOf(ctx.db, options.sub)).filter((p) => p.rp_id === rp.id);
   const challenge = await newChallenge(ctx, 'authentication', rp, options.sub ?? null);
-  return generateAuthenticationOptions({
+  return (await loadWebAuthn()).generateAuthenticationOptions({
     rpID: rp.id,
     challenge,
     timeout: CHALLENGE_LIFETIME_MS,
@@ -212,7 +213,7 @@ export async function verifyPasskeyAssertion(
   const sub = row.sub;
   let verification: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
   try {
-    verification = await verifyAuthenticationResponse({
+    verification = await (await loadWebAuthn()).verifyAuthenticationResponse({
       response,
       expectedChallenge: challenge,
       expectedOrigin: rp.origin,
