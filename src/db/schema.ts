@@ -112,6 +112,11 @@ export interface TokenChainsTable {
   refresh_revoked_at: number | null;
   revoked_at: number | null;
   legacy_chain_id: string | null;
+  /** generation 0 (an authorization code not yet redeemed): the code's end, redirect URI and PKCE challenge */
+  code_expires_at: number | null;
+  redirect_uri: string | null;
+  code_challenge: string | null;
+  code_challenge_method: string | null;
 }
 
 export interface RevokedAccessTokensTable {

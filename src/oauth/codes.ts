@@ -2,8 +2,8 @@
 // once at the token endpoint.
 import { MINUTE, type Clock } from '../config/clock.ts';
 import type { Db } from '../db/database.ts';
-import { keyedHash, newOpaqueToken } from './secrets.ts';
-import { newChainId } from './token-format.ts';
+import { newIssuance } from './token/issue-tokens.ts';
+import { encodeCode, newChainId } from './token-format.ts';
 import * as store from './tokens.store.ts';
 
 /** spec: "Authorization code — Lifetime: 10 minutes" */
@@ -23,27 +23,35 @@ export type NewCode = {
 };
 
 /**
- * Issues a code: 44 characters ending in `=`, stored only as a keyed hash, single use, 10 minutes,
- * bound to client, redirect URI, scope and PKCE challenge. Returns the code to hand to the browser.
+ * Issues a code: 44 characters ending in `=`, single use, 10 minutes, bound to client, redirect URI,
+ * scope and PKCE challenge. The code is its chain's first state (generation 0 of a token_chains row,
+ * see token-format.ts): it names the chain under a MAC, and nothing that could be used as the code is
+ * stored. Returns the code to hand to the browser.
  */
 export async function issueAuthorizationCode(db: Db, hashKey: Buffer, clock: Clock, input: NewCode): Promise<string> {
-  const code = newOpaqueToken();
   const now = clock();
-  await store.insertCode(db, {
-    code_hash: keyedHash(hashKey, code),
+  const id = newChainId();
+  await store.insertChain(db, {
+    id,
     client_id: input.clientId,
     sub: input.sub,
-    redirect_uri: input.redirectUri,
     scope: input.scope,
+    generation: 0,
+    created_at: now,
+    // Until redeemed the row lives as long as the code (then the sweep forgets it); redemption sets
+    // the chain's 30 days from now — "from the first authorization".
+    expires_at: now + CODE_LIFETIME_MS,
+    rotated_at: null,
+    issuance: newIssuance(),
+    refresh_revoked_at: null,
+    revoked_at: null,
+    legacy_chain_id: null,
+    code_expires_at: now + CODE_LIFETIME_MS,
+    redirect_uri: input.redirectUri,
     code_challenge: input.codeChallenge,
     code_challenge_method: input.codeChallenge === null ? null : input.codeChallengeMethod,
-    // the chain its redemption starts (token-format.ts): its tokens carry this id
-    chain_id: newChainId(),
-    created_at: now,
-    expires_at: now + CODE_LIFETIME_MS,
-    redeemed_at: null,
   });
-  return code;
+  return encodeCode(hashKey, id);
 }
 
 /**

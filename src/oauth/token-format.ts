@@ -3,6 +3,7 @@
 // A token is 32 bytes handed out as 44 characters (URL-safe base64 with its `=`, as every other
 // opaque value here; spec "Access token — Form: opaque string, 44 characters"):
 //
+//   code           chain id (10) · MAC (22)  — the chain's first state (spec: 44 characters, ending in `=`)
 //   refresh token  chain id (10) · generation (4) · MAC (18)
 //   access token   chain id (10) · generation (4) · issued, ms after the chain began (4) · scope bits (1) · MAC (13)
 //
@@ -26,6 +27,7 @@ import { KNOWN_SCOPES, scopeList } from './scopes.ts';
 
 const CHAIN_ID_BYTES = 10;
 const TOKEN_BYTES = 32;
+const CODE_MAC_BYTES = TOKEN_BYTES - CHAIN_ID_BYTES;
 const REFRESH_MAC_BYTES = TOKEN_BYTES - CHAIN_ID_BYTES - 4;
 const ACCESS_MAC_BYTES = TOKEN_BYTES - CHAIN_ID_BYTES - 4 - 4 - 1;
 /** Generations are unsigned 32-bit: a chain rotated every second for its 30 days uses 2.6 million. */
@@ -57,9 +59,10 @@ function keysOf(hashKey: Buffer): { mac: KeyObject; mask: KeyObject } {
   return keys;
 }
 
-const LABEL = { access: Buffer.from('signet access token v1\0'), refresh: Buffer.from('signet refresh token v1\0') };
+const LABEL = { code: Buffer.from('signet authorization code v1\0'), access: Buffer.from('signet access token v1\0'), refresh: Buffer.from('signet refresh token v1\0') };
+type Kind = keyof typeof LABEL;
 
-function mac(hashKey: Buffer, kind: 'access' | 'refresh', fields: Buffer, length: number): Buffer {
+function mac(hashKey: Buffer, kind: Kind, fields: Buffer, length: number): Buffer {
   return createHmac('sha256', keysOf(hashKey).mac).update(LABEL[kind]).update(fields).digest().subarray(0, length);
 }
 
@@ -105,6 +108,20 @@ function scopeFromBits(bits: number): string | undefined {
   return KNOWN_SCOPES.filter((_, i) => (bits & (1 << i)) !== 0).join(' ');
 }
 
+/** An authorization code naming its chain (the chain row holds what redeeming it checks). */
+export function encodeCode(hashKey: Buffer, chainId: string): string {
+  const body = Buffer.from(chainIdBytes(chainId));
+  const tag = mac(hashKey, 'code', body, CODE_MAC_BYTES);
+  return encode(Buffer.concat([mask(hashKey, tag, body), tag]));
+}
+
+/** The chain id of a code of this format whose MAC checks; undefined for anything else (a code from before migration 0010 among them). */
+export function decodeCode(hashKey: Buffer, presented: string): string | undefined {
+  const bytes = decode(presented);
+  const body = bytes && verified(hashKey, 'code', bytes, CODE_MAC_BYTES);
+  return body?.toString('base64url');
+}
+
 export function encodeRefreshToken(hashKey: Buffer, fields: RefreshTokenFields): string {
   checkGeneration(fields.generation);
   const body = Buffer.alloc(CHAIN_ID_BYTES + 4);
@@ -127,7 +144,7 @@ export function encodeAccessToken(hashKey: Buffer, fields: AccessTokenFields): s
 }
 
 /** The revealed fields of a token whose MAC checks (compared in constant time); undefined otherwise. */
-function verified(hashKey: Buffer, kind: 'access' | 'refresh', bytes: Buffer, macLength: number): Buffer | undefined {
+function verified(hashKey: Buffer, kind: Kind, bytes: Buffer, macLength: number): Buffer | undefined {
   const tag = bytes.subarray(TOKEN_BYTES - macLength);
   const body = mask(hashKey, tag, bytes.subarray(0, TOKEN_BYTES - macLength));
   return timingSafeEqual(mac(hashKey, kind, body, macLength), tag) ? body : undefined;

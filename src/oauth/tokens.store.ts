@@ -249,7 +249,24 @@ export async function rotateRefreshToken(db: Db, tokenHash: string, clientId: st
 
 export type ChainRow = TokenChainsTable;
 
-const CHAIN_COLUMNS = ['id', 'client_id', 'sub', 'scope', 'generation', 'created_at', 'expires_at', 'rotated_at', 'issuance', 'refresh_revoked_at', 'revoked_at', 'legacy_chain_id'] as const satisfies readonly (keyof ChainRow)[];
+const CHAIN_COLUMNS = [
+  'id',
+  'client_id',
+  'sub',
+  'scope',
+  'generation',
+  'created_at',
+  'expires_at',
+  'rotated_at',
+  'issuance',
+  'refresh_revoked_at',
+  'revoked_at',
+  'legacy_chain_id',
+  'code_expires_at',
+  'redirect_uri',
+  'code_challenge',
+  'code_challenge_method',
+] as const satisfies readonly (keyof ChainRow)[];
 
 const insertChainStatement = compiledOnce(CHAIN_COLUMNS, (db, row) => db.insertInto('token_chains').values(row));
 
@@ -323,6 +340,32 @@ async function wonLostIssuance(db: Db, id: string, issuance: string): Promise<Ch
 }
 
 /**
+ * Redeeming a code of the chain format: generation 0 → 1, if and only if the code is unredeemed,
+ * unexpired and not revoked (the person withdrew the application meanwhile). The chain's end becomes
+ * what the spec says — 30 days from the authorization (`chainExpiresAt`); until now it was the code's.
+ * One conditional UPDATE … RETURNING by primary key: of concurrent redemptions exactly one gets the
+ * row; the others find generation 1 and are the second presentation.
+ */
+const redeemChainCodeStatement = compiledOnce(['id', 'now', 'issuance', 'chainExpiresAt'], (db, p) =>
+  db
+    .updateTable('token_chains')
+    .set({ generation: sql<number>`1`, rotated_at: p.now, issuance: p.issuance, expires_at: p.chainExpiresAt })
+    .where('id', '=', p.id)
+    .where(sql<boolean>`generation = 0`)
+    .where('revoked_at', 'is', null)
+    .where('code_expires_at', '>', p.now)
+    .returningAll(),
+);
+
+export type CodeRedemption = { id: string; now: number; issuance: string; chainExpiresAt: number };
+
+export async function redeemChainCode(db: Db, redemption: CodeRedemption, retry: TransientRetryOptions = {}): Promise<ChainRow | undefined> {
+  if (!isPostgres(db)) return (await redeemChainCodeStatement(db, redemption)).rows[0];
+  const { value, lostConnection } = await runAtomicStatement(async () => (await redeemChainCodeStatement(db, redemption)).rows[0], { ...retry, idempotent: true });
+  return value ?? (lostConnection ? wonLostIssuance(db, redemption.id, redemption.issuance) : undefined);
+}
+
+/**
  * PostgreSQL: the code's redemption and its chain in one statement. The conditional UPDATE makes the
  * code single use; the chain is inserted only when it returned the code. One statement in autocommit
  * is one transaction, so a concurrent second redemption that loses (and revokes the chain) finds it.
@@ -386,6 +429,10 @@ export async function rotateLegacyIntoChain(db: Db, tokenHash: string, clientId:
     refresh_revoked_at: null,
     revoked_at: null,
     legacy_chain_id: old.chain_id,
+    code_expires_at: null,
+    redirect_uri: null,
+    code_challenge: null,
+    code_challenge_method: null,
   });
   if (isPostgres(db)) {
     type Old = Pick<RefreshTokenRow, 'sub' | 'scope' | 'chain_id' | 'chain_expires_at'>;

@@ -13,6 +13,7 @@ import { MINUTE, manualClock } from '../../src/config/clock.ts';
 import type { Settings } from '../../src/config/settings.ts';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
 import { issueAuthorizationCode } from '../../src/oauth/codes.ts';
+import { issueTokenPair } from '../../src/oauth/token/issue-tokens.ts';
 import { insertAccessToken, insertRefreshToken } from '../../src/oauth/tokens.store.ts';
 import { runSignet, type CliResult } from '../helpers/cli.ts';
 import { createPostgresDatabase, postgresUnavailableReason, skipUnlessAvailable } from '../helpers/services.ts';
@@ -188,6 +189,8 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       const db = handle.db;
       await db.insertInto('grants').values({ sub, client_id: client.client_id, scope: 'openid profile', first_authorized_at: clock(), updated_at: clock(), muted: 0 }).execute();
       await issueAuthorizationCode(db, KEY, clock, { clientId: client.client_id, sub, redirectUri: 'https://app.example/cb', scope: 'openid', codeChallenge: null, codeChallengeMethod: null });
+      await issueTokenPair(db, KEY, clock(), { clientId: client.client_id, sub, scope: 'openid', expiresAt: clock() + 30 * 24 * 60 * MINUTE });
+      // and tokens of the format before one row per chain (migration 0010)
       const token = { client_id: client.client_id, sub, scope: 'openid', chain_id: `chain-${sub}`, created_at: clock(), revoked_at: null };
       await insertAccessToken(db, { ...token, token_hash: `at-${sub}`, expires_at: clock() + MINUTE });
       await insertRefreshToken(db, { ...token, token_hash: `rt-${sub}`, chain_expires_at: clock() + 30 * 24 * 60 * MINUTE, rotated_at: null });
@@ -195,14 +198,14 @@ for (const kind of ['sqlite', 'postgres'] as const) {
 
       const rowsOf = async () => {
         const counts: Record<string, number> = {};
-        for (const table of ['users', 'grants', 'authorization_codes', 'access_tokens', 'refresh_tokens', 'sessions'] as const) {
+        for (const table of ['users', 'grants', 'token_chains', 'access_tokens', 'refresh_tokens', 'sessions'] as const) {
           counts[table] = (await db.selectFrom(table).select('sub').where('sub', '=', sub).execute()).length;
         }
         return counts;
       };
-      assert.deepEqual(await rowsOf(), { users: 1, grants: 1, authorization_codes: 1, access_tokens: 1, refresh_tokens: 1, sessions: 1 });
+      assert.deepEqual(await rowsOf(), { users: 1, grants: 1, token_chains: 2, access_tokens: 1, refresh_tokens: 1, sessions: 1 }, 'a code (generation 0) and a chain with tokens');
       assert.deepEqual(ok(await user(['delete', sub])), { sub, deleted: true });
-      assert.deepEqual(await rowsOf(), { users: 0, grants: 0, authorization_codes: 0, access_tokens: 0, refresh_tokens: 0, sessions: 0 });
+      assert.deepEqual(await rowsOf(), { users: 0, grants: 0, token_chains: 0, access_tokens: 0, refresh_tokens: 0, sessions: 0 });
       refused(await user(['show', sub]), 1, /no account with sub/);
       refused(await user(['delete', sub]), 1, /no account with sub/);
       assert.equal((ok(await runSignet(['client', 'show', client.client_id], { env })) as { client_id: string }).client_id, client.client_id, 'the application stays');

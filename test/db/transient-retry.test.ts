@@ -14,7 +14,7 @@ import type { Db } from '../../src/db/database.ts';
 import { isDatabaseUnavailable } from '../../src/db/errors.ts';
 import { CommitOutcomeUnknownError, TRANSIENT_ATTEMPTS, withTransientRetry } from '../../src/db/transient.ts';
 import { issueAuthorizationCode } from '../../src/oauth/codes.ts';
-import { keyedHash } from '../../src/oauth/secrets.ts';
+import { decodeCode, newChainId } from '../../src/oauth/token-format.ts';
 import { newChainRow } from '../../src/oauth/token/issue-tokens.ts';
 import * as tokens from '../../src/oauth/tokens.store.ts';
 import { postgresDatabase, type TestDatabase } from '../helpers/databases.ts';
@@ -154,13 +154,26 @@ describe('withTransientRetry on PostgreSQL: the token endpoint\'s transactions, 
     };
   }
 
-  async function newCode() {
+  /** A code as the authorize step issues it: its chain's generation 0 (src/oauth/codes.ts). */
+  async function newCode(): Promise<string> {
     const code = await issueAuthorizationCode(database.db, keys.tokenHash, systemClock, { clientId, sub, redirectUri: 'https://app.example/cb', scope: 'openid', codeChallenge: null, codeChallengeMethod: null });
-    return (await tokens.findCode(database.db, keyedHash(keys.tokenHash, code)))!;
+    return decodeCode(keys.tokenHash, code)!;
+  }
+
+  /** A code of the format before migration 0010 (its own row), as an upgraded database may still hold for ten minutes. */
+  async function newLegacyCode(): Promise<tokens.CodeRow> {
+    const now = Date.now();
+    const row: tokens.CodeRow = { code_hash: `legacy-${++faults}-${now}`, client_id: clientId, sub, redirect_uri: 'https://app.example/cb', scope: 'openid', code_challenge: null, code_challenge_method: null, chain_id: newChainId(), created_at: now, expires_at: now + 600_000, redeemed_at: null };
+    await tokens.insertCode(database.db, row);
+    return row;
   }
   const chainFor = (code: tokens.CodeRow) => newChainRow(Date.now(), { clientId, sub, scope: code.scope, expiresAt: Date.now() + 86_400_000, id: code.chain_id });
 
-  /** The authorization_code grant as a transaction (the form SQLite runs): redeem, then start the chain. */
+  /** The authorization_code grant as PostgreSQL runs it: one conditional UPDATE of the chain (src/oauth/token/authorization-code.ts). */
+  const redeem = async (id: string, options: Parameters<typeof withTransientRetry>[2] = {}) =>
+    (await tokens.redeemChainCode(database.db, { id, now: Date.now(), issuance: `redeem-${++faults}`, chainExpiresAt: Date.now() + 86_400_000 }, options)) !== undefined;
+
+  /** A code of the earlier format redeemed in a transaction (the form SQLite runs): redeem, then start the chain. */
   const redeemInTransaction = (code: tokens.CodeRow, options: Parameters<typeof withTransientRetry>[2] = {}) =>
     withTransientRetry(database.db, async (trx) => {
       if (!(await tokens.redeemCode(trx, code.code_hash, Date.now()))) return false;
@@ -168,32 +181,31 @@ describe('withTransientRetry on PostgreSQL: the token endpoint\'s transactions, 
       return true;
     }, options);
 
-  /** The authorization_code grant as PostgreSQL runs it: one statement (src/oauth/token/authorization-code.ts). */
-  const redeem = (code: tokens.CodeRow, options: Parameters<typeof withTransientRetry>[2] = {}) => tokens.redeemCodeWithChain(database.db, code.code_hash, Date.now(), chainFor(code), options);
-
+  const generationOf = async (id: string) => (await tokens.findChain(database.db, id))?.generation;
   const chainCount = async (chainId: string) =>
     Number((await database.db.selectFrom('token_chains').select((eb) => eb.fn.countAll().as('n')).where('id', '=', chainId).executeTakeFirstOrThrow()).n);
 
   for (const fault of ['serialization_failure', 'deadlock_detected', 'terminate'] as const) {
     const what = fault === 'terminate' ? 'a terminated connection' : fault;
+    // A terminated backend can cost a second attempt: the pool may hand out a connection before it has
+    // noticed that connection died too. Either way within the attempts, and issued once.
     const assertRetries = (n: number) => (fault === 'terminate' ? assert.ok(n >= 1 && n < TRANSIENT_ATTEMPTS, `${n} retries`) : assert.equal(n, 1));
-    test(`code redemption (one statement) hit by ${what} is sent again once and starts one chain`, async () => {
-      const code = await newCode();
-      const remove = await failOnce('authorization_codes', fault);
+
+    test(`code redemption (one statement) hit by ${what} is sent again and redeems once`, async () => {
+      const id = await newCode();
+      const remove = await failOnce('token_chains', fault);
       const retries: unknown[] = [];
       try {
-        assert.equal(await redeem(code, { onRetry: (error) => void retries.push(error) }), true, 'redeemed by the retry');
+        assert.equal(await redeem(id, { onRetry: (error) => void retries.push(error) }), true, 'redeemed by the retry');
       } finally {
         await remove();
       }
-      // A terminated backend can cost a second attempt: the pool may hand out a connection before it has
-      // noticed that connection died too. Either way within the attempts, and issued once.
       assertRetries(retries.length);
-      assert.equal(await chainCount(code.chain_id), 1, 'one chain: the failed attempt left nothing');
+      assert.equal(await generationOf(id), 1, 'generation 1: redeemed once');
     });
 
-    test(`code redemption in a transaction hit by ${what} is retried once and starts one chain`, async () => {
-      const code = await newCode();
+    test(`a code of the earlier format redeemed in a transaction hit by ${what} is retried once and starts one chain`, async () => {
+      const code = await newLegacyCode();
       const remove = await failOnce('authorization_codes', fault);
       let retries = 0;
       try {
@@ -205,53 +217,66 @@ describe('withTransientRetry on PostgreSQL: the token endpoint\'s transactions, 
       assert.equal(await chainCount(code.chain_id), 1);
     });
 
-    test(`refresh rotation hit by ${what} is sent again once: the chain moves on one generation, "only the most recently issued one" is live`, async () => {
-      const code = await newCode();
-      assert.equal(await redeem(code), true);
+    test(`a code of the earlier format redeemed in one statement hit by ${what} is sent again and starts one chain`, async () => {
+      const code = await newLegacyCode();
+      const remove = await failOnce('authorization_codes', fault);
+      let retries = 0;
+      try {
+        assert.equal(await tokens.redeemCodeWithChain(database.db, code.code_hash, Date.now(), chainFor(code), { onRetry: () => void retries++ }), true);
+      } finally {
+        await remove();
+      }
+      assertRetries(retries);
+      assert.equal(await chainCount(code.chain_id), 1);
+    });
+
+    test(`refresh rotation hit by ${what} is sent again: the chain moves on one generation, "only the most recently issued one" is live`, async () => {
+      const id = await newCode();
+      assert.equal(await redeem(id), true);
       const remove = await failOnce('token_chains', fault);
       let retries = 0;
       let rotated: tokens.ChainRow | undefined;
       try {
-        rotated = await tokens.rotateChain(database.db, { id: code.chain_id, generation: 1, clientId, now: Date.now(), issuance: 'rotation-under-fault' }, { onRetry: () => void retries++ });
+        rotated = await tokens.rotateChain(database.db, { id, generation: 1, clientId, now: Date.now(), issuance: `rotation-${++faults}` }, { onRetry: () => void retries++ });
       } finally {
         await remove();
       }
       assertRetries(retries);
       assert.equal(rotated?.generation, 2, 'rotated once');
-      assert.equal((await tokens.findChain(database.db, code.chain_id))?.generation, 2, 'not twice');
+      assert.equal(await generationOf(id), 2, 'not twice');
     });
   }
 
   test('"a retry after a rollback cannot issue twice": another request redeems the code between the failed attempt and the retry → the retry issues nothing', async () => {
-    const code = await newCode();
-    const remove = await failOnce('authorization_codes', 'deadlock_detected');
+    const id = await newCode();
+    const remove = await failOnce('token_chains', 'deadlock_detected');
     let winner: unknown;
     try {
-      const retried = await redeem(code, { onRetry: async () => void (winner = await redeem(code)) });
+      const retried = await redeem(id, { onRetry: async () => void (winner = await redeem(id)) });
       assert.equal(retried, false, 'the retry lost the conditional UPDATE: no tokens');
     } finally {
       await remove();
     }
     assert.equal(winner, true, 'the other request got the tokens');
-    assert.equal(await chainCount(code.chain_id), 1);
+    assert.equal(await generationOf(id), 1);
   });
 
   test('a connection that dies at COMMIT under the one statement: sent again, the condition decides afresh (nothing was committed), issued once', async () => {
-    const code = await newCode();
-    const remove = await failOnce('authorization_codes', 'terminate', true);
+    const id = await newCode();
+    const remove = await failOnce('token_chains', 'terminate', true);
     let retries = 0;
     try {
-      assert.equal(await redeem(code, { onRetry: () => void retries++ }), true);
+      assert.equal(await redeem(id, { onRetry: () => void retries++ }), true);
     } finally {
       await remove();
     }
     assert.ok(retries >= 1 && retries < TRANSIENT_ATTEMPTS, `${retries} retries`);
-    assert.equal(await chainCount(code.chain_id), 1);
-    assert.equal(await redeem(code), false, 'and never again');
+    assert.equal(await generationOf(id), 1);
+    assert.equal(await redeem(id), false, 'and never again');
   });
 
   test('fails because the connection dies during COMMIT of a transaction: not retried, answered as unavailable; nothing committed, so the client\'s next try is issued once', async () => {
-    const code = await newCode();
+    const code = await newLegacyCode();
     const remove = await failOnce('authorization_codes', 'terminate', true);
     let retries = 0;
     try {
@@ -261,7 +286,7 @@ describe('withTransientRetry on PostgreSQL: the token endpoint\'s transactions, 
     }
     assert.equal(retries, 0);
     assert.equal((await tokens.findCode(database.db, code.code_hash))?.redeemed_at, null, 'PostgreSQL did not commit');
-    assert.equal(await redeem(code), true);
+    assert.equal(await redeemInTransaction(code), true);
     assert.equal(await chainCount(code.chain_id), 1);
   });
 });

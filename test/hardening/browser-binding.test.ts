@@ -30,7 +30,7 @@ forEachDatabase('pending requests bound to the browser', (open) => {
     assert.equal((await other.get(`/consent?request=${id}`)).statusCode, 400);
     const csrf = csrfOf((await other.get('/account')).body);
     assert.equal((await other.post('/consent', { _csrf: csrf, request: id, decision: 'allow', scope: ['profile'] })).statusCode, 400);
-    assert.equal((await database.db.selectFrom('authorization_codes').selectAll().execute()).length, 0, 'no code');
+    assert.equal((await database.db.selectFrom('token_chains').selectAll().execute()).length, 0, 'no code');
 
     // The browser that started it finishes it.
     await starter.signIn(id);

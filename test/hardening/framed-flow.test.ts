@@ -23,7 +23,7 @@ forEachDatabase('framed navigations', (open) => {
     const browser = new TinyBrowser(flow);
     // Signed in with a grant: prompt=none would mint a code at once.
     await browser.fullFlow();
-    const codesBefore = (await database.db.selectFrom('authorization_codes').selectAll().execute()).length;
+    const codesBefore = (await database.db.selectFrom('token_chains').selectAll().execute()).length;
     await database.db.deleteFrom('authorization_requests').execute();
     for (const dest of FRAMES) {
       for (const prompt of [{}, { prompt: 'none' }] as Array<Record<string, string>>) {
@@ -35,7 +35,7 @@ forEachDatabase('framed navigations', (open) => {
       }
     }
     assert.equal((await database.db.selectFrom('authorization_requests').selectAll().execute()).length, 0, 'no pending request');
-    assert.equal((await database.db.selectFrom('authorization_codes').selectAll().execute()).length, codesBefore, 'no code minted');
+    assert.equal((await database.db.selectFrom('token_chains').selectAll().execute()).length, codesBefore, 'no code minted');
     // A top-level navigation (or a browser without Fetch Metadata) goes on as before.
     for (const dest of ['document', undefined]) {
       const res = await flow.app.inject({ url: flow.authorizePath({ prompt: 'none' }), headers: { host: flow.host, ...(dest ? { 'sec-fetch-dest': dest } : {}) } });
@@ -70,7 +70,7 @@ forEachDatabase('framed navigations', (open) => {
       const post = await framed.post('/consent', { _csrf: csrfOf(consentPage.body), request: id, decision: 'allow', scope: ['profile'] });
       assert.equal(post.statusCode, 403, `POST /consent ${dest}`);
     }
-    assert.equal((await database.db.selectFrom('authorization_codes').selectAll().execute()).length, 0, 'no code minted');
+    assert.equal((await database.db.selectFrom('token_chains').selectAll().execute()).length, 0, 'no code minted');
     assert.equal((await browser.consent(id, 'allow')).statusCode, 303, 'the same browser, top level, still finishes the flow');
   });
 });
@@ -115,7 +115,7 @@ describe('framed navigations in Chromium', { skip: chromiumSkip() }, () => {
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('button', { name: 'Allow' }).click();
     assert.equal((await landed).searchParams.get('state'), 'top');
-    const codes = (await database.db.selectFrom('authorization_codes').selectAll().execute()).length;
+    const codes = (await database.db.selectFrom('token_chains').selectAll().execute()).length;
 
     const statuses: number[] = [];
     page.on('response', (response) => {
@@ -125,7 +125,7 @@ describe('framed navigations in Chromium', { skip: chromiumSkip() }, () => {
     await page.waitForLoadState('load');
     await page.waitForTimeout(500);
     assert.deepEqual(statuses, [403], 'Chromium sent Sec-Fetch-Dest: iframe and the request was refused');
-    assert.equal((await database.db.selectFrom('authorization_codes').selectAll().execute()).length, codes, 'no code was minted');
+    assert.equal((await database.db.selectFrom('token_chains').selectAll().execute()).length, codes, 'no code was minted');
     assert.ok(!callback.received.some((url) => url.searchParams.get('state') === 'framed'), 'nothing reached the callback');
     await context.close();
   });

@@ -220,7 +220,7 @@ function allowedChanges(req: FuzzRequest, res: LightMyRequestResponse): Readonly
   const allowed = new Set<string>();
   const add = (...tables: string[]) => tables.forEach((t) => allowed.add(t));
   // A pending request; or, for prompt=none within a grant the fixture's person gave, a code.
-  if (route.url === '/oauth/authorize' && status === 302) add('authorization_requests', 'authorization_codes');
+  if (route.url === '/oauth/authorize' && status === 302) add('authorization_requests', 'token_chains');
   // A code or refresh token presented again is audited (token.replay_detected, code.replay_detected), as are redemptions and refreshes.
   if (route.url === '/oauth/token' && method === 'POST') add('audit_events');
   if (route.url === '/oauth/token' && method === 'POST' && success) add('token_chains');
@@ -244,7 +244,7 @@ function allowedChanges(req: FuzzRequest, res: LightMyRequestResponse): Readonly
   if (route.url === '/signin' || route.url === '/account/password') add('sessions', 'second_steps');
   if (['/signin/two-step', '/signin/two-step/setup'].includes(route.url)) add('sessions', 'second_steps', 'recovery_codes', 'notifications', 'notification_deliveries');
   if (['/account/two-step/setup', '/account/two-step/recovery-codes', '/account/two-step/turn-off', '/account/confirm'].includes(route.url)) add('second_factors', 'recovery_codes', 'notifications', 'notification_deliveries', 'audit_events');
-  if (route.url === '/consent') add('authorization_requests', 'authorization_codes', 'grants', 'notifications', 'notification_deliveries', 'audit_events');
+  if (route.url === '/consent') add('authorization_requests', 'token_chains', 'grants', 'notifications', 'notification_deliveries', 'audit_events');
   if (['/signup', '/forgot-password', '/account/verify-email'].includes(route.url)) add('users', 'mail_outbox', 'account_tokens', 'audit_events');
   if (['/signout', '/account/sessions/end', '/account/sessions/end-others'].includes(route.url)) add('sessions', 'second_steps');
   if (route.url === '/account/withdraw') add('grants', 'notification_preferences', 'audit_events');

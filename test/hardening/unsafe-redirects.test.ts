@@ -69,7 +69,7 @@ forEachDatabase('redirects carry only what they can', (open) => {
       }
     }
     assert.equal((await database.db.selectFrom('authorization_requests').selectAll().execute()).length, 0, 'no pending request');
-    assert.equal((await database.db.selectFrom('authorization_codes').selectAll().execute()).length, 0, 'no code was minted');
+    assert.equal((await database.db.selectFrom('token_chains').selectAll().execute()).length, 0, 'no code was minted');
   });
 
   test('a NUL character in any OAuth parameter is invalid_request in every mode (PostgreSQL cannot store one), never a 500', async () => {

@@ -13,10 +13,10 @@ import pg from 'pg';
 import { createAccount } from '../../src/accounts/accounts.ts';
 import { registerClient } from '../../src/clients/clients.ts';
 import { systemClock } from '../../src/config/clock.ts';
+import { decodeCode } from '../../src/oauth/token-format.ts';
 import { deriveKeys } from '../../src/config/keys.ts';
 import { migrate, openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
 import { CLOSING_RETRY_MS } from '../../src/notifications/stream.ts';
-import { keyedHash } from '../../src/oauth/secrets.ts';
 import { plainPdf } from '../helpers/pdfs.ts';
 import { startS3, type TestS3 } from '../helpers/s3.ts';
 import { createPostgresDatabase, postgresUnavailableReason, skipUnlessAvailable } from '../helpers/services.ts';
@@ -211,19 +211,20 @@ describe('scale-out: two serve and three worker processes on one PostgreSQL and 
 
   test('a PostgreSQL connection lost under a token request on B (its backend terminated mid-transaction): B stays up and, as "transient PostgreSQL errors (… connection reset) on the token endpoint retried inside the transaction boundary without ever issuing twice", answers 200 with exactly one token pair', async () => {
     const code = await authorize(a, a);
-    const codeHash = keyedHash(deriveKeys(SECRET).tokenHash, code);
-    // Hold the code's row, so B's redemption waits inside its transaction; then end B's backend.
+    // The code is its chain's generation 0 (src/oauth/codes.ts).
+    const chainId = decodeCode(deriveKeys(SECRET).tokenHash, code)!;
+    // Hold the code's row, so B's redemption waits on it; then end B's backend.
     const locker = new pg.Client({ connectionString: created.url });
     await locker.connect();
     try {
       await locker.query('begin');
-      await locker.query('select 1 from authorization_codes where code_hash = $1 for update', [codeHash]);
+      await locker.query('select 1 from token_chains where id = $1 for update', [chainId]);
       const answer = redeem(b, code);
       // Looked up outside the locker's transaction, whose view of pg_stat_activity is a snapshot.
       const deadline = Date.now() + 10_000;
       let terminated = 0;
       while (terminated === 0 && Date.now() < deadline) {
-        const result = await sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%authorization_codes%'`.execute(database.db);
+        const result = await sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%update "token_chains"%'`.execute(database.db);
         terminated = result.rows.length;
         if (terminated === 0) await new Promise((resolve) => setTimeout(resolve, 20));
       }
@@ -234,8 +235,7 @@ describe('scale-out: two serve and three worker processes on one PostgreSQL and 
       // transaction that never happened, so it runs again on a new connection, and the same conditional
       // UPDATE redeems the code once.
       assert.equal(redeemed.status, 200, redeemed.body);
-      const chain = (await database.db.selectFrom('authorization_codes').select('chain_id').where('code_hash', '=', codeHash).executeTakeFirstOrThrow()).chain_id;
-      const issued = await database.db.selectFrom('token_chains').select(['generation']).where('id', '=', chain).execute();
+      const issued = await database.db.selectFrom('token_chains').select(['generation']).where('id', '=', chainId).execute();
       assert.deepEqual(issued.map((c) => c.generation), [1], 'one chain, one pair');
     } finally {
       await locker.end();

@@ -1,9 +1,9 @@
 // The interactive flow over HTTP: sign-in, consent, the callback, prompt=none, and withdrawing.
+import { decodeCode } from '../../src/oauth/token-format.ts';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { MINUTE } from '../../src/config/clock.ts';
 import { forgetExpiredPendingRequests } from '../../src/oauth/authorization-requests.ts';
-import { keyedHash } from '../../src/oauth/secrets.ts';
 import { forEachDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { assertFrameHeaders, flowSetup, PASSWORD as PASSWORD_TEXT, REDIRECT_URI, TinyBrowser, type Flow } from './authorize-support.ts';
 
@@ -27,7 +27,7 @@ async function signedInBrowser(flow: Flow): Promise<TinyBrowser> {
 const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
 
 forEachDatabase('authorization flow', (open) => {
-  test('"After the user approves, the browser is redirected to the callback with query parameters `code` and `state`" — a 44-character code ending in `=`, stored hashed, bound to client, redirect URI, scope and challenge', async () => {
+  test('"After the user approves, the browser is redirected to the callback with query parameters `code` and `state`" — a 44-character code ending in `=`, nothing usable stored, bound to client, redirect URI, scope and challenge', async () => {
     const database: TestDatabase = await open();
     const flow = await flowSetup(database);
     const browser = new TinyBrowser(flow);
@@ -37,12 +37,16 @@ forEachDatabase('authorization flow', (open) => {
     assert.equal(code.length, 44);
     assert.match(code, /^[A-Za-z0-9_-]{43}=$/);
     assert.equal(callback.searchParams.get('state'), 'af0ifjsldkj');
-    const rows = await database.db.selectFrom('authorization_codes').selectAll().execute();
+    // The code is its chain's first state (generation 0): the row holds what redeeming it checks; the
+    // code names the row under a MAC and is stored nowhere.
+    const rows = await database.db.selectFrom('token_chains').selectAll().execute();
     assert.equal(rows.length, 1);
     const row = rows[0]!;
-    assert.equal(row.code_hash, keyedHash(flow.deps.keys.tokenHash, code), 'stored only as a keyed hash');
+    assert.equal(row.id, decodeCode(flow.deps.keys.tokenHash, code), 'the code names its chain');
+    assert.equal(row.generation, 0, 'not redeemed yet');
+    assert.ok(!Object.values(row).some((value) => typeof value === 'string' && (value.includes(code) || value.includes(code.slice(0, 43)))), 'the code itself is not stored');
     assert.deepEqual(
-      [row.client_id, row.sub, row.redirect_uri, row.scope, row.code_challenge, row.code_challenge_method, Number(row.expires_at) - Number(row.created_at)],
+      [row.client_id, row.sub, row.redirect_uri, row.scope, row.code_challenge, row.code_challenge_method, Number(row.code_expires_at) - Number(row.created_at)],
       [flow.clientId, flow.sub, REDIRECT_URI, 'openid profile email', CHALLENGE, 'S256', 10 * MINUTE],
     );
   });
@@ -63,7 +67,7 @@ forEachDatabase('authorization flow', (open) => {
     // Only profile ticked; openid is granted anyway although a disabled checkbox is not submitted.
     const res = await browser.consent(id, 'allow', ['profile']);
     const code = new URL(String(res.headers.location)).searchParams.get('code')!;
-    const row = await database.db.selectFrom('authorization_codes').select('scope').executeTakeFirstOrThrow();
+    const row = await database.db.selectFrom('token_chains').select('scope').where('generation', '=', 0).executeTakeFirstOrThrow();
     assert.equal(row.scope, 'openid profile');
     const token = await redeem(flow, code);
     if (token.statusCode === 200) assert.equal(token.json().scope, 'openid profile', 'the token response reports what was granted');
@@ -81,7 +85,7 @@ forEachDatabase('authorization flow', (open) => {
     assert.equal(callback.searchParams.get('error'), 'access_denied');
     assert.equal(callback.searchParams.get('state'), 'declined-1');
     assert.equal(callback.searchParams.get('code'), null);
-    assert.equal((await database.db.selectFrom('authorization_codes').selectAll().execute()).length, 0);
+    assert.equal((await database.db.selectFrom('token_chains').selectAll().execute()).length, 0, 'no code');
     assert.equal((await database.db.selectFrom('grants').selectAll().execute()).length, 0);
   });
 
@@ -197,10 +201,10 @@ forEachDatabase('authorization flow', (open) => {
 
     const id = await browser.authorize({ scope: 'openid profile' });
     await browser.consent(id, 'allow');
-    const codes = await database.db.selectFrom('authorization_codes').select('code_hash').execute();
+    const codes = await database.db.selectFrom('token_chains').select('id').execute();
     const granted = await silent(browser, 'n4');
     assert.equal(granted.get('code')?.length, 44, 'a code, with no consent screen');
-    assert.equal((await database.db.selectFrom('authorization_codes').select('code_hash').execute()).length, codes.length + 1);
+    assert.equal((await database.db.selectFrom('token_chains').select('id').execute()).length, codes.length + 1);
 
     await database.db.schema.alterTable('grants').renameTo('grants_away').execute();
     try {

@@ -105,7 +105,7 @@ forEachDatabase('GET /oauth/authorize', (open) => {
     assert.equal(location.pathname, '/signin');
     const id = location.searchParams.get('request')!;
     assert.ok(id.length >= 43, 'the pending request id is unguessable (32 random bytes)');
-    assert.equal((await database.db.selectFrom('authorization_codes').selectAll().execute()).length, 0, 'no code yet');
+    assert.equal((await database.db.selectFrom('token_chains').selectAll().execute()).length, 0, 'no code yet');
     const rows = await database.db.selectFrom('authorization_requests').selectAll().execute();
     assert.equal(rows.length, 1);
     const row = rows[0]!;

@@ -5,9 +5,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { OAuthError } from '../../src/oauth/errors.ts';
 import { OAuthParams, parseFormBody } from '../../src/oauth/form-params.ts';
-import { keyedHash } from '../../src/oauth/secrets.ts';
 import { refreshTokenGrant } from '../../src/oauth/token/refresh-token.ts';
-import { decodeRefreshToken } from '../../src/oauth/token-format.ts';
+import { decodeCode, decodeRefreshToken } from '../../src/oauth/token-format.ts';
 import * as store from '../../src/oauth/tokens.store.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { oauthFixture, REDIRECT_URI, type TokenJson } from './token-fixtures.ts';
@@ -70,11 +69,12 @@ forEachDatabase('refresh race', (open) => {
     await f.app.close();
   });
 
-  test(`single use is one atomic conditional UPDATE: ${CONCURRENT} concurrent redeemCode calls on one code → exactly one wins`, async () => {
+  test(`single use is one atomic conditional UPDATE: ${CONCURRENT} concurrent redeemChainCode calls on one code → exactly one wins`, async () => {
     const f = await oauthFixture(await open());
-    const hash = keyedHash(f.deps.keys.tokenHash, await f.mintCode());
-    const results = await Promise.all(Array.from({ length: CONCURRENT }, () => store.redeemCode(f.deps.db, hash, f.clock())));
+    const id = decodeCode(f.deps.keys.tokenHash, await f.mintCode())!;
+    const results = await Promise.all(Array.from({ length: CONCURRENT }, (_, i) => store.redeemChainCode(f.deps.db, { id, now: f.clock(), issuance: `redeem-${i}`, chainExpiresAt: f.clock() + 86_400_000 })));
     assert.equal(results.filter(Boolean).length, 1);
+    assert.equal((await store.findChain(f.deps.db, id))?.generation, 1);
     await f.app.close();
   });
 

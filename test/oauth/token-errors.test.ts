@@ -7,7 +7,7 @@ import { updateClient } from '../../src/clients/clients.ts';
 import { disableAccount } from '../../src/accounts/accounts.ts';
 import { revokeAllTokensOf } from '../../src/oauth/codes.ts';
 import { DESCRIPTION_CODE_VERIFIER_FAILED, DESCRIPTION_REFRESH_TOKEN_EXPIRED } from '../../src/oauth/errors.ts';
-import { keyedHash } from '../../src/oauth/secrets.ts';
+import { decodeCode } from '../../src/oauth/token-format.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { assertOAuthError, HOST, oauthFixture, REDIRECT_URI, s256Challenge, VERIFIER, type OAuthFixture, type TokenJson } from './token-fixtures.ts';
 
@@ -88,7 +88,7 @@ forEachDatabase('Errors (token endpoint)', (open) => {
     // The authorize step stores `s256` as plain; a row holding the raw `s256` is normalised the same way at redemption.
     for (const stored of ['plain', 's256']) {
       const code = await f.mintCode({ clientId: f.publicClient.clientId, challenge: s256Challenge(VERIFIER), method: 'plain' });
-      await f.deps.db.updateTable('authorization_codes').set({ code_challenge_method: stored }).where('code_hash', '=', keyedHash(f.deps.keys.tokenHash, code)).execute();
+      await f.deps.db.updateTable('token_chains').set({ code_challenge_method: stored }).where('id', '=', decodeCode(f.deps.keys.tokenHash, code)!).execute();
       const form = { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, client_id: f.publicClient.clientId };
       assertOAuthError(await f.token({ ...form, code_verifier: VERIFIER }), 400, 'invalid_grant', DESCRIPTION_CODE_VERIFIER_FAILED);
       const literal = await f.token({ ...form, code_verifier: s256Challenge(VERIFIER) });

@@ -31,7 +31,7 @@ export type OAuthFixture = TestApp & {
   refresh(refreshToken: string, extra?: Record<string, string>): Promise<LightMyRequestResponse>;
   userinfo(authorization?: string, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
   revoke(form: Record<string, string>): Promise<LightMyRequestResponse>;
-  /** every refresh chain of the person for an application (one row per chain: its tokens carry its id and generation) */
+  /** every refresh chain of the person for an application that has tokens (one row per chain: its tokens carry its id and generation; a code not yet redeemed is not counted) */
   tokenRows(clientId: string): Promise<{ chains: Array<{ generation: number; revoked_at: number | null; refresh_revoked_at: number | null }> }>;
 };
 
@@ -82,7 +82,8 @@ export async function oauthFixture(database: TestDatabase, env: Record<string, s
       t.app.inject({ method: 'GET', url: '/oauth/userinfo', headers: { host: HOST, ...(authorization === undefined ? {} : { authorization }), ...headers } }),
     revoke: (form) => post('/oauth/revoke', form),
     async tokenRows(clientId) {
-      const chains = await db.selectFrom('token_chains').select(['generation', 'revoked_at', 'refresh_revoked_at']).where('sub', '=', sub).where('client_id', '=', clientId).execute();
+      // Generation 0 is a code not redeemed yet: no tokens.
+      const chains = await db.selectFrom('token_chains').select(['generation', 'revoked_at', 'refresh_revoked_at']).where('sub', '=', sub).where('client_id', '=', clientId).where('generation', '>', 0).execute();
       return { chains };
     },
   };

@@ -55,6 +55,8 @@ forEachDatabase('token endpoint rules', (open) => {
     await f.userinfo(`Bearer ${refreshed.access_token}`);
     await f.revoke({ client_id: f.confidential.client.clientId, client_secret: f.confidential.secret, token: refreshed.refresh_token, token_type_hint: 'refresh_token' });
     const dump = JSON.stringify([
+      await f.deps.db.selectFrom('token_chains').selectAll().execute(),
+      await f.deps.db.selectFrom('revoked_access_tokens').selectAll().execute(),
       await f.deps.db.selectFrom('authorization_codes').selectAll().execute(),
       await f.deps.db.selectFrom('access_tokens').selectAll().execute(),
       await f.deps.db.selectFrom('refresh_tokens').selectAll().execute(),

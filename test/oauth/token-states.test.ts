@@ -5,8 +5,7 @@ import { test } from 'node:test';
 import { DAY, MINUTE, SECOND } from '../../src/config/clock.ts';
 import { revokeAllTokensOf } from '../../src/oauth/codes.ts';
 import { DESCRIPTION_REFRESH_TOKEN_EXPIRED } from '../../src/oauth/errors.ts';
-import { keyedHash } from '../../src/oauth/secrets.ts';
-import { decodeRefreshToken } from '../../src/oauth/token-format.ts';
+import { decodeCode, decodeRefreshToken } from '../../src/oauth/token-format.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { assertOAuthError, oauthFixture, REDIRECT_URI, s256Challenge, VERIFIER, type TokenJson } from './token-fixtures.ts';
 
@@ -23,8 +22,9 @@ forEachDatabase('States and transitions: codes and tokens', (open) => {
     assert.equal(body.expires_in, 7200);
     assert.equal(body.access_token.length, 44);
     assert.equal(body.scope, 'openid profile email');
-    const row = await f.deps.db.selectFrom('authorization_codes').select('redeemed_at').where('code_hash', '=', keyedHash(f.deps.keys.tokenHash, code)).executeTakeFirstOrThrow();
-    assert.equal(row.redeemed_at, f.clock(), 'the code is now redeemed');
+    // The code is its chain's generation 0; redeemed, the chain's generation 1 is live.
+    const row = await f.deps.db.selectFrom('token_chains').select(['generation', 'rotated_at']).where('id', '=', decodeCode(f.deps.keys.tokenHash, code)!).executeTakeFirstOrThrow();
+    assert.deepEqual([row.generation, row.rotated_at], [1, f.clock()], 'the code is now redeemed');
     assert.equal((await f.userinfo(`Bearer ${body.access_token}`)).statusCode, 200);
     assert.equal((await f.refresh(body.refresh_token)).statusCode, 200);
     await f.app.close();

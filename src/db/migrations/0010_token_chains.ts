@@ -1,8 +1,10 @@
 // One row per refresh chain (issue 20, "fewer writes per rotation"): the tokens name their chain and
 // generation under a MAC (oauth/token-format.ts), so a refresh is a primary-key read and one
-// conditional UPDATE of this row, and an access token needs no row of its own. Revoking one access
+// conditional UPDATE of this row, and an access token needs no row of its own. The authorization code
+// is the chain's first state (generation 0): issuing one inserts the row, redeeming it is one
+// conditional UPDATE of it. Revoking one access
 // token puts its (chain, generation) on a deny list that is forgotten when the token would have
-// expired. The tables of the earlier format stay for the tokens issued before this migration: they
+// expired. The tables of the earlier format stay for the codes and tokens issued before this migration: they
 // are read as before until their chains end (30 days), then hold nothing.
 import { sql, type Kysely } from 'kysely';
 import { PostgresAdapter } from 'kysely';
@@ -31,6 +33,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('revoked_at', 'bigint')
     // a chain continued from a token of the earlier format: that chain's id, so a replayed code still revokes it
     .addColumn('legacy_chain_id', 'text')
+    // A chain begins as its authorization code (generation 0, "issued"): what redeeming it checks.
+    // Redemption makes generation 1 live; the code, presented again, is then the replay.
+    .addColumn('code_expires_at', 'bigint')
+    .addColumn('redirect_uri', 'text')
+    .addColumn('code_challenge', 'text')
+    .addColumn('code_challenge_method', 'text')
     // SQLite: the rows kept in the primary key's own b-tree — a new chain writes one b-tree fewer
     // (no separate rowid table); PostgreSQL has no such choice (heap and index).
     .$call((builder) => (postgres ? builder : builder.modifyEnd(sql`without rowid`)))

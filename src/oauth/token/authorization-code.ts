@@ -9,10 +9,32 @@ import { keyedHash } from '../secrets.ts';
 import * as store from '../tokens.store.ts';
 import { revokedDetail } from '../revocation-detail.ts';
 import type { GrantHandler, TokenContext } from './grant.ts';
-import { isChainId } from '../token-format.ts';
-import { newChainRow, REFRESH_CHAIN_LIFETIME_MS, tokensFor } from './issue-tokens.ts';
+import { decodeCode, isChainId } from '../token-format.ts';
+import { newChainRow, newIssuance, REFRESH_CHAIN_LIFETIME_MS, tokensFor } from './issue-tokens.ts';
 
-export type CheckedCode = { client: Client; code: store.CodeRow };
+/**
+ * A presented authorization code, in either format: a chain-format code (its chain row, generation 0
+ * until redeemed) or one from before migration 0010 (its own row in authorization_codes).
+ */
+export type PresentedCode = {
+  clientId: string;
+  sub: string;
+  scope: string;
+  redirectUri: string;
+  codeChallenge: string | null;
+  codeChallengeMethod: string | null;
+  /** when the person authorized: the code's issue */
+  issuedAt: number;
+  expiresAt: number;
+  redeemed: boolean;
+  /** the person was revoked from this application meanwhile (withdrawn consent, a replay) */
+  revoked: boolean;
+  personActive: boolean;
+  /** the chain the code starts (revoked when the code is presented again) */
+  chainId: string;
+} & ({ format: 'chain' } | { format: 'legacy'; codeHash: string });
+
+export type CheckedCode = { client: Client; code: PresentedCode };
 
 const DESCRIPTION_CODE_UNUSABLE = 'The authorization code is invalid, expired or already used. Restart at the authorize step to get a new one.';
 
@@ -20,19 +42,65 @@ function codeRefused(detail: string): OAuthError {
   return new OAuthError('invalid_grant', DESCRIPTION_CODE_UNUSABLE, { detail });
 }
 
+/** Reads what a presented code is: a primary-key read of its chain, or of its row for the earlier format; with its person's state, one statement. */
+async function readPresented(ctx: TokenContext, presented: string): Promise<PresentedCode | undefined> {
+  const chainId = decodeCode(ctx.hashKey, presented);
+  if (chainId !== undefined) {
+    const found = await store.findChainWithPerson(ctx.db, chainId);
+    if (!found) return undefined;
+    const { chain } = found;
+    // Every chain-format code's row has them; a row without would be no code's.
+    if (chain.redirect_uri === null || chain.code_expires_at === null) return undefined;
+    return {
+      format: 'chain',
+      chainId,
+      clientId: chain.client_id,
+      sub: chain.sub,
+      scope: chain.scope,
+      redirectUri: chain.redirect_uri,
+      codeChallenge: chain.code_challenge,
+      codeChallengeMethod: chain.code_challenge_method,
+      issuedAt: chain.created_at,
+      expiresAt: chain.code_expires_at,
+      redeemed: chain.generation > 0,
+      revoked: chain.revoked_at !== null,
+      personActive: found.personActive,
+    };
+  }
+  const found = await store.findCodeWithPerson(ctx.db, keyedHash(ctx.hashKey, presented));
+  if (!found) return undefined;
+  const { code } = found;
+  return {
+    format: 'legacy',
+    codeHash: code.code_hash,
+    chainId: code.chain_id,
+    clientId: code.client_id,
+    sub: code.sub,
+    scope: code.scope,
+    redirectUri: code.redirect_uri,
+    codeChallenge: code.code_challenge,
+    codeChallengeMethod: code.code_challenge_method,
+    issuedAt: code.created_at,
+    expiresAt: code.expires_at,
+    redeemed: code.redeemed_at !== null,
+    revoked: false,
+    personActive: found.personActive,
+  };
+}
+
 /**
  * spec: "A code presented a second time is refused and every token issued from it is revoked"
  * (RFC 6749 §4.1.2). Whoever presents it: a used code that shows up again has leaked.
  */
-async function refuseReusedCode(ctx: TokenContext, code: store.CodeRow): Promise<never> {
-  const revoked = await store.revokeChain(ctx.db, code.chain_id, ctx.now);
+async function refuseReusedCode(ctx: TokenContext, code: PresentedCode): Promise<never> {
+  const revoked = await store.revokeChain(ctx.db, code.chainId, ctx.now);
   await recordAuditSafely(
     ctx.db,
     () => ctx.now,
     {
       type: 'code.replay_detected',
       sub: code.sub,
-      clientId: code.client_id,
+      clientId: code.clientId,
       ip: ctx.ip,
       outcome: 'refused',
       detail: { revoked: 'code_chain', ...revokedDetail(revoked) },
@@ -43,17 +111,17 @@ async function refuseReusedCode(ctx: TokenContext, code: store.CodeRow): Promise
 }
 
 /** spec: "The credential required is decided by how the code was issued, not by what the client sends." */
-function checkCodeCredential(ctx: TokenContext, client: Client, code: store.CodeRow, params: OAuthParams): void {
+function checkCodeCredential(ctx: TokenContext, client: Client, code: PresentedCode, params: OAuthParams): void {
   const clientSecret = params.optional('client_secret');
-  if (code.code_challenge !== null) {
+  if (code.codeChallenge !== null) {
     // spec: "code_verifier — required when the code was issued with a code_challenge"
     const verifier = params.optional('code_verifier');
     if (verifier === undefined) {
       throw new OAuthError('invalid_request', 'code_verifier is required: the authorization code was issued with a code_challenge. Send the verifier you made the challenge from.');
     }
     // spec: "only the exact string `S256` selects SHA-256; any other value … is treated as `plain`"
-    const method = normalizeChallengeMethod(code.code_challenge_method ?? undefined);
-    if (!verifierMatches(verifier, code.code_challenge, method)) {
+    const method = normalizeChallengeMethod(code.codeChallengeMethod ?? undefined);
+    if (!verifierMatches(verifier, code.codeChallenge, method)) {
       throw new OAuthError('invalid_grant', DESCRIPTION_CODE_VERIFIER_FAILED, { detail: `code_verifier mismatch (${method})` });
     }
     // A confidential client may authenticate as well; a secret that is sent must then be right.
@@ -79,38 +147,45 @@ export const authorizationCodeGrant: GrantHandler<CheckedCode> = {
     const redirectUri = params.required('redirect_uri');
 
     // The code and its person's state in one read (one statement, one round trip on PostgreSQL).
-    const found = await store.findCodeWithPerson(ctx.db, keyedHash(ctx.hashKey, presented));
-    if (!found) throw codeRefused('unknown code');
-    const { code } = found;
-    if (code.redeemed_at !== null) return refuseReusedCode(ctx, code);
-    if (code.client_id !== client.clientId) throw codeRefused('code issued to another client');
+    const code = await readPresented(ctx, presented);
+    if (!code) throw codeRefused('unknown code');
+    if (code.redeemed) return refuseReusedCode(ctx, code);
+    if (code.clientId !== client.clientId) throw codeRefused('code issued to another client');
     // spec "Authorization code — Lifetime: 10 minutes"
-    if (code.expires_at <= ctx.now) throw codeRefused('code expired');
+    if (code.expiresAt <= ctx.now) throw codeRefused('code expired');
+    // The person withdrew the application (or a replay revoked its tokens) after this code was issued.
+    if (code.revoked) throw codeRefused('code revoked');
     // spec: "redirect_uri — byte-identical to the one used at authorize; compared with the value stored with the code"
-    if (redirectUri !== code.redirect_uri) {
+    if (redirectUri !== code.redirectUri) {
       throw new OAuthError('invalid_grant', 'redirect_uri does not match the one sent to the authorize step; send exactly the same value.', { detail: 'redirect_uri mismatch' });
     }
     checkCodeCredential(ctx, client, code, params);
-    if (!found.personActive) throw codeRefused('account missing or disabled');
+    if (!code.personActive) throw codeRefused('account missing or disabled');
     return { client, code };
   },
 
   async issue(ctx, { client, code }) {
-    // Single use is one conditional UPDATE; the chain is stored atomically with it (one statement on
-    // PostgreSQL, one transaction on SQLite), so a concurrent second redemption that loses and revokes
-    // the chain also revokes these tokens.
-    const current = isChainId(code.chain_id);
+    // spec: "the chain ends 30 days after the user first authorized the application" — the moment the
+    // person authorized is when this code was issued.
+    const chainExpiresAt = code.issuedAt + REFRESH_CHAIN_LIFETIME_MS;
+    if (code.format === 'chain') {
+      // Single use is one conditional UPDATE of the chain's row (generation 0 → 1): of concurrent
+      // redemptions one wins; a loser is a second presentation and revokes the chain, the winner's
+      // tokens with it.
+      const chain = await store.redeemChainCode(ctx.db, { id: code.chainId, now: ctx.now, issuance: newIssuance(), chainExpiresAt });
+      if (!chain) return refuseReusedCode(ctx, code);
+      return tokensFor(ctx.hashKey, chain, chain.generation, ctx.now, code.scope);
+    }
+    // A code from before migration 0010: its redemption and a new chain row, atomically.
+    const current = isChainId(code.chainId);
     const chain = newChainRow(ctx.now, {
       clientId: client.clientId,
       sub: code.sub,
       scope: code.scope,
-      // spec: "the chain ends 30 days after the user first authorized the application" — the moment
-      // the person authorized is when this code was issued.
-      expiresAt: code.created_at + REFRESH_CHAIN_LIFETIME_MS,
-      ...(current ? { id: code.chain_id } : { legacyChainId: code.chain_id }),
+      expiresAt: chainExpiresAt,
+      ...(current ? { id: code.chainId } : { legacyChainId: code.chainId }),
     });
-    // Someone redeemed it between our check and our update: that is a second presentation.
-    if (!(await store.redeemCodeWithChain(ctx.db, code.code_hash, ctx.now, chain))) return refuseReusedCode(ctx, code);
+    if (!(await store.redeemCodeWithChain(ctx.db, code.codeHash, ctx.now, chain))) return refuseReusedCode(ctx, code);
     return tokensFor(ctx.hashKey, chain, chain.generation, ctx.now, code.scope);
   },
 };

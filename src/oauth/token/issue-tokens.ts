@@ -69,6 +69,10 @@ export function newChainRow(now: number, input: NewChain): store.ChainRow {
     refresh_revoked_at: null,
     revoked_at: null,
     legacy_chain_id: input.legacyChainId ?? null,
+    code_expires_at: null,
+    redirect_uri: null,
+    code_challenge: null,
+    code_challenge_method: null,
   };
 }
 
