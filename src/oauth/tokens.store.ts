@@ -359,6 +359,61 @@ const redeemChainCodeStatement = compiledOnce(['id', 'now', 'issuance', 'chainEx
 
 export type CodeRedemption = { id: string; now: number; issuance: string; chainExpiresAt: number };
 
+/**
+ * The code grant in one statement, for the common case: the redemption's conditional UPDATE also
+ * holds every rule the code's row decides — its application, its redirect URI, its credential, its
+ * person still active. `credential` is what the request proved: a client secret that checked and no
+ * verifier (the code must then have no challenge), or a verifier (the code's challenge must be its
+ * S256 digest, or under any other method the verifier itself). Undefined when any rule fails: nothing
+ * is consumed, and the caller reads the code to say which.
+ */
+// spec: the chain ends 30 days after the person first authorized — the code's issue, the row's created_at.
+const CHECKED_REDEMPTION_SET = (p: Record<'now' | 'issuance' | 'chainLifetimeMs', never>) => ({
+  generation: sql<number>`1`,
+  rotated_at: p.now,
+  issuance: p.issuance,
+  expires_at: sql<number>`created_at + ${p.chainLifetimeMs}`,
+});
+const redeemWithSecretStatement = compiledOnce(['id', 'now', 'issuance', 'chainLifetimeMs', 'clientId', 'redirectUri'], (db, p) =>
+  db
+    .updateTable('token_chains')
+    .set(CHECKED_REDEMPTION_SET(p))
+    .where('id', '=', p.id)
+    .where(sql<boolean>`generation = 0`)
+    .where('revoked_at', 'is', null)
+    .where('code_expires_at', '>', p.now)
+    .where('client_id', '=', p.clientId)
+    .where('redirect_uri', '=', p.redirectUri)
+    .where('code_challenge', 'is', null)
+    .where(sql<boolean>`exists (select 1 from users u where u.sub = token_chains.sub and u.disabled = 0)`)
+    .returningAll(),
+);
+const redeemWithVerifierStatement = compiledOnce(['id', 'now', 'issuance', 'chainLifetimeMs', 'clientId', 'redirectUri', 's256', 'plain'], (db, p) =>
+  db
+    .updateTable('token_chains')
+    .set(CHECKED_REDEMPTION_SET(p))
+    .where('id', '=', p.id)
+    .where(sql<boolean>`generation = 0`)
+    .where('revoked_at', 'is', null)
+    .where('code_expires_at', '>', p.now)
+    .where('client_id', '=', p.clientId)
+    .where('redirect_uri', '=', p.redirectUri)
+    .where(sql<boolean>`code_challenge = case when code_challenge_method = 'S256' then ${p.s256} else ${p.plain} end`)
+    .where(sql<boolean>`exists (select 1 from users u where u.sub = token_chains.sub and u.disabled = 0)`)
+    .returningAll(),
+);
+
+export type CheckedCodeRedemption = Omit<CodeRedemption, 'chainExpiresAt'> & { chainLifetimeMs: number; clientId: string; redirectUri: string; credential: { secretChecked: true } | { verifierS256: string; verifier: string } };
+
+export async function redeemChainCodeChecked(db: Db, r: CheckedCodeRedemption): Promise<ChainRow | undefined> {
+  const base = { id: r.id, now: r.now, issuance: r.issuance, chainLifetimeMs: r.chainLifetimeMs, clientId: r.clientId, redirectUri: r.redirectUri };
+  const run = async () =>
+    ('secretChecked' in r.credential ? await redeemWithSecretStatement(db, base) : await redeemWithVerifierStatement(db, { ...base, s256: r.credential.verifierS256, plain: r.credential.verifier })).rows[0];
+  if (!isPostgres(db)) return run();
+  const { value, lostConnection } = await runAtomicStatement(run, { idempotent: true });
+  return value ?? (lostConnection ? wonLostIssuance(db, r.id, r.issuance) : undefined);
+}
+
 export async function redeemChainCode(db: Db, redemption: CodeRedemption, retry: TransientRetryOptions = {}): Promise<ChainRow | undefined> {
   if (!isPostgres(db)) return (await redeemChainCodeStatement(db, redemption)).rows[0];
   const { value, lostConnection } = await runAtomicStatement(async () => (await redeemChainCodeStatement(db, redemption)).rows[0], { ...retry, idempotent: true });

@@ -1,10 +1,11 @@
 // Grant `authorization_code` (spec "POST /oauth/token — Grant authorization_code").
 import { recordAuditSafely } from '../../audit/audit.ts';
 import type { Client } from '../../clients/clients.ts';
+import { clientSecretMatches } from '../../clients/clients.ts';
 import { checkClientSecret, checkTokenEndpointClient } from '../client-auth.ts';
 import { DESCRIPTION_CODE_VERIFIER_FAILED, OAuthError } from '../errors.ts';
 import type { OAuthParams } from '../form-params.ts';
-import { normalizeChallengeMethod, verifierMatches } from '../pkce.ts';
+import { normalizeChallengeMethod, s256Challenge, verifierMatches } from '../pkce.ts';
 import { keyedHash } from '../secrets.ts';
 import * as store from '../tokens.store.ts';
 import { revokedDetail } from '../revocation-detail.ts';
@@ -34,7 +35,22 @@ export type PresentedCode = {
   chainId: string;
 } & ({ format: 'chain' } | { format: 'legacy'; codeHash: string });
 
-export type CheckedCode = { client: Client; code: PresentedCode };
+/**
+ * What `check` hands to `issue`: the code read and found redeemable; or, for a chain-format code whose
+ * request proved a credential on its own (a client secret that checked, or a code_verifier), what the
+ * redemption's conditional UPDATE must also hold — then that one statement is the check, and only a
+ * refused redemption reads the code to say why (the error is the same either way).
+ */
+export type CheckedCode = { client: Client } & ({ code: PresentedCode } | { fast: { chainId: string; redirectUri: string; credential: store.CheckedCodeRedemption['credential'] }; params: OAuthParams });
+
+/** The credential a request proves without knowing its code's row, or undefined when only the row can say what is missing or wrong. */
+function provenCredential(ctx: TokenContext, client: Client, params: OAuthParams): store.CheckedCodeRedemption['credential'] | undefined {
+  const clientSecret = params.optional('client_secret');
+  const verifier = params.optional('code_verifier');
+  if (clientSecret !== undefined && !clientSecretMatches(ctx.hashKey, client, clientSecret)) return undefined;
+  if (verifier !== undefined) return { verifierS256: s256Challenge(verifier), verifier };
+  return clientSecret === undefined ? undefined : { secretChecked: true };
+}
 
 const DESCRIPTION_CODE_UNUSABLE = 'The authorization code is invalid, expired or already used. Restart at the authorize step to get a new one.';
 
@@ -140,14 +156,11 @@ function checkCodeCredential(ctx: TokenContext, client: Client, code: PresentedC
   }
 }
 
-export const authorizationCodeGrant: GrantHandler<CheckedCode> = {
-  async check(ctx, params) {
-    const client = await checkTokenEndpointClient(ctx.db, params.required('client_id'), ctx.origin);
-    const presented = params.required('code');
-    const redirectUri = params.required('redirect_uri');
-
-    // The code and its person's state in one read (one statement, one round trip on PostgreSQL).
-    const code = await readPresented(ctx, presented);
+/** Every rule, from a read of the code and its person's state (one statement, one round trip on PostgreSQL). */
+async function checkByReading(ctx: TokenContext, client: Client, params: OAuthParams): Promise<{ client: Client; code: PresentedCode }> {
+  const presented = params.required('code');
+  const redirectUri = params.required('redirect_uri');
+  const code = await readPresented(ctx, presented);
     if (!code) throw codeRefused('unknown code');
     if (code.redeemed) return refuseReusedCode(ctx, code);
     if (code.clientId !== client.clientId) throw codeRefused('code issued to another client');
@@ -162,9 +175,38 @@ export const authorizationCodeGrant: GrantHandler<CheckedCode> = {
     checkCodeCredential(ctx, client, code, params);
     if (!code.personActive) throw codeRefused('account missing or disabled');
     return { client, code };
+}
+
+export const authorizationCodeGrant: GrantHandler<CheckedCode> = {
+  async check(ctx, params) {
+    const client = await checkTokenEndpointClient(ctx.db, params.required('client_id'), ctx.origin);
+    const chainId = decodeCode(ctx.hashKey, params.required('code'));
+    const redirectUri = params.required('redirect_uri');
+    const credential = chainId === undefined ? undefined : provenCredential(ctx, client, params);
+    if (chainId !== undefined && credential !== undefined) return { client, fast: { chainId, redirectUri, credential }, params };
+    return checkByReading(ctx, client, params);
   },
 
-  async issue(ctx, { client, code }) {
+  async issue(ctx, checked) {
+    if ('fast' in checked) {
+      const { client, fast } = checked;
+      const chain = await store.redeemChainCodeChecked(ctx.db, {
+        id: fast.chainId,
+        now: ctx.now,
+        issuance: newIssuance(),
+        clientId: client.clientId,
+        redirectUri: fast.redirectUri,
+        credential: fast.credential,
+        // spec: "the chain ends 30 days after the user first authorized the application": from the
+        // code's issue, the chain row's created_at.
+        chainLifetimeMs: REFRESH_CHAIN_LIFETIME_MS,
+      });
+      if (chain) return tokensFor(ctx.hashKey, chain, chain.generation, ctx.now, chain.scope);
+      // Refused: the rules from a read of the code say why (a second presentation revokes its chain).
+      // Should they all hold now — the row changed between the two statements — it is redeemed as usual.
+      return authorizationCodeGrant.issue(ctx, await checkByReading(ctx, client, checked.params));
+    }
+    const { client, code } = checked;
     // spec: "the chain ends 30 days after the user first authorized the application" — the moment the
     // person authorized is when this code was issued.
     const chainExpiresAt = code.issuedAt + REFRESH_CHAIN_LIFETIME_MS;
