@@ -26,9 +26,15 @@ const semiSpaceChosen = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? ''
 // memory it does not return; under the benchmark's mixed load one arena kept the server ~14 MB smaller
 // at peak with requests per CPU-second unchanged (issue 20, bench/README.md). glibc reads it only at
 // start, hence here.
+//
+// And the old generation grows by half its live size between full collections (--heap-growing-percent=50)
+// instead of up to 4×: requests waiting on a commit outlive two scavenges and are promoted, so under
+// load the old space filled with ~100 MB of such garbage (live ~35 MB, collected at ~140 MB) before a
+// mark-compact ran. With 50 % peak RSS under the benchmark's refresh and mixed loads fell from 220–256
+// to 163–172 MB with requests per CPU-second within the noise (at 25 %: 157–159 MB, refresh slower).
 if (LONG_RUNNING.has(process.argv[2] ?? '') && !semiSpaceChosen && typeof process.execve === 'function') {
   const env = process.argv[2] === 'serve' && process.env.MALLOC_ARENA_MAX === undefined ? { ...process.env, MALLOC_ARENA_MAX: '1' } : process.env;
-  process.execve(process.execPath, [process.execPath, `${SEMI_SPACE}=4`, ...process.execArgv, ...process.argv.slice(1)], env);
+  process.execve(process.execPath, [process.execPath, `${SEMI_SPACE}=4`, '--heap-growing-percent=50', ...process.execArgv, ...process.argv.slice(1)], env);
 }
 
 // Node's compile cache keeps each module's stripped JavaScript and V8 code, keyed by the source's hash,
