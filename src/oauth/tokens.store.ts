@@ -40,11 +40,16 @@ const findCodeWithPersonStatement = compiledOnce(['codeHash'], (db, p) =>
     .where('c.code_hash', '=', p.codeHash),
 );
 
+/** A row read with its person's `disabled` flag (null when the person is gone), split: the row, and whether its person can still be issued tokens. */
+function withPerson<Row>(read: (Row & { person_disabled: Flag | null }) | undefined): { row: Row; personActive: boolean } | undefined {
+  if (!read) return undefined;
+  const { person_disabled: personDisabled, ...row } = read;
+  return { row: row as Row, personActive: personDisabled === 0 };
+}
+
 export async function findCodeWithPerson(db: Db, codeHash: string): Promise<{ code: CodeRow; personActive: boolean } | undefined> {
-  const [row] = (await findCodeWithPersonStatement(db, { codeHash })).rows;
-  if (!row) return undefined;
-  const { person_disabled: personDisabled, ...code } = row;
-  return { code, personActive: personDisabled === 0 };
+  const found = withPerson<CodeRow>((await findCodeWithPersonStatement(db, { codeHash })).rows[0]);
+  return found && { code: found.row, personActive: found.personActive };
 }
 
 /** Marks a code redeemed if, and only if, nobody redeemed it before. Returns whether this call won. */
@@ -217,10 +222,8 @@ const findRefreshTokenWithPersonStatement = compiledOnce(['tokenHash'], (db, p) 
 );
 
 export async function findRefreshTokenWithPerson(db: Db, tokenHash: string): Promise<RefreshTokenWithPerson | undefined> {
-  const [row] = (await findRefreshTokenWithPersonStatement(db, { tokenHash })).rows;
-  if (!row) return undefined;
-  const { person_disabled: personDisabled, ...token } = row;
-  return { token, personActive: personDisabled === 0 };
+  const found = withPerson<RefreshTokenRow>((await findRefreshTokenWithPersonStatement(db, { tokenHash })).rows[0]);
+  return found && { token: found.row, personActive: found.personActive };
 }
 
 /**
@@ -290,10 +293,8 @@ const findChainWithPersonStatement = compiledOnce(['id'], (db, p) =>
 );
 
 export async function findChainWithPerson(db: Db, id: string): Promise<{ chain: ChainRow; personActive: boolean } | undefined> {
-  const [row] = (await findChainWithPersonStatement(db, { id })).rows;
-  if (!row) return undefined;
-  const { person_disabled: personDisabled, ...chain } = row;
-  return { chain, personActive: personDisabled === 0 };
+  const found = withPerson<ChainRow>((await findChainWithPersonStatement(db, { id })).rows[0]);
+  return found && { chain: found.row, personActive: found.personActive };
 }
 
 /**
