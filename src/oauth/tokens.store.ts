@@ -76,12 +76,6 @@ export async function insertRefreshToken(db: Db, row: RefreshTokenRow): Promise<
   await insertRefreshTokenStatement(db, row);
 }
 
-const findAccessTokenStatement = compiledOnce(['tokenHash'], (db, p) => db.selectFrom('access_tokens').selectAll().where('token_hash', '=', p.tokenHash));
-
-export async function findAccessToken(db: Db, tokenHash: string): Promise<AccessTokenRow | undefined> {
-  return (await findAccessTokenStatement(db, { tokenHash })).rows[0];
-}
-
 /** What userinfo reads of the person an access token names: the profile columns (never the password hash). */
 export type TokenPersonRow = Omit<UsersTable, 'password_hash' | 'updated_at'>;
 
@@ -324,10 +318,20 @@ export type Rotation = { id: string; generation: number; clientId: string; now: 
 
 /** Rotates the chain (see rotateChainStatement); the chain as it is after this call's rotation, or undefined when another request rotated it first or it was revoked or expired. */
 export async function rotateChain(db: Db, rotation: Rotation, retry: TransientRetryOptions = {}): Promise<ChainRow | undefined> {
-  if (!isPostgres(db)) return (await rotateChainStatement(db, rotation)).rows[0];
-  // One statement in autocommit: safe to send again (its condition decides afresh).
-  const { value, lostConnection } = await runAtomicStatement(async () => (await rotateChainStatement(db, rotation)).rows[0], { ...retry, idempotent: true });
-  return value ?? (lostConnection ? wonLostIssuance(db, rotation.id, rotation.issuance) : undefined);
+  return issuingStatement(db, rotation, async () => (await rotateChainStatement(db, rotation)).rows[0], retry);
+}
+
+/**
+ * Runs a statement that issues (a rotation, a redemption) and returns the chain it issued on, or
+ * undefined when its condition refused. SQLite: as it is. PostgreSQL: one statement in autocommit, so
+ * safe to send again after a transient failure (its condition decides afresh); after a lost connection
+ * whose retry changed nothing, the chain carrying this call's `issuance` mark says the lost attempt
+ * committed (wonLostIssuance).
+ */
+async function issuingStatement(db: Db, mark: { id: string; issuance: string }, run: () => Promise<ChainRow | undefined>, retry: TransientRetryOptions = {}): Promise<ChainRow | undefined> {
+  if (!isPostgres(db)) return run();
+  const { value, lostConnection } = await runAtomicStatement(run, { ...retry, idempotent: true });
+  return value ?? (lostConnection ? wonLostIssuance(db, mark.id, mark.issuance) : undefined);
 }
 
 /**
@@ -410,15 +414,11 @@ export async function redeemChainCodeChecked(db: Db, r: CheckedCodeRedemption): 
   const base = { id: r.id, now: r.now, issuance: r.issuance, chainLifetimeMs: r.chainLifetimeMs, clientId: r.clientId, redirectUri: r.redirectUri };
   const run = async () =>
     ('secretChecked' in r.credential ? await redeemWithSecretStatement(db, base) : await redeemWithVerifierStatement(db, { ...base, s256: r.credential.verifierS256, plain: r.credential.verifier })).rows[0];
-  if (!isPostgres(db)) return run();
-  const { value, lostConnection } = await runAtomicStatement(run, { idempotent: true });
-  return value ?? (lostConnection ? wonLostIssuance(db, r.id, r.issuance) : undefined);
+  return issuingStatement(db, r, run);
 }
 
 export async function redeemChainCode(db: Db, redemption: CodeRedemption, retry: TransientRetryOptions = {}): Promise<ChainRow | undefined> {
-  if (!isPostgres(db)) return (await redeemChainCodeStatement(db, redemption)).rows[0];
-  const { value, lostConnection } = await runAtomicStatement(async () => (await redeemChainCodeStatement(db, redemption)).rows[0], { ...retry, idempotent: true });
-  return value ?? (lostConnection ? wonLostIssuance(db, redemption.id, redemption.issuance) : undefined);
+  return issuingStatement(db, redemption, async () => (await redeemChainCodeStatement(db, redemption)).rows[0], retry);
 }
 
 /**
@@ -443,9 +443,8 @@ select code_hash from redeemed`;
 export async function redeemCodeWithChain(db: Db, codeHash: string, now: number, chain: ChainRow, retry: TransientRetryOptions = {}): Promise<boolean> {
   if (isPostgres(db)) {
     const parameters = [codeHash, now, chain.id, chain.client_id, chain.sub, chain.scope, chain.generation, chain.expires_at, chain.issuance, chain.legacy_chain_id];
-    const run = async () => (await db.executeQuery(CompiledQuery.raw(REDEEM_WITH_CHAIN_POSTGRES, parameters))).rows.length === 1;
-    const { value, lostConnection } = await runAtomicStatement(run, { ...retry, idempotent: true });
-    return value || (lostConnection && (await wonLostIssuance(db, chain.id, chain.issuance)) !== undefined);
+    const run = async () => ((await db.executeQuery(CompiledQuery.raw(REDEEM_WITH_CHAIN_POSTGRES, parameters))).rows.length === 1 ? chain : undefined);
+    return (await issuingStatement(db, chain, run, retry)) !== undefined;
   }
   return inTransaction(db, async (trx) => {
     if (!(await redeemCode(trx, codeHash, now))) return false;
@@ -492,9 +491,11 @@ export async function rotateLegacyIntoChain(db: Db, tokenHash: string, clientId:
   });
   if (isPostgres(db)) {
     type Old = Pick<RefreshTokenRow, 'sub' | 'scope' | 'chain_id' | 'chain_expires_at'>;
-    const run = async () => (await db.executeQuery<Old>(CompiledQuery.raw(ROTATE_LEGACY_INTO_CHAIN_POSTGRES, [tokenHash, clientId, now, next.id, next.issuance]))).rows[0];
-    const { value, lostConnection } = await runAtomicStatement(run, { idempotent: true });
-    return value ? chainOf(value) : lostConnection ? wonLostIssuance(db, next.id, next.issuance) : undefined;
+    const run = async () => {
+      const [old] = (await db.executeQuery<Old>(CompiledQuery.raw(ROTATE_LEGACY_INTO_CHAIN_POSTGRES, [tokenHash, clientId, now, next.id, next.issuance]))).rows;
+      return old && chainOf(old);
+    };
+    return issuingStatement(db, next, run);
   }
   return inTransaction(db, async (trx) => {
     const rotated = await rotateRefreshToken(trx, tokenHash, clientId, now);
@@ -586,10 +587,16 @@ export type RevokedCounts = { chains: number; access: number; refresh: number };
 /** Revokes every access and refresh token of one person for one application. */
 export async function revokeAllForUserAndClient(db: Db, sub: string, clientId: string, now: number): Promise<RevokedCounts> {
   const chains = await db.updateTable('token_chains').set({ revoked_at: now }).where('sub', '=', sub).where('client_id', '=', clientId).where('revoked_at', 'is', null).executeTakeFirst();
-  const counts = { chains: Number(chains.numUpdatedRows), access: 0, refresh: 0 };
+  return { chains: Number(chains.numUpdatedRows), ...(await revokeEarlierFormat(db, now, [['sub', sub], ['client_id', clientId]])) };
+}
+
+/** Revokes the rows of tokens from before migration 0010 that match every column = value of `where`; how many of each kind. */
+async function revokeEarlierFormat(db: Db, now: number, where: Array<['sub' | 'client_id' | 'chain_id', string]>): Promise<Omit<RevokedCounts, 'chains'>> {
+  const counts = { access: 0, refresh: 0 };
   for (const table of TOKEN_TABLES) {
-    const result = await db.updateTable(table).set({ revoked_at: now }).where('sub', '=', sub).where('client_id', '=', clientId).where('revoked_at', 'is', null).executeTakeFirst();
-    counts[table === 'access_tokens' ? 'access' : 'refresh'] = Number(result.numUpdatedRows);
+    let update = db.updateTable(table).set({ revoked_at: now }).where('revoked_at', 'is', null);
+    for (const [column, value] of where) update = update.where(column, '=', value);
+    counts[table === 'access_tokens' ? 'access' : 'refresh'] = Number((await update.executeTakeFirst()).numUpdatedRows);
   }
   return counts;
 }
@@ -599,13 +606,8 @@ export async function revokeChain(db: Db, chainId: string, now: number): Promise
   // A code from before migration 0010 carries a UUID: its chain may have continued as a chain row.
   const column = isChainId(chainId) ? 'id' : 'legacy_chain_id';
   const chains = await db.updateTable('token_chains').set({ revoked_at: now }).where(column, '=', chainId).where('revoked_at', 'is', null).executeTakeFirst();
-  const counts = { chains: Number(chains.numUpdatedRows), access: 0, refresh: 0 };
-  if (column === 'id') return counts;
-  for (const table of TOKEN_TABLES) {
-    const result = await db.updateTable(table).set({ revoked_at: now }).where('chain_id', '=', chainId).where('revoked_at', 'is', null).executeTakeFirst();
-    counts[table === 'access_tokens' ? 'access' : 'refresh'] = Number(result.numUpdatedRows);
-  }
-  return counts;
+  if (column === 'id') return { chains: Number(chains.numUpdatedRows), access: 0, refresh: 0 };
+  return { chains: Number(chains.numUpdatedRows), ...(await revokeEarlierFormat(db, now, [['chain_id', chainId]])) };
 }
 
 /** Revokes one access or refresh token if it belongs to the client. Returns whether something was revoked. */

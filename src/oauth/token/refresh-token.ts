@@ -77,8 +77,8 @@ async function readLegacy(ctx: TokenContext, presented: string): Promise<Present
 const RESTART = 'Restart at the authorize step to sign the person in again.';
 
 /**
- * Refuses a refresh token that cannot be used, for the reason the spec gives; returns the token only
- * when it is still the live latest one of its chain.
+ * Refuses a refresh token that cannot be used, for the reason the spec gives (or because its person is
+ * gone or disabled); returns the token only when it is still the live latest one of its chain.
  */
 async function usableRefreshToken(ctx: TokenContext, client: Client, token: PresentedRefresh | undefined): Promise<PresentedRefresh> {
   if (!token || token.clientId !== client.clientId) {
@@ -117,6 +117,7 @@ async function usableRefreshToken(ctx: TokenContext, client: Client, token: Pres
   if (token.revoked) throw new OAuthError('invalid_grant', `The refresh token has been revoked. ${RESTART}`, { detail: 'refresh token revoked' });
   // spec: "30 days after first authorization → expired; later refresh fails with invalid_grant", description 刷新令牌已过期
   if (token.expiresAt <= ctx.now) throw new OAuthError('invalid_grant', DESCRIPTION_REFRESH_TOKEN_EXPIRED, { detail: 'refresh chain expired' });
+  if (!token.personActive) throw new OAuthError('invalid_grant', `The account of this refresh token is disabled. ${RESTART}`, { detail: 'account missing or disabled' });
   return token;
 }
 
@@ -150,8 +151,7 @@ async function rotate(ctx: TokenContext, client: Client, token: PresentedRefresh
 
 /** A refused rotation: reads what the token is now and throws the spec's error for it (a generation moved on by another request is the replay). */
 async function refuseRotation(ctx: TokenContext, client: Client, now: PresentedRefresh | undefined): Promise<never> {
-  const live = await usableRefreshToken(ctx, client, now);
-  if (!live.personActive) throw new OAuthError('invalid_grant', `The account of this refresh token is disabled. ${RESTART}`, { detail: 'account missing or disabled' });
+  await usableRefreshToken(ctx, client, now);
   throw new OAuthError('invalid_grant', `The refresh token can no longer be used. ${RESTART}`, { detail: 'rotation lost without a classifiable cause' });
 }
 
@@ -167,7 +167,6 @@ export const refreshTokenGrant: GrantHandler<CheckedRefresh> = {
     if (fields && requestedScope === undefined) return { client, fast: fields };
     // The token (its chain) and its person's state in one read (one statement, one round trip on PostgreSQL).
     const live = await usableRefreshToken(ctx, client, fields ? presentedFromChain(await store.findChainWithPerson(ctx.db, fields.chainId), fields.generation) : await readLegacy(ctx, presented));
-    if (!live.personActive) throw new OAuthError('invalid_grant', `The account of this refresh token is disabled. ${RESTART}`, { detail: 'account missing or disabled' });
     return { client, token: live, accessScope: accessScopeFor(live, requestedScope) };
   },
 
