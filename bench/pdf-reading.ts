@@ -10,10 +10,10 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PDFDocument } from 'pdf-lib';
-import type { ParsedDocument } from '../src/tasks/engines/document.ts';
-import type { OcrLanguages } from '../src/tasks/engines/pdf/ocr-page.ts';
-import { extractDocument } from '../src/tasks/engines/pdf/extract.ts';
-import { killSpareReader } from '../src/tasks/engines/pdf/reader-client.ts';
+import type { ParsedDocument } from '../src/documents/document.ts';
+import type { OcrLanguages } from '../src/documents/pdf/ocr-page.ts';
+import { extractDocument } from '../src/documents/pdf/extract.ts';
+import { killSpareReader } from '../src/documents/pdf/reader-client.ts';
 import { samplePdf } from '../test/helpers/pdfs.ts';
 import { longDocumentPdf, prosePdf, scanPdf } from '../test/helpers/scans.ts';
 

@@ -17,7 +17,7 @@ import { createAccount } from '../src/accounts/accounts.ts';
 import { systemClock } from '../src/config/clock.ts';
 import { openObjectStore, parseStorageUrl } from '../src/storage/open.ts';
 import { createTask, type TaskContext } from '../src/tasks/tasks.ts';
-import { createTranslator } from '../src/tasks/engines/translate/create.ts';
+import { createTranslator } from '../src/documents/translate/create.ts';
 import { SIGNET_BIN } from '../test/helpers/cli.ts';
 import { postgresDatabase, sqliteDatabase, type TestDatabase } from '../test/helpers/databases.ts';
 import { plainPdf } from '../test/helpers/pdfs.ts';

@@ -12,11 +12,11 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { extractDocument } from '../src/tasks/engines/pdf.ts';
-import { createApertium } from '../src/tasks/engines/translate/apertium.ts';
-import { renderBilingualPdf } from '../src/tasks/engines/translate/bilingual.ts';
-import { renderOverlayPdf } from '../src/tasks/engines/translate/overlay/draw.ts';
-import { translateDocument } from '../src/tasks/engines/translate/translate-document.ts';
+import { extractDocument } from '../src/documents/pdf/extract.ts';
+import { createApertium } from '../src/documents/translate/apertium.ts';
+import { renderBilingualPdf } from '../src/documents/translate/bilingual.ts';
+import { renderOverlayPdf } from '../src/documents/translate/overlay/draw.ts';
+import { translateDocument } from '../src/documents/translate/translate-document.ts';
 import { manualPdf } from '../test/helpers/translation-pdfs.ts';
 
 const pages = Number(process.argv[2] ?? 200);

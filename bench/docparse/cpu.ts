@@ -5,7 +5,7 @@
 // reader process, all from /proc (Linux).
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { spareReaderPids } from '../../src/tasks/engines/pdf/reader-client.ts';
+import { spareReaderPids } from '../../src/documents/pdf/reader-client.ts';
 
 const TICKS = (() => {
   try {

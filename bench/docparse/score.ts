@@ -1,7 +1,7 @@
 // Scores one parsed document against its ground truth, page by page (opendataloader-bench scores
 // one Markdown file per document, and its documents are single pages; here each page is that unit,
 // and a document's figure is the mean over its pages).
-import type { ParsedDocument } from '../../src/tasks/engines/document.ts';
+import type { ParsedDocument } from '../../src/documents/document.ts';
 import type { CorpusDocument } from './generated.ts';
 import { cellAccuracy, f1, headingMatch, headingScores, markdownHeadings, readingOrderScores, tableScores, wordRecall, type GridCell } from './metrics.ts';
 

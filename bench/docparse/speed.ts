@@ -3,7 +3,7 @@
 // CPU-second (one worker core), the reader process's peak resident size, and the worker's own
 // resident size sampled while it runs — on the Debian manuals whole and on a generated 500-page
 // document (a long document must stay bounded: pages are read and laid out one at a time).
-import { runDocparse } from '../../src/tasks/engines/docparse.ts';
+import { runDocparse } from '../../src/documents/parse.ts';
 import { longDocumentPdf } from '../../test/helpers/scans.ts';
 import { cpuOf } from './cpu.ts';
 import type { CorpusDocument } from './generated.ts';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { TaskKind } from '../db/schema.ts';
 import { ObjectNotFoundError } from '../storage/object-store.ts';
-import { LimitedProgramError, runLimited } from './engines/limited.ts';
+import { LimitedProgramError, runLimited } from '../documents/limited.ts';
 import { pageImagePrefix, resultFile, TaskError, type TaskContext } from './tasks.ts';
 
 export type PageImageSource = 'source' | 'translated';

@@ -2,16 +2,17 @@
 // (src/worker) owns leases and retries; this file owns what a task produces.
 import type { Readable } from 'node:stream';
 import type { ObjectStore } from '../storage/object-store.ts';
-import { toMarkdown, runDocparse } from './engines/docparse.ts';
-import type { OnProgress, ParsedDocument } from './engines/document.ts';
-import type { OcrEngine } from './engines/ocr/ocr.ts';
-import { extractDocument } from './engines/pdf/extract.ts';
-import { translateDocument } from './engines/translate/translate-document.ts';
-import { renderBilingualPdf } from './engines/translate/bilingual.ts';
-import { missingGlyphsNote } from './engines/translate/overlay/coverage.ts';
-import { renderOverlayPdf } from './engines/translate/overlay/draw.ts';
-import { TextRemovalError } from './engines/translate/overlay/remove-text.ts';
-import type { Translator } from './engines/translate/translator.ts';
+import { toMarkdown } from '../documents/export/markdown.ts';
+import { runDocparse } from '../documents/parse.ts';
+import type { OnProgress, ParsedDocument } from '../documents/document.ts';
+import type { OcrEngine } from '../documents/ocr/ocr.ts';
+import { extractDocument } from '../documents/pdf/extract.ts';
+import { translateDocument } from '../documents/translate/translate-document.ts';
+import { renderBilingualPdf } from '../documents/translate/bilingual.ts';
+import { missingGlyphsNote } from '../documents/translate/overlay/coverage.ts';
+import { renderOverlayPdf } from '../documents/translate/overlay/draw.ts';
+import { TextRemovalError } from '../documents/translate/overlay/remove-text.ts';
+import type { Translator } from '../documents/translate/translator.ts';
 import { NO_ENGINE_MESSAGE, OCR_LANGUAGES, resultKey, sourceKey, type ResultFile } from './tasks.ts';
 import type { TaskRow } from './tasks.store.ts';
 

@@ -3,7 +3,7 @@
 import { create as contentDisposition } from 'content-disposition';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { TaskKind } from '../db/schema.ts';
-import { GLOSSARY_MAX_JSON } from './engines/translate/glossary.ts';
+import { GLOSSARY_MAX_JSON } from '../documents/translate/glossary.ts';
 import { pageImage } from './page-images.ts';
 import { ObjectNotFoundError, StorageUnavailableError } from '../storage/object-store.ts';
 import {

@@ -9,9 +9,9 @@ import type { TaskKind, TaskStatus } from '../db/schema.ts';
 import { recordNotification } from '../notifications/notifications.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { StorageUnavailableError } from '../storage/object-store.ts';
-import { NotAPdfError, UnreadablePdfError } from './engines/pdf/errors.ts';
-import { GlossaryError, parseGlossary, type Glossary } from './engines/translate/glossary.ts';
-import type { Translator } from './engines/translate/translator.ts';
+import { NotAPdfError, UnreadablePdfError } from '../documents/pdf/errors.ts';
+import { GlossaryError, parseGlossary, type Glossary } from '../documents/translate/glossary.ts';
+import type { Translator } from '../documents/translate/translator.ts';
 import * as store from './tasks.store.ts';
 
 export const TASK_KINDS: readonly TaskKind[] = ['translate', 'docparse'];
@@ -178,7 +178,7 @@ export async function createTask(
     const data = inspecting.bytes();
     if (data.length < 5 || !data.subarray(0, 1024).includes('%PDF-')) throw new NotAPdfError('The file is not a PDF. Upload a .pdf file.');
     // pdf.js loads on the first upload, not at start-up.
-    const { inspectPdf } = await import('./engines/pdf/extract.ts');
+    const { inspectPdf } = await import('../documents/pdf/extract.ts');
     const { pages } = await inspectPdf(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
     const options = await input.options();
     const now = ctx.clock();

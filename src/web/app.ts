@@ -27,7 +27,7 @@ import { sessions } from './plugins/session.ts';
 import { pageRoutes } from './pages/pages.routes.ts';
 import { authorizeRoutes } from '../oauth/authorize.routes.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
-import type { Translator } from '../tasks/engines/translate/translator.ts';
+import type { Translator } from '../documents/translate/translator.ts';
 import { taskRoutes } from '../tasks/tasks.routes.ts';
 import { unsubscribeRoutes } from '../notifications/unsubscribe.routes.ts';
 import { createFanout, type NotificationFanout } from '../notifications/fanout.ts';

@@ -11,7 +11,7 @@ import type { Settings } from '../config/settings.ts';
 import { migrate, openDatabase } from '../db/database.ts';
 import { openObjectStore, parseStorageUrl } from '../storage/open.ts';
 import { createFanout } from '../notifications/fanout.ts';
-import { createTranslator } from '../tasks/engines/translate/create.ts';
+import { createTranslator } from '../documents/translate/create.ts';
 import { buildApp, capConnections, CONNECTION_LIMITS } from './app.ts';
 import { startHousekeeping } from './housekeeping.ts';
 import { createLogger } from './logging.ts';

@@ -7,7 +7,7 @@ import { deriveKeys, loadRootSecret, type Keys } from '../config/keys.ts';
 import type { Settings } from '../config/settings.ts';
 import type { DatabaseHandle } from '../db/database.ts';
 import { openObjectStore, parseStorageUrl } from '../storage/open.ts';
-import { createTranslator } from '../tasks/engines/translate/create.ts';
+import { createTranslator } from '../documents/translate/create.ts';
 import { startEmailRunner, type EmailRunnerOptions } from './email-runner.ts';
 import { startTaskRunner, type TaskRunnerOptions } from './task-runner.ts';
 

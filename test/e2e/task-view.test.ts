@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import * as accounts from '../../src/accounts/accounts.ts';
-import { createTranslator } from '../../src/tasks/engines/translate/create.ts';
+import { createTranslator } from '../../src/documents/translate/create.ts';
 import { createTask, type TaskContext } from '../../src/tasks/tasks.ts';
 import { en } from '../../src/web/i18n/en.ts';
 import { zhCN } from '../../src/web/i18n/zh-CN.ts';

@@ -9,7 +9,7 @@ import { deriveKeys } from '../../src/config/keys.ts';
 import { parseSettings, type Settings } from '../../src/config/settings.ts';
 import type { ObjectStore } from '../../src/storage/object-store.ts';
 import { openObjectStore, parseStorageUrl } from '../../src/storage/open.ts';
-import type { Translator } from '../../src/tasks/engines/translate/translator.ts';
+import type { Translator } from '../../src/documents/translate/translator.ts';
 import { buildApp, type AppDeps } from '../../src/web/app.ts';
 import { createLogger } from '../../src/web/logging.ts';
 import type { TestDatabase } from './databases.ts';

@@ -1,7 +1,7 @@
 // Real PDFs for the document-parsing tests, drawn with pdfkit so every test reads the same bytes a
 // user would upload: text positioned by a layout engine, drawn table rules, an embedded CJK font.
 import PDFDocument from 'pdfkit';
-import { fontPaths } from '../../src/tasks/engines/fonts.ts';
+import { fontPaths } from '../../src/documents/fonts.ts';
 
 const A4 = { width: 595.28, height: 841.89 };
 const LEFT = 56;

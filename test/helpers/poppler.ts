@@ -5,7 +5,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { renderPage, type Raster } from '../../src/tasks/engines/translate/overlay/background.ts';
+import { renderPage, type Raster } from '../../src/documents/translate/overlay/background.ts';
 
 const run = promisify(execFile);
 

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { PDFDocument as PdfLib } from 'pdf-lib';
 import PDFDocument from 'pdfkit';
-import type { BoundingBox, Table } from '../../src/tasks/engines/document.ts';
+import type { BoundingBox, Table } from '../../src/documents/document.ts';
 
 const run = promisify(execFile);
 export const PAGE = { width: 595.28, height: 841.89 };

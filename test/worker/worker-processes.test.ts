@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { createAccount } from '../../src/accounts/accounts.ts';
 import { systemClock } from '../../src/config/clock.ts';
 import { openObjectStore, parseStorageUrl } from '../../src/storage/open.ts';
-import { createTranslator } from '../../src/tasks/engines/translate/create.ts';
+import { createTranslator } from '../../src/documents/translate/create.ts';
 import { createTask, type TaskContext } from '../../src/tasks/tasks.ts';
 import * as store from '../../src/tasks/tasks.store.ts';
 import { SIGNET_BIN } from '../helpers/cli.ts';

@@ -4,7 +4,7 @@
 // and polls the list while anything is queued or running.
 import type { FastifyPluginAsync } from 'fastify';
 import type { TaskKind } from '../../db/schema.ts';
-import type { LanguagePair } from '../../tasks/engines/translate/translator.ts';
+import type { LanguagePair } from '../../documents/translate/translator.ts';
 import { isTerminal, listTasks, type TaskContext, type TaskView } from '../../tasks/tasks.ts';
 import type { Messages } from '../i18n/en.ts';
 import type { Locale } from '../i18n/i18n.ts';

@@ -1,0 +1,92 @@
+// The shape every engine shares: a PDF read into pages of labelled blocks, in reading order.
+// Modelled on docling's DoclingDocument (texts with a label and a provenance of page and box), so
+// `document.json` reads familiar to docling's users.
+
+/** What a block is, in docling's label words. */
+export type BlockLabel =
+  | 'title'
+  | 'section_header'
+  | 'text'
+  | 'list_item'
+  | 'table'
+  | 'page_header'
+  | 'page_footer'
+  | 'caption'
+  | 'footnote'
+  | 'code'
+  | 'formula'
+  | 'picture';
+
+/** A box in PDF points, origin at the page's bottom left (docling's BOTTOMLEFT coordinate origin). */
+export type BoundingBox = { l: number; t: number; r: number; b: number };
+
+/** One cell of a table grid (docling's TableCell): a spanning cell appears once, at its top-left position. */
+export type TableCell = {
+  text: string;
+  bbox: BoundingBox;
+  /** 0-based start row and column. */
+  row: number;
+  col: number;
+  rowSpan: number;
+  colSpan: number;
+  columnHeader: boolean;
+  rowHeader: boolean;
+};
+
+export type Table = { numRows: number; numCols: number; cells: TableCell[] };
+
+export type Block = {
+  label: BlockLabel;
+  /** The block's text; lines of a paragraph joined with single spaces, list items without their marker. */
+  text: string;
+  bbox: BoundingBox;
+  /** The dominant font size of the block, in points. */
+  fontSize: number;
+  bold: boolean;
+  italic?: boolean;
+  /** How the block's lines are set, for re-typesetting a translation in the same place. */
+  align?: 'left' | 'center' | 'right' | 'justify';
+  /** Baseline-to-baseline distance of the block's lines in points, when it has two or more. */
+  lineHeight?: number;
+  /** For section headers: 1 for the largest heading size in the document, 2 for the next … */
+  level?: number;
+  /** For tables: rows of cell texts (a spanning cell's text in its first position), derived from `table`. */
+  cells?: string[][];
+  /** For tables: the grid with spans and header flags. */
+  table?: Table;
+  /** For list items: the marker the text started with ("•", "-", "1.", "a)"), kept for numbered lists. */
+  marker?: string;
+  /** For captions: the table (index into the page's blocks) or picture (index into its pictures) it belongs to. */
+  captionOf?: { kind: 'table' | 'picture'; index: number };
+};
+
+/** A picture on a page: an embedded image or a figure drawn with vectors. */
+export type Picture = {
+  bbox: BoundingBox;
+  /** Result file name, `pictures/page-<n>-<k>.png` (n the page number, k from 1 on that page). */
+  file: string;
+  caption?: string;
+};
+
+/** Where a page's text came from. */
+export type TextSource = 'text-layer' | 'ocr' | 'none';
+
+export type Page = {
+  pageNo: number;
+  width: number;
+  height: number;
+  /** In reading order. */
+  blocks: Block[];
+  pictures?: Picture[];
+  textSource?: TextSource;
+  /** Sentences a person understands about this page ("Page 3 has no text layer and …"). */
+  notes?: string[];
+};
+
+export type ParsedDocument = { pages: Page[]; notes?: string[] };
+
+/** Reports progress: `done` of `total` pages. May be async (the worker records it). */
+export type OnProgress = (done: number, total: number) => void | Promise<void>;
+
+/** Page headers and footers: labelled in the JSON, left out of the body and the Markdown. */
+export const FURNITURE: ReadonlySet<BlockLabel> = new Set(['page_header', 'page_footer']);

@@ -1,0 +1,92 @@
+// The parsed document as Markdown for people: a section per page, headings, lists, tables (pipe
+// tables, or HTML where cells span), code, captions and pictures; page furniture left out.
+import { FURNITURE, type Block, type BlockLabel, type Page, type ParsedDocument, type Picture } from '../document.ts';
+
+// --- Markdown ----------------------------------------------------------------------------------
+
+/** Text that would start a Markdown construct (a heading, a list, a quote, a table, HTML) is escaped. */
+function escapeStart(text: string): string {
+  const numbered = /^(\d+)([.)]\s)/.exec(text);
+  if (numbered) return `${numbered[1]}\\${text.slice(numbered[1]?.length ?? 0)}`;
+  return /^(?:[#>+\-*|=<]|`{3}|~{3})/.test(text) ? `\\${text}` : text;
+}
+
+function heading(block: Block): string {
+  // The title is the one `#`; a section's level is its Markdown depth (layout counts the title as 1).
+  const depth = block.label === 'title' ? 1 : Math.min(6, Math.max(1, block.level ?? 1));
+  return `${'#'.repeat(depth)} ${block.text}`;
+}
+
+/** Bullets become `- `; numbered items keep their number as a Markdown ordered item; lettered ones keep their letter. */
+function listLine(block: Block): string {
+  const number = /^\(?(\d+)[.)]$/.exec(block.marker ?? '');
+  if (number) return `${number[1]}. ${block.text}`;
+  const lettered = block.marker !== undefined && /[A-Za-z]/.test(block.marker);
+  return lettered ? `- ${block.marker} ${block.text}` : `- ${escapeStart(block.text)}`;
+}
+
+const cellText = (text: string) => text.replace(/\s*\n\s*/g, ' ').replace(/\|/g, '\\|');
+
+/** A GitHub pipe table; the first row is the header row. */
+export function pipeTable(cells: string[][]): string {
+  const width = Math.max(1, ...cells.map((row) => row.length));
+  const row = (cellsOfRow: string[]) => `| ${Array.from({ length: width }, (_, i) => cellText(cellsOfRow[i] ?? '')).join(' | ')} |`;
+  const [header = [], ...body] = cells;
+  return [row(header), `|${' --- |'.repeat(width)}`, ...body.map(row)].join('\n');
+}
+
+/** Code is kept verbatim in a fence longer than any run of backticks inside it. */
+function codeFence(text: string): string {
+  const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+  const fence = '`'.repeat(longest + 1);
+  return `${fence}\n${text}\n${fence}`;
+}
+
+/** Text in Markdown image alt and link positions cannot close them early. */
+const altText = (text: string) => text.replace(/[[\]\\]/g, (c) => `\\${c}`).replace(/\s+/g, ' ');
+
+function blockMarkdown(block: Block): string {
+  if (block.label === 'title' || block.label === 'section_header') return heading(block);
+  if (block.label === 'table' && block.cells) return pipeTable(block.cells);
+  if (block.label === 'code') return codeFence(block.text);
+  if (block.label === 'formula') return `$$\n${block.text}\n$$`;
+  if (block.label === 'caption') return `*${escapeStart(block.text).replace(/\*/g, '\\*')}*`;
+  return escapeStart(block.text);
+}
+
+/** A picture as a Markdown image, its caption as the alt text; the file is a result file beside document.md. */
+const pictureMarkdown = (picture: Picture) => `![${altText(picture.caption ?? '')}](${picture.file})`;
+
+function pageMarkdown(page: Page): string {
+  const parts = [`<!-- page ${page.pageNo} -->`];
+  let list: string[] = [];
+  const endList = () => {
+    if (list.length > 0) parts.push(list.join('\n'));
+    list = [];
+  };
+  // Pictures go before the first block that starts below their top; a picture's caption is its alt text.
+  const pictures = [...(page.pictures ?? [])].filter((p) => p.file !== '').sort((a, b) => b.bbox.t - a.bbox.t);
+  const captioned = new Set(page.blocks.filter((b) => b.captionOf?.kind === 'picture'));
+  for (const block of page.blocks) {
+    while (pictures[0] && pictures[0].bbox.t >= block.bbox.t && !FURNITURE.has(block.label)) {
+      endList();
+      parts.push(pictureMarkdown(pictures.shift() as Picture));
+    }
+    if (FURNITURE.has(block.label)) continue; // page headers and footers are not part of the body
+    if (captioned.has(block)) continue;
+    if (block.label === 'list_item') {
+      list.push(listLine(block));
+      continue;
+    }
+    endList();
+    parts.push(blockMarkdown(block));
+  }
+  endList();
+  parts.push(...pictures.map(pictureMarkdown));
+  return parts.join('\n\n');
+}
+
+/** A section per page (`<!-- page N -->`), headings as #/##/###, lists as `- `, tables as pipe tables, no page headers or footers. */
+export function toMarkdown(doc: ParsedDocument): string {
+  return `${doc.pages.map(pageMarkdown).join('\n\n')}\n`;
+}

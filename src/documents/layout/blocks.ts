@@ -1,0 +1,108 @@
+// Stage 2 — lines → blocks: paragraphs, list items and code, each with its style (size, weight,
+// alignment, line height) for the translation overlay to set text in the same place.
+import type { Block } from '../document.ts';
+import { dominant, joinText, LINE_PITCH, overlapsX, similarSize, union, type Line } from './geometry.ts';
+
+
+/** "• item", "- item", "* item", "– item", "1. item", "1) item", "a) item": the marker and the rest. */
+const LIST_MARKER = /^(?:([•◦▪‣●○■□►▸])\s*|([-*–+])\s+|(\(?\d{1,3}[.)]|\(?[a-zA-Z]\))\s+)(?=\S)/u;
+
+export function listMarker(text: string): { marker: string; rest: string } | undefined {
+  const match = LIST_MARKER.exec(text);
+  if (!match) return undefined;
+  return { marker: match[1] ?? match[2] ?? match[3] ?? '', rest: text.slice(match[0].length) };
+}
+
+type Draft = { lines: Line[]; marker?: string };
+
+/**
+ * "1.1 Scope of the study", "2.3.1 Rejected readings": a multi-level section number and a
+ * capitalised title of at most 60 characters, not ending like a sentence, a list entry or a table
+ * of contents line (punctuation, a page number, dot leaders).
+ */
+const NUMBERED_HEADING = /^\d{1,2}(?:\.\d{1,2}){1,4}\.?\s+\p{Lu}[^.:;,!?…]{0,60}$/u;
+export const numberedHeadingLine = (text: string) => NUMBERED_HEADING.test(text) && !/\d$/.test(text);
+
+
+/**
+ * Groups lines into blocks: a line continues the block directly above it (the nearest one it
+ * overlaps horizontally) when the font size and weight match and the baseline-to-baseline distance
+ * is a line's, not a paragraph break's. A list marker always starts a new block, and a list item's
+ * wrapped lines must be indented under its text.
+ */
+export function groupBlocks(lines: Line[], options: { ocr?: boolean } = {}): Block[] {
+  const drafts: Draft[] = [];
+  for (const line of [...lines].sort((a, b) => b.baseline - a.baseline || a.bbox.l - b.bbox.l)) {
+    const item = listMarker(line.text);
+    const above = nearestAbove(drafts, line);
+    const last = above?.lines.at(-1);
+    // On a scan a heading set apart only by its weight looks like body text: a numbered heading
+    // line stands alone (see numberedHeadingLine).
+    const heading = options.ocr === true && (numberedHeadingLine(line.text) || (last !== undefined && above?.lines.length === 1 && numberedHeadingLine(last.text)));
+    if (above && !item && !heading && continues(above, line)) above.lines.push(line);
+    else drafts.push(item ? { lines: [line], marker: item.marker } : { lines: [line] });
+  }
+  return drafts.map(toBlock);
+}
+
+function nearestAbove(drafts: Draft[], line: Line): Draft | undefined {
+  let best: Draft | undefined;
+  let bestDistance = Infinity;
+  for (const draft of drafts) {
+    const last = draft.lines.at(-1);
+    if (!last || !overlapsX(last.bbox, line.bbox)) continue;
+    const distance = last.baseline - line.baseline;
+    if (distance > 0 && distance < bestDistance) [best, bestDistance] = [draft, distance];
+  }
+  return best;
+}
+
+function continues(draft: Draft, line: Line): boolean {
+  const last = draft.lines.at(-1);
+  const first = draft.lines[0];
+  if (!last || !first) return false;
+  const size = Math.max(last.size, line.size);
+  if (!similarSize(last.size, line.size) || last.bold !== line.bold) return false;
+  if (last.baseline - line.baseline > LINE_PITCH * size) return false;
+  return draft.marker === undefined || line.bbox.l > first.bbox.l + 0.5 * size;
+}
+
+function toBlock(draft: Draft): Block {
+  const text = draft.lines.map((l) => l.text).reduce(joinText, '').replace(/\u00ad$/, '');
+  const chars = (l: Line) => l.text.length;
+  const block: Block = {
+    label: draft.marker === undefined ? 'text' : 'list_item',
+    text: draft.marker === undefined ? text : (listMarker(text)?.rest ?? text),
+    bbox: union(draft.lines.map((l) => l.bbox)),
+    fontSize: dominant(draft.lines.map((l): [number, number] => [l.size, chars(l)])) ?? 0,
+    bold: dominant(draft.lines.map((l): [boolean, number] => [l.bold, chars(l)])) ?? false,
+  };
+  if (draft.marker !== undefined) block.marker = draft.marker;
+  const mono = dominant(draft.lines.map((l): [boolean, number] => [Boolean(l.mono), chars(l)])) ?? false;
+  if (mono) {
+    // spec (issue 17): "code (monospaced blocks, kept verbatim)" — one line per printed line.
+    block.label = 'code';
+    block.text = draft.lines.map((l) => l.text).join('\n');
+    delete block.marker;
+  }
+  if (dominant(draft.lines.map((l): [boolean, number] => [Boolean(l.italic), chars(l)]))) block.italic = true;
+  Object.assign(block, lineStyle(draft.lines));
+  return block;
+}
+
+/** Line height and alignment of a block's lines, for setting a translation in the same place. */
+function lineStyle(lines: Line[]): Pick<Block, 'align' | 'lineHeight'> {
+  if (lines.length < 2) return { align: 'left' };
+  const pitches = lines.slice(1).map((l, i) => (lines[i]?.baseline ?? l.baseline) - l.baseline);
+  const lineHeight = Math.round((pitches.reduce((a, b) => a + b, 0) / pitches.length) * 100) / 100;
+  const lefts = lines.map((l) => l.bbox.l);
+  const rights = lines.slice(0, -1).map((l) => l.bbox.r);
+  const spread = (xs: number[]) => Math.max(...xs) - Math.min(...xs);
+  const size = lines[0]?.size ?? 10;
+  const centres = lines.map((l) => (l.bbox.l + l.bbox.r) / 2);
+  let align: Block['align'] = 'left';
+  if (spread(lefts) <= 0.3 * size && rights.length > 0 && spread(rights) <= 0.3 * size) align = 'justify';
+  else if (spread(lefts) > size && spread(centres) <= 0.5 * size) align = 'center';
+  else if (spread(lefts) > size && spread(lines.map((l) => l.bbox.r)) <= 0.3 * size) align = 'right';
+  return { align, lineHeight };
+}

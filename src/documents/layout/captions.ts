@@ -1,0 +1,27 @@
+// Captions attached to the table or picture they describe.
+import type { BoundingBox, Page } from '../document.ts';
+
+/** "Table 2:", "Figure 3.", "Fig. 1", "表 1", "图 2": how captions start. */
+const CAPTION = /^(?:(?:table|tab\.|figure|fig\.|listing|chart|exhibit)\s*[\dIVX]+[a-z]?\s*[.:—–-]?|[表图圖]\s*\d+)/iu;
+
+/** spec (issue 17): "caption (attached to its table or picture)" — the nearest one above or below. */
+export function attachCaptions(page: Page): Page {
+  const blocks = page.blocks.map((block) => ({ ...block }));
+  const pictures = (page.pictures ?? []).map((picture) => ({ ...picture }));
+  for (const block of blocks) {
+    if ((block.label !== 'text' && block.label !== 'section_header') || !CAPTION.test(block.text.trim())) continue;
+    const distance = (box: BoundingBox) => (box.t < block.bbox.b ? block.bbox.b - box.t : box.b > block.bbox.t ? box.b - block.bbox.t : 0);
+    const targets = [
+      ...blocks.map((b, index) => ({ kind: 'table' as const, index, box: b.bbox, ok: b.label === 'table' })),
+      ...pictures.map((p, index) => ({ kind: 'picture' as const, index, box: p.bbox, ok: true })),
+    ].filter((t) => t.ok && t.box.l < block.bbox.r && block.bbox.l < t.box.r && distance(t.box) <= 3 * block.fontSize);
+    const nearest = targets.sort((a, b) => distance(a.box) - distance(b.box))[0];
+    if (!nearest) continue;
+    block.label = 'caption';
+    delete block.level;
+    block.captionOf = { kind: nearest.kind, index: nearest.index };
+    const picture = nearest.kind === 'picture' ? pictures[nearest.index] : undefined;
+    if (picture) picture.caption = block.text;
+  }
+  return page.pictures ? { ...page, blocks, pictures } : { ...page, blocks };
+}

@@ -1,0 +1,95 @@
+// The shared vocabulary of the layout stages: what pdf.js (or OCR) hands over — runs, rulings, image
+// regions — and the measures every stage uses. Lengths are in PDF points with the origin at the
+// bottom left, so a larger y is higher on the page. Pure: no pdf.js here, so fixtures can be built by hand.
+import type { BoundingBox, TextSource } from '../document.ts';
+
+/** A piece of text as pdf.js placed it: x and y are the start of its baseline. */
+export type TextRun = {
+  text: string;
+  x: number;
+  y: number;
+  width: number;
+  size: number;
+  bold: boolean;
+  hasEOL: boolean;
+  italic?: boolean;
+  /** Set in a monospaced font (code). */
+  mono?: boolean;
+  /** The glyphs' height in points when known (OCR boxes); otherwise estimated from the size. */
+  height?: number;
+};
+
+/** An image or figure region drawn on the page. */
+export type ImageRegion = { bbox: BoundingBox };
+
+/** A straight rule drawn on the page (a table border), normalised so x1 ≤ x2 and y1 ≤ y2. */
+export type Ruling = { x1: number; y1: number; x2: number; y2: number };
+
+/** One line of text: runs sharing a baseline with no column-wide gap between them. */
+export type Line = { text: string; bbox: BoundingBox; baseline: number; size: number; bold: boolean; mono?: boolean; italic?: boolean };
+
+// Glyph boxes are estimated from the font size (pdf.js gives no per-glyph heights): ascenders reach
+export const ASCENT = 0.8;
+export const DESCENT = 0.2;
+/** Consecutive lines of one paragraph are at most this far apart, baseline to baseline (in em). */
+export const LINE_PITCH = 1.5;
+/** Font sizes within this ratio count as the same size. */
+export const SAME_SIZE = 1.15;
+
+export const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3000-\u303f\uff00-\uffef]/u;
+
+const SOFT_HYPHEN = '\u00ad';
+
+/**
+ * Joins two pieces of running text. CJK needs no space. A soft hyphen at the break is a
+ * hyphenation point: it goes, the word closes up. A hard hyphen before a lowercase word stays, with
+ * no space ("well-known"); a hyphenated break ("manip-ulation") is kept as printed rather than
+ * guessed at, since dropping it would also break real compounds.
+ */
+export function joinText(left: string, right: string): string {
+  if (left === '') return right;
+  if (right === '') return left;
+  const last = left.at(-1) ?? '';
+  const first = right[0] ?? '';
+  if (last === SOFT_HYPHEN) return left.slice(0, -1) + right;
+  if (CJK.test(last) && CJK.test(first)) return left + right;
+  if (/\p{L}-$/u.test(left) && /^\p{Ll}/u.test(first)) return left + right;
+  return `${left} ${right}`;
+}
+
+/** The value carrying the most weight, e.g. the font size covering the most characters. */
+export function dominant<T>(entries: Array<[T, number]>): T | undefined {
+  const totals = new Map<T, number>();
+  for (const [value, weight] of entries) totals.set(value, (totals.get(value) ?? 0) + weight);
+  let best: T | undefined;
+  let bestWeight = -1;
+  for (const [value, weight] of totals) if (weight > bestWeight) [best, bestWeight] = [value, weight];
+  return best;
+}
+
+/** The smallest box holding all of `boxes` (at least one). */
+export function union(boxes: BoundingBox[]): BoundingBox {
+  return boxes.reduce((u, b) => ({ l: Math.min(u.l, b.l), t: Math.max(u.t, b.t), r: Math.max(u.r, b.r), b: Math.min(u.b, b.b) }), {
+    l: Infinity,
+    t: -Infinity,
+    r: -Infinity,
+    b: Infinity,
+  });
+}
+
+
+export const overlapsX = (a: BoundingBox, b: BoundingBox) => a.l < b.r && b.l < a.r;
+export const similarSize = (a: number, b: number) => Math.max(a, b) <= SAME_SIZE * Math.min(a, b);
+
+/** What the reader hands the layout stages for one page. */
+export type PageContent = {
+  pageNo: number;
+  width: number;
+  height: number;
+  runs: TextRun[];
+  rulings: Ruling[];
+  images?: ImageRegion[];
+  textSource?: TextSource;
+  notes?: string[];
+};
+

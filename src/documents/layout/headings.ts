@@ -1,0 +1,88 @@
+// Roles by style: the body text's style, headings and their levels, the title and its title matter.
+import type { Block, Page } from '../document.ts';
+import { numberedHeadingLine } from './blocks.ts';
+import { dominant, LINE_PITCH, SAME_SIZE, similarSize, union } from './geometry.ts';
+
+/** Headings are short: a larger-font block of more than this many characters is a lead paragraph. */
+const MAX_HEADING_CHARS = 150;
+const MAX_BOLD_HEADING_CHARS = 100;
+
+export type BodyStyle = { size: number; bold: boolean };
+
+/** The body text's size: the most common font size weighted by characters; and whether body text is bold. */
+export function bodyStyle(pages: Page[]): BodyStyle | undefined {
+  const flow = pages.flatMap((p) => p.blocks).filter((b) => b.label === 'text' || b.label === 'list_item');
+  const size = dominant(flow.map((b): [number, number] => [Math.round(b.fontSize * 2) / 2, b.text.length]));
+  if (size === undefined) return undefined;
+  const atSize = flow.filter((b) => similarSize(b.fontSize, size) && b.fontSize < size * SAME_SIZE);
+  return { size, bold: dominant(atSize.map((b): [boolean, number] => [b.bold, b.text.length])) ?? false };
+}
+
+const isBullet = (marker: string | undefined) => marker !== undefined && !/[\dA-Za-z]/.test(marker);
+
+/**
+ * A heading is a short block in a font larger than the body's, or a single bold line when body
+ * text is not bold (not ending like a sentence, and not a bulleted item that happens to be bold).
+ */
+export function isHeading(block: Block, body: BodyStyle, page?: Page): boolean {
+  if (block.label !== 'text' && block.label !== 'list_item') return false;
+  // spec (issue 17): "numbered headings such as '2.1 …'": on a scanned page, where OCR sees no
+  // weight, a numbered heading line standing alone is a heading by its number.
+  if (page?.textSource === 'ocr' && block.label === 'text' && numberedHeadingLine(block.text)) return true;
+  // spec (issue 17): "no heading is ever one or two characters" — marks, logo letters, page numbers.
+  if (block.text.replace(/[\s\p{P}\p{S}]/gu, '').length <= 2) return false;
+  const lines = (block.bbox.t - block.bbox.b) / (LINE_PITCH * block.fontSize);
+  const larger = block.fontSize >= body.size * SAME_SIZE && block.text.length <= MAX_HEADING_CHARS && lines <= 3;
+  const boldLine = block.bold && !body.bold && lines < 1 && block.text.length <= MAX_BOLD_HEADING_CHARS && !/[.,;]$/.test(block.text) && !isBullet(block.marker);
+  return larger || boldLine;
+}
+
+/** Heading levels by distinct size, largest first: sizes within 0.75 pt are one level. */
+export function levelsBySize(sizes: number[]): (size: number) => number {
+  const levels: number[] = [];
+  for (const size of [...sizes].sort((a, b) => b - a)) if ((levels.at(-1) ?? Infinity) - size > 0.75) levels.push(size);
+  return (size) => Math.min(6, 1 + levels.filter((level) => level > size + 0.75).length);
+}
+
+export function asHeading(block: Block, level: number): Block {
+  const { marker, ...rest } = block;
+  // A numbered heading ("1. Introduction") was read as a list item; it keeps its number.
+  return { ...rest, label: 'section_header', text: marker === undefined ? block.text : `${marker} ${block.text}`, level };
+}
+
+/** "2.1 Results" → 2; "3 Method" → 1; "Appendix A" and unnumbered headings → undefined. */
+export function sectionNumber(block: Block): number | undefined {
+  const text = block.marker === undefined ? block.text : `${block.marker} ${block.text}`;
+  const match = /^(\d{1,2}(?:\.\d{1,2}){0,5})\.?\s+\p{L}/u.exec(text);
+  return match?.[1] ? Math.min(6, match[1].split('.').length) : undefined;
+}
+
+export function largestOnFirstPage(page: Page | undefined, body: BodyStyle): Block | undefined {
+  const candidates = (page?.blocks ?? []).filter((b) => b.label === 'section_header' && b.fontSize >= body.size * 1.4);
+  return candidates.reduce<Block | undefined>((big, b) => (!big || b.fontSize > big.fontSize ? b : big), undefined);
+}
+
+/**
+ * Below the title and before the first real section, the centred author, address and date lines
+ * of a title page are set larger than the body but are not headings: a bold, numbered or
+ * left-aligned heading ends the title matter.
+ */
+export function demoteTitleMatter(page: Page, title: Block): void {
+  // Centred on the text area (margins need not be equal), not necessarily on the paper.
+  const area = union(page.blocks.map((b) => b.bbox));
+  const middle = (area.l + area.r) / 2;
+  // …or on the title itself, where the title page is set off-centre (a binding offset).
+  const centre = (b: Block) => (b.bbox.l + b.bbox.r) / 2;
+  const indented = (b: Block) => b.bbox.l > area.l + page.width * 0.02;
+  const onAxis = (b: Block) => Math.abs(centre(b) - middle) < page.width * 0.04 || (indented(b) && Math.abs(centre(b) - centre(title)) < page.width * 0.02);
+  const centred = (b: Block) => onAxis(b) && b.bbox.r - b.bbox.l < (area.r - area.l) * 0.9;
+  for (const block of page.blocks) {
+    if (block === title || block.bbox.t > title.bbox.b + 1) continue;
+    if (block.label !== 'section_header') continue;
+    // A title set in bold makes bold title matter (author, affiliation) possible; under a regular
+    // title a bold centred line ("Abstract") is the first heading.
+    if ((block.bold && !title.bold) || sectionNumber(block) !== undefined || !centred(block)) break;
+    block.label = 'text';
+    delete block.level;
+  }
+}

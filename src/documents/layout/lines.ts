@@ -1,0 +1,100 @@
+// Stage 1 — runs → lines: runs sharing a baseline, ordered by x, split where the gap is column-wide;
+// sub- and superscripts attached to the line they belong to.
+import { ASCENT, CJK, DESCENT, dominant, joinText, union, type Line, type TextRun } from './geometry.ts';
+
+/** Runs whose baselines differ by less than this (in em) are on one line; covers sub- and superscripts. */
+const BASELINE_TOLERANCE = 0.35;
+/** A horizontal gap wider than this (in em) separates columns or table cells, not words. */
+const COLUMN_GAP = 1.5;
+/** …and this much less when pdf.js marked the left run as ending its line (hasEOL). */
+const EOL_GAP = 0.8;
+/** A gap wider than this (in em) between runs is a word space. */
+const WORD_GAP = 0.12;
+
+
+/** Groups runs into lines: same baseline within tolerance, ordered by x, split where the gap is column-wide. */
+export function groupLines(runs: TextRun[]): Line[] {
+  const sorted = runs.filter((run) => run.text.trim() !== '').sort((a, b) => b.y - a.y || a.x - b.x);
+  const rows: TextRun[][] = [];
+  for (const run of sorted) {
+    const row = rows.at(-1);
+    const anchor = row?.[0];
+    if (row && anchor && Math.abs(anchor.y - run.y) <= BASELINE_TOLERANCE * Math.min(anchor.size, run.size)) row.push(run);
+    else rows.push([run]);
+  }
+  return attachScripts(rows).flatMap((row) => splitAtGaps(row.sort((a, b) => a.x - b.x))).map(toLine);
+}
+
+/** A run this much smaller than its neighbours' text is a superscript, subscript or a logo's raised letter. */
+const SCRIPT_SIZE = 0.85;
+
+/**
+ * Rows of small text that sit within the height of a larger row and touch one of its runs (a
+ * footnote mark, an exponent, the raised "A" of the LaTeX logo) are part of that row, so they
+ * never become lines, headings or paragraphs of their own.
+ */
+function attachScripts(rows: TextRun[][]): TextRun[][] {
+  const kept: TextRun[][] = [];
+  const small = (row: TextRun[]) => Math.max(...row.map((r) => r.size));
+  for (const row of rows) {
+    const size = small(row);
+    const host = rows.find((other) => {
+      if (other === row || small(other) * SCRIPT_SIZE < size) return false;
+      const anchor = other[0];
+      if (!anchor) return false;
+      const top = anchor.y + ASCENT * anchor.size;
+      const bottom = anchor.y - 0.45 * anchor.size;
+      return row.every((run) => run.y <= top && run.y >= bottom && other.some((o) => run.x <= o.x + o.width + 0.6 * o.size && run.x + run.width >= o.x - 0.6 * o.size));
+    });
+    if (host) host.push(...row);
+    else kept.push(row);
+  }
+  return kept;
+}
+
+function splitAtGaps(row: TextRun[]): TextRun[][] {
+  const lines: TextRun[][] = [];
+  let current: TextRun[] = [];
+  let right = -Infinity;
+  for (const run of row) {
+    const previous = current.at(-1);
+    if (previous) {
+      const limit = (previous.hasEOL ? EOL_GAP : COLUMN_GAP) * Math.max(previous.size, run.size);
+      if (run.x - right > limit) {
+        lines.push(current);
+        current = [];
+        right = -Infinity;
+      }
+    }
+    const doubled = previous && previous.text === run.text && Math.abs(previous.x - run.x) < 1;
+    if (!doubled) current.push(run); // some generators fake bold by drawing the text twice
+    right = Math.max(right, run.x + run.width);
+  }
+  if (current.length > 0) lines.push(current);
+  return lines;
+}
+
+function toLine(runs: TextRun[]): Line {
+  let text = '';
+  let right = -Infinity;
+  for (const run of runs) {
+    const gap = run.x - right;
+    const spaced = gap > WORD_GAP * run.size && !/\s$/.test(text) && !/^\s/.test(run.text);
+    text = spaced ? joinText(text, run.text) : text + run.text;
+    right = Math.max(right, run.x + run.width);
+  }
+  const size = dominant(runs.map((r): [number, number] => [r.size, r.text.length])) ?? 0;
+  const boldChars = runs.reduce((n, r) => n + (r.bold ? r.text.length : 0), 0);
+  const chars = runs.reduce((n, r) => n + r.text.length, 0);
+  return {
+    // A soft hyphen inside a line is invisible; one at the end marks where the word was split.
+    text: text.replace(/\s+/g, ' ').trim().replace(/\u00ad(?!$)/g, ''),
+    bbox: union(runs.map((r) => ({ l: r.x, r: r.x + r.width, t: r.y + ASCENT * r.size, b: r.y - DESCENT * r.size }))),
+    baseline: runs.reduce((lowest, r) => Math.min(lowest, r.y), Infinity),
+    size,
+    bold: boldChars * 2 > chars,
+    // CJK fonts are fixed-pitch by nature: their text is not code.
+    mono: runs.reduce((n, r) => n + (r.mono && !CJK.test(r.text) ? r.text.length : 0), 0) * 2 > chars,
+    italic: runs.reduce((n, r) => n + (r.italic ? r.text.length : 0), 0) * 2 > chars,
+  };
+}

@@ -1,0 +1,15 @@
+// One page through the stages: runs → (tables) → lines → blocks → reading order.
+import type { Page } from '../document.ts';
+import { groupBlocks } from './blocks.ts';
+import { readingOrder } from './columns.ts';
+import type { PageContent } from './geometry.ts';
+import { groupLines } from './lines.ts';
+import { findTables } from './tables/find.ts';
+
+
+/** A page's blocks in reading order, labelled as far as one page can tell: text, list_item, table. */
+export function layoutPage(content: PageContent): Page {
+  const { tables, rest } = findTables(content.rulings, content.runs);
+  const blocks = [...groupBlocks(groupLines(rest), { ocr: content.textSource === 'ocr' }), ...tables];
+  return { pageNo: content.pageNo, width: content.width, height: content.height, blocks: readingOrder(blocks) };
+}

@@ -1,0 +1,46 @@
+// Stage 5 — roles across the whole document: furniture, headings and levels, the title, captions.
+import type { Block, ParsedDocument } from '../document.ts';
+import { attachCaptions } from './captions.ts';
+import { markFootnotes, markFurniture, markPageNumbers } from './furniture.ts';
+import { asHeading, bodyStyle, demoteTitleMatter, isHeading, largestOnFirstPage, levelsBySize, sectionNumber } from './headings.ts';
+import { SAME_SIZE } from './geometry.ts';
+
+/**
+ * The labels only the whole document can decide: repeated page headers and footers; headings with
+ * levels; and `title` for the document's one largest heading when it is on page 1 and set larger
+ * than the body text.
+ */
+export function labelDocument(doc: ParsedDocument): ParsedDocument {
+  const pages = markFootnotes(markPageNumbers(markFurniture(doc.pages)));
+  const body = bodyStyle(pages);
+  if (!body) return { ...doc, pages: pages.map(attachCaptions) };
+  const headingSizes = pages.flatMap((p) => p.blocks.filter((b) => isHeading(b, body, p) && sectionNumber(b) === undefined).map((b) => b.fontSize));
+  const numberedSizes = new Map<number, number>();
+  for (const page of pages) {
+    for (const block of page.blocks) {
+      const depth = isHeading(block, body, page) ? sectionNumber(block) : undefined;
+      if (depth !== undefined) numberedSizes.set(Math.round(block.fontSize * 2) / 2, depth);
+    }
+  }
+  const bySize = levelsBySize(headingSizes);
+  // spec (issue 17): "numbered headings such as '2.1 …' get their depth from the number"; an
+  // unnumbered heading set in the size of a numbered level takes that level.
+  // Levels are Markdown depths: the title is 1, so a numbered section "2.1" is 3.
+  const numbered = (depth: number | undefined) => (depth === undefined ? undefined : Math.min(6, depth + 1));
+  const level = (block: Block) => numbered(sectionNumber(block) ?? numberedSizes.get(Math.round(block.fontSize * 2) / 2)) ?? bySize(block.fontSize);
+  const labelled = pages.map((page) => ({
+    ...page,
+    blocks: page.blocks.map((b) => (isHeading(b, body, page) ? asHeading(b, level(b)) : b)),
+  }));
+  const topLevel = labelled.flatMap((page) => page.blocks.filter((b) => b.level === 1).map((block) => ({ page, block })));
+  const [only] = topLevel;
+  // A bold line at the body size is a heading, but too weak a signal for the document's title.
+  if (topLevel.length === 1 && only?.page.pageNo === 1 && only.block.fontSize >= body.size * SAME_SIZE) only.block.label = 'title';
+  const title = labelled[0]?.blocks.find((b) => b.label === 'title') ?? largestOnFirstPage(labelled[0], body);
+  if (title) {
+    title.label = 'title';
+    title.level = 1;
+    if (labelled[0]) demoteTitleMatter(labelled[0], title);
+  }
+  return { ...doc, pages: labelled.map(attachCaptions) };
+}

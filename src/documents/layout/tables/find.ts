@@ -1,0 +1,174 @@
+// Finding tables on a page, three kinds, in this order (each takes its text out of the flow):
+//  1. fully ruled: crossing horizontal and vertical rules form a grid; every drawn rule that
+//     separates text is a cell boundary, and text aligned in columns inside one ruled cell is
+//     split as well;
+//  2. horizontal rules only (booktabs: top, mid and bottom rules, partial rules under a group
+//     heading): rules of one width bound the table, columns come from the text's alignment, rows
+//     above the mid-rule are column headers;
+//  3. no rules ("stream", after Camelot and Tabula): three or more consecutive printed lines each
+//     cut by wide gaps into short pieces that line up in two or more columns. Conservative: pieces
+//     of running text (long, or a single column) never start a table, so paragraphs and
+//     two-column prose stay prose.
+import type { Block, BoundingBox } from '../../document.ts';
+import type { Ruling, TextRun } from '../geometry.ts';
+import { findGrids } from './grids.ts';
+import { baselineRows, buildGrid, columnsOf, isNumeric, segmentsOf, tableBlock } from './grid.ts';
+
+const centreIn = (run: TextRun, box: BoundingBox, slack = 1) => {
+  const cx = run.x + run.width / 2;
+  const cy = run.y + 0.3 * run.size;
+  return cx >= box.l - slack && cx <= box.r + slack && cy >= box.b - slack && cy <= box.t + slack;
+};
+
+type Found = { tables: Block[]; rest: TextRun[] };
+
+function take(found: Found, box: BoundingBox, build: (runs: TextRun[]) => Block | undefined): boolean {
+  const inside = found.rest.filter((run) => centreIn(run, box));
+  if (inside.length === 0) return false;
+  const block = build(inside);
+  if (!block) return false;
+  const used = new Set(inside);
+  found.rest = found.rest.filter((run) => !used.has(run));
+  found.tables.push(block);
+  return true;
+}
+
+// --- 1. Fully ruled ----------------------------------------------------------------------------
+
+function ruledTables(rulings: Ruling[], found: Found): BoundingBox[] {
+  const boxes: BoundingBox[] = [];
+  for (const grid of findGrids(rulings)) {
+    const box = { l: grid.xs[0] ?? 0, r: grid.xs.at(-1) ?? 0, t: grid.ys[0] ?? 0, b: grid.ys.at(-1) ?? 0 };
+    const inner = { columnRules: grid.xs.slice(1, -1), rowRules: grid.ys.slice(1, -1), gapEm: 0.9 };
+    const ok = take(found, box, (runs) => {
+      const table = buildGrid(runs, box, inner);
+      return table ? tableBlock(table, box, runs) : undefined;
+    });
+    if (ok) boxes.push(box);
+  }
+  return boxes;
+}
+
+// --- 2. Horizontal rules only ------------------------------------------------------------------
+
+/** A horizontal rule at least this long (points) can bound a table; shorter ones are underlines. */
+const MIN_TABLE_RULE = 40;
+/** Rules whose ends are this close (points) are of one table. */
+const SAME_END = 3;
+
+function ruleOnlyTables(rulings: Ruling[], found: Found, ruled: BoundingBox[]): void {
+  const horizontal = rulings
+    .filter((r) => r.y2 - r.y1 <= 1.5 && r.x2 - r.x1 >= MIN_TABLE_RULE)
+    .filter((r) => !ruled.some((box) => r.y1 >= box.b - 2 && r.y1 <= box.t + 2 && r.x1 >= box.l - 2 && r.x2 <= box.r + 2))
+    .sort((a, b) => b.y1 - a.y1);
+  const used = new Set<Ruling>();
+  for (const top of horizontal) {
+    if (used.has(top)) continue;
+    // The full-width rules of this table, top to bottom, as long as the text between two of them
+    // stays within the rules' width (text running past them is the paragraph after the table).
+    const full = [top];
+    for (const next of horizontal) {
+      if (next.y1 >= (full.at(-1)?.y1 ?? 0) - 0.5 || used.has(next)) continue;
+      if (Math.abs(next.x1 - top.x1) > SAME_END || Math.abs(next.x2 - top.x2) > SAME_END) continue;
+      const previous = full.at(-1) ?? top;
+      const between = found.rest.filter((run) => run.y < previous.y1 && run.y > next.y1);
+      if (between.some((run) => run.x < top.x1 - SAME_END * 2 || run.x + run.width > top.x2 + SAME_END * 2)) break;
+      full.push(next);
+    }
+    if (full.length < 2) continue;
+    const bottom = full.at(-1) ?? top;
+    const box = { l: top.x1, r: top.x2, t: top.y1, b: bottom.y1 };
+    const inner = horizontal.filter((r) => r.y1 < top.y1 - 0.5 && r.y1 > bottom.y1 + 0.5 && r.x1 >= top.x1 - SAME_END && r.x2 <= top.x2 + SAME_END);
+    // The first full-width rule inside is the mid-rule: the rows above it are column headers.
+    const mid = full.length > 2 ? full[1] : undefined;
+    const ok = take(found, box, (runs) => {
+      const spanRules = inner.filter((r) => r.x2 - r.x1 < top.x2 - top.x1 - 2 * SAME_END).map((r) => ({ x1: r.x1, x2: r.x2, y: r.y1 }));
+      const table = buildGrid(runs, box, { spanRules, ...(mid ? { headerBottom: mid.y1 } : {}) });
+      return table ? tableBlock(table, box, runs) : undefined;
+    });
+    if (ok) for (const rule of [...full, ...inner]) used.add(rule);
+  }
+}
+
+// --- 3. No rules (stream) ----------------------------------------------------------------------
+
+/** Gap (em) between two cells of a table without rules: wider than any word space of justified text. */
+const STREAM_GAP = 1.2;
+/** A piece longer than this many characters is running text, not a cell. */
+const MAX_CELL_CHARS = 40;
+const MIN_STREAM_ROWS = 3;
+
+function streamTables(found: Found): void {
+  const rows = baselineRows(found.rest).map((row) => segmentsOf(row, STREAM_GAP));
+  let start = 0;
+  while (start < rows.length) {
+    let end = start;
+    while (end < rows.length && isTableLine(rows[end] ?? [], rows[end - 1])) end += 1;
+    if (end - start >= MIN_STREAM_ROWS && consistent(rows.slice(start, end))) {
+      const segments = rows.slice(start, end).flat();
+      const box = {
+        l: Math.min(...segments.map((s) => s.l)),
+        r: Math.max(...segments.map((s) => s.r)),
+        t: Math.max(...segments.map((s) => s.baseline + 0.8 * s.size)),
+        b: Math.min(...segments.map((s) => s.baseline - 0.2 * s.size)),
+      };
+      const runs = new Set(segments.flatMap((s) => s.runs));
+      const table = buildGrid([...runs], box, { gapEm: STREAM_GAP });
+      if (table) {
+        found.tables.push(tableBlock(table, box, [...runs]));
+        found.rest = found.rest.filter((run) => !runs.has(run));
+      }
+    }
+    start = Math.max(end, start + 1);
+  }
+}
+
+type Seg = ReturnType<typeof segmentsOf>[number];
+
+/** Dot leaders (". . ." or "…") and pieces ending in a comma are an index or a table of contents in columns, not a table. */
+const RUNNING_PIECE = /(?:\.\s?){3}|…|,$/u;
+
+function isTableLine(row: Seg[], above: Seg[] | undefined): boolean {
+  if (row.length < 2 || row.some((s) => s.text.length > MAX_CELL_CHARS || RUNNING_PIECE.test(s.text))) return false;
+  if (!above) return true;
+  const [first] = row;
+  const [over] = above;
+  // Rows of one table are close: no more than about two lines apart.
+  return first !== undefined && over !== undefined && over.baseline - first.baseline <= 2.6 * Math.max(first.size, over.size);
+}
+
+/**
+ * The pieces line up: every row's pieces fall into distinct columns, at least two columns, and
+ * either three or more columns or a column of numbers (two columns of short words alone is too
+ * weak a sign: it is also how two narrow columns of prose end their paragraphs).
+ */
+function consistent(rows: Seg[][]): boolean {
+  const columns = columnsOf(rows);
+  if (columns.length < 2) return false;
+  for (const row of rows) {
+    const hit = row.map((s) => columns.findIndex((c) => s.l < c.r && c.l < s.r));
+    if (new Set(hit).size !== hit.length) return false;
+  }
+  // Monospaced text lined up in columns is a code listing, and a column counting 1, 2, 3 … its line numbers.
+  const runs = rows.flat().flatMap((s) => s.runs);
+  if (runs.filter((r) => r.mono).length * 2 > runs.length) return false;
+  if (columns.some((_, i) => countsUp(rows.map((row) => row.find((s) => columns.findIndex((c) => s.l < c.r && c.l < s.r) === i)?.text)))) return false;
+  if (columns.length >= 3) return true;
+  const numbersIn = (i: number) => rows.filter((row) => row.some((s) => columns.findIndex((c) => s.l < c.r && c.l < s.r) === i && isNumeric(s.text))).length;
+  return columns.some((_, i) => numbersIn(i) >= rows.length - 1);
+}
+
+/** Whole numbers each one more than the last (the line numbers of a listing). */
+function countsUp(texts: Array<string | undefined>): boolean {
+  const numbers = texts.filter((t): t is string => t !== undefined && /^\d+$/.test(t.trim())).map(Number);
+  return numbers.length >= 3 && numbers.every((n, i) => i === 0 || n === (numbers[i - 1] ?? 0) + 1);
+}
+
+/** Every table on the page, and the runs left for the text flow. */
+export function findTables(rulings: Ruling[], runs: TextRun[]): Found {
+  const found: Found = { tables: [], rest: runs };
+  const ruled = ruledTables(rulings, found);
+  ruleOnlyTables(rulings, found, ruled);
+  streamTables(found);
+  return found;
+}

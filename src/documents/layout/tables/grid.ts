@@ -1,0 +1,273 @@
+// From the text inside a table's region to its grid of cells, for all three kinds of table. Rows
+// are the text's baselines (merged where a cell wraps onto a second printed line, or where drawn
+// rules say the lines share a row); columns come from where the text sits: segments of a row are
+// cut at gaps wider than a word space and at drawn column rules, and columns are the x-ranges that
+// the segments of the fullest rows cover (the idea of Camelot's "stream" and Tabula's column
+// guessing: text edges that line up over several rows). A segment covering several columns is a
+// spanning cell (a group heading over two columns).
+import type { Block, BoundingBox, Table, TableCell } from '../../document.ts';
+import { dominant, joinText, union, type TextRun } from '../geometry.ts';
+import { groupLines } from '../lines.ts';
+
+/** Glyph boxes are estimated from the font size: ascenders about 0.8 em up, descenders 0.2 em down. */
+const runBox = (run: TextRun): BoundingBox => ({ l: run.x, r: run.x + run.width, t: run.y + 0.8 * run.size, b: run.y - 0.2 * run.size });
+
+/** A piece of one printed line of the table: text between two column gaps. */
+export type Segment = { runs: TextRun[]; l: number; r: number; baseline: number; size: number; text: string };
+
+/** Runs on one baseline (sub- and superscripts included), top to bottom, each row left to right. */
+export function baselineRows(runs: TextRun[]): TextRun[][] {
+  const rows: TextRun[][] = [];
+  for (const run of [...runs].filter((r) => r.text.trim() !== '').sort((a, b) => b.y - a.y || a.x - b.x)) {
+    const row = rows.at(-1);
+    const anchor = row?.[0];
+    if (row && anchor && Math.abs(anchor.y - run.y) <= 0.35 * Math.max(anchor.size, run.size)) row.push(run);
+    else rows.push([run]);
+  }
+  return rows.map((row) => row.sort((a, b) => a.x - b.x));
+}
+
+const textOf = (runs: TextRun[]) => groupLines(runs.map((r) => ({ ...r, hasEOL: false }))).map((l) => l.text).reduce(joinText, '');
+
+/** Cuts a row into segments at gaps wider than `gapEm` (of the font size) and at the x of any column rule. */
+export function segmentsOf(row: TextRun[], gapEm: number, cuts: readonly number[] = []): Segment[] {
+  const groups: TextRun[][] = [];
+  let right = -Infinity;
+  for (const run of row.flatMap((r) => splitAtCuts(r, cuts))) {
+    const group = groups.at(-1);
+    const ruleBetween = cuts.some((x) => x > right - 0.5 && x < run.x + 0.5);
+    if (group && run.x - right <= gapEm * run.size && !ruleBetween) group.push(run);
+    else groups.push([run]);
+    right = Math.max(right, run.x + run.width);
+  }
+  return groups.map((runs) => {
+    const box = union(runs.map(runBox));
+    return {
+      runs,
+      l: box.l,
+      r: box.r,
+      baseline: Math.min(...runs.map((r) => r.y)),
+      size: dominant(runs.map((r): [number, number] => [r.size, r.text.length])) ?? runs[0]?.size ?? 0,
+      text: textOf(runs),
+    };
+  });
+}
+
+/**
+ * pdf.js joins text drawn close together on one line into one item, even across a column rule
+ * ("gram $13.65" with a rule between): such a run is cut at the rule, at the space nearest to
+ * where the rule falls (glyph positions are estimated evenly over the run's width).
+ */
+function splitAtCuts(run: TextRun, cuts: readonly number[]): TextRun[] {
+  const cut = cuts.find((x) => x > run.x + 1 && x < run.x + run.width - 1);
+  if (cut === undefined || run.text.length < 2) return [run];
+  const perChar = run.width / run.text.length;
+  const at = (cut - run.x) / perChar;
+  const spaces = [...run.text.matchAll(/\s+/g)].map((m) => m.index ?? 0);
+  const space = spaces.sort((a, b) => Math.abs(a - at) - Math.abs(b - at))[0];
+  const index = space !== undefined && Math.abs(space - at) <= 3 ? space : Math.round(at);
+  const left = run.text.slice(0, index).trimEnd();
+  const right = run.text.slice(index).trimStart();
+  if (left === '' || right === '') return [run];
+  const rightX = run.x + (run.text.length - right.length) * perChar;
+  return [
+    { ...run, text: left, width: left.length * perChar, hasEOL: false },
+    ...splitAtCuts({ ...run, text: right, x: rightX, width: run.x + run.width - rightX }, cuts),
+  ];
+}
+
+export type Column = { l: number; r: number };
+
+/**
+ * Column x-ranges: the overlapping x-ranges of the segments of the rows with the most segments,
+ * merged; segments of other rows that touch no column add one. A segment touching two or more
+ * columns spans them and adds nothing.
+ */
+export function columnsOf(rows: Segment[][]): Column[] {
+  const most = Math.max(0, ...rows.map((r) => r.length));
+  const base = rows.filter((r) => r.length >= Math.max(2, most - 1)).flat();
+  const columns = mergeRanges(base.map((s) => ({ l: s.l, r: s.r })));
+  for (const segment of rows.flat()) {
+    const touched = columns.filter((c) => segment.l < c.r && c.l < segment.r);
+    if (touched.length === 0) columns.push({ l: segment.l, r: segment.r });
+  }
+  return mergeRanges(columns);
+}
+
+function mergeRanges(ranges: Column[]): Column[] {
+  const merged: Column[] = [];
+  for (const range of [...ranges].sort((a, b) => a.l - b.l)) {
+    const last = merged.at(-1);
+    if (last && range.l < last.r) last.r = Math.max(last.r, range.r);
+    else merged.push({ ...range });
+  }
+  return merged;
+}
+
+const NUMBER = /^[-+−–(]?[$€£¥]?\s?\d[\d,.' ]*%?\)?$/u;
+export const isNumeric = (text: string) => NUMBER.test(text.trim());
+
+type Row = { cells: Map<number, { segments: Segment[]; span: number }>; top: number; bottom: number; baseline: number; size: number };
+
+function placeRow(segments: Segment[], columns: Column[]): Row {
+  const cells = new Map<number, { segments: Segment[]; span: number }>();
+  for (const segment of segments) {
+    const touched = columns.map((c, i) => (segment.l < c.r && c.l < segment.r ? i : -1)).filter((i) => i >= 0);
+    const start = touched[0] ?? 0;
+    const cell = cells.get(start);
+    if (cell) {
+      cell.segments.push(segment);
+      cell.span = Math.max(cell.span, touched.length);
+    } else cells.set(start, { segments: [segment], span: Math.max(1, touched.length) });
+  }
+  const boxes = segments.flatMap((s) => s.runs.map(runBox));
+  const box = union(boxes);
+  return { cells, top: box.t, bottom: box.b, baseline: Math.min(...segments.map((s) => s.baseline)), size: Math.max(...segments.map((s) => s.size)) };
+}
+
+/**
+ * A printed line continues the row above (a cell wrapping onto a second line) when it fills only
+ * columns that the row above filled, fewer of them, none with a number, and sits a line's distance
+ * below. Numbers always stay in their own row.
+ */
+function continuesRow(above: Row, line: Row): boolean {
+  if (line.cells.size >= above.cells.size) return false;
+  for (const [col, cell] of line.cells) {
+    if (!above.cells.has(col)) return false;
+    if (cell.segments.some((s) => isNumeric(s.text))) return false;
+  }
+  return above.baseline - line.baseline <= 1.3 * Math.max(above.size, line.size);
+}
+
+function mergeInto(above: Row, line: Row): void {
+  for (const [col, cell] of line.cells) {
+    const target = above.cells.get(col);
+    if (target) target.segments.push(...cell.segments);
+    else above.cells.set(col, cell);
+  }
+  above.bottom = Math.min(above.bottom, line.bottom);
+  above.baseline = line.baseline;
+}
+
+export type GridOptions = {
+  /** x of drawn column rules inside the table: a boundary no cell text crosses. */
+  columnRules?: readonly number[];
+  /** y of drawn row rules inside the table (top to bottom): lines between two rules share a row. */
+  rowRules?: readonly number[];
+  /** y below which rows are body rows (a booktabs mid-rule); rows above it are column headers. */
+  headerBottom?: number;
+  /** Partial rules under a group heading (booktabs' cmidrule): the heading above one spans the columns it covers. */
+  spanRules?: ReadonlyArray<{ x1: number; x2: number; y: number }>;
+  /** Gap (in em) that separates two cells of a row. */
+  gapEm?: number;
+};
+
+/** The table grid of the runs inside one table region; undefined when it is not at least 2 × 2. */
+export function buildGrid(runs: TextRun[], region: BoundingBox, options: GridOptions = {}): Table | undefined {
+  const cuts = options.columnRules ?? [];
+  const segmentRows = baselineRows(runs).map((row) => segmentsOf(row, options.gapEm ?? 0.9, cuts));
+  if (segmentRows.length < 2) return undefined;
+  const columns = splitAtRules(columnsOf(segmentRows), cuts);
+  if (columns.length < 2) return undefined;
+  const lines = segmentRows.map((segments) => placeRow(segments, columns));
+  const rows: Row[] = [];
+  const band = (y: number) => (options.rowRules ?? []).filter((rule) => rule > y).length;
+  for (const line of lines) {
+    const above = rows.at(-1);
+    const ruledRows = (options.rowRules?.length ?? 0) > 0;
+    const joins = above !== undefined && (ruledRows ? band(above.baseline) === band(line.baseline) : continuesRow(above, line));
+    if (above && joins) mergeInto(above, line);
+    else rows.push(line);
+  }
+  if (rows.length < 2) return undefined;
+  for (const rule of options.spanRules ?? []) spanOver(rows, columns, rule);
+  const cells: TableCell[] = [];
+  rows.forEach((row, r) => {
+    const header = options.headerBottom !== undefined ? row.baseline > options.headerBottom : r === 0 && looksLikeHeader(rows);
+    for (let c = 0; c < columns.length; c += 1) {
+      const cell = row.cells.get(c);
+      const column = columns[c];
+      if (!column) continue;
+      if (!cell) {
+        if (coveredBySpan(row, c)) continue;
+        cells.push({ text: '', bbox: { l: column.l, r: column.r, t: row.top, b: row.bottom }, row: r, col: c, rowSpan: 1, colSpan: 1, columnHeader: header, rowHeader: false });
+        continue;
+      }
+      const segments = cell.segments.sort((a, b) => b.baseline - a.baseline || a.l - b.l);
+      const text = segments.map((s) => s.text).reduce(joinText, '');
+      const bbox = union(segments.flatMap((s) => s.runs.map(runBox)));
+      cells.push({ text, bbox, row: r, col: c, rowSpan: 1, colSpan: Math.min(cell.span, columns.length - c), columnHeader: header, rowHeader: false });
+    }
+  });
+  const filledRows = rows.filter((row) => row.cells.size >= 2).length;
+  if (filledRows < 2) return undefined;
+  void region;
+  return { numRows: rows.length, numCols: columns.length, cells };
+}
+
+/** The one cell just above a partial rule, alone over the columns the rule covers, spans them. */
+function spanOver(rows: Row[], columns: Column[], rule: { x1: number; x2: number; y: number }): void {
+  const row = [...rows].reverse().find((r) => r.bottom >= rule.y - 1);
+  if (!row) return;
+  const covered = columns.map((c, i) => (c.l < rule.x2 && rule.x1 < c.r ? i : -1)).filter((i) => i >= 0);
+  const [first] = covered;
+  if (first === undefined || covered.length < 2) return;
+  const inside = [...row.cells.entries()].filter(([col]) => covered.includes(col));
+  if (inside.length !== 1) return;
+  const [[col, cell] = []] = inside;
+  if (col === undefined || cell === undefined) return;
+  row.cells.delete(col);
+  row.cells.set(first, { ...cell, span: covered.length });
+}
+
+function coveredBySpan(row: Row, col: number): boolean {
+  for (const [start, cell] of row.cells) if (start < col && start + cell.span > col) return true;
+  return false;
+}
+
+/** The first row is a header row when it has no numbers and some row below it does. */
+function looksLikeHeader(rows: Row[]): boolean {
+  const numbers = (row: Row) => [...row.cells.values()].some((cell) => cell.segments.some((s) => isNumeric(s.text)));
+  const [first, ...rest] = rows;
+  return first !== undefined && !numbers(first) && rest.some(numbers);
+}
+
+/** A column rule inside a text column splits it in two (a ruled boundary always separates cells). */
+function splitAtRules(columns: Column[], cuts: readonly number[]): Column[] {
+  const out: Column[] = [];
+  for (const column of columns) {
+    let left = column.l;
+    for (const x of [...cuts].sort((a, b) => a - b)) {
+      if (x > left + 1 && x < column.r - 1) {
+        out.push({ l: left, r: x });
+        left = x;
+      }
+    }
+    out.push({ l: left, r: column.r });
+  }
+  return out;
+}
+
+/** Rows of cell texts (a spanning cell's text in its first position, '' in the rest), for Markdown. */
+export function cellTexts(table: Table): string[][] {
+  const rows = Array.from({ length: table.numRows }, () => Array.from({ length: table.numCols }, () => ''));
+  for (const cell of table.cells) {
+    const row = rows[cell.row];
+    if (row) row[cell.col] = cell.text;
+  }
+  return rows;
+}
+
+/** The `table` block for a grid. */
+export function tableBlock(table: Table, bbox: BoundingBox, runs: TextRun[]): Block {
+  const cells = cellTexts(table);
+  return {
+    label: 'table',
+    text: cells.map((row) => row.join(' | ')).join('\n'),
+    bbox,
+    fontSize: dominant(runs.map((r): [number, number] => [r.size, r.text.length])) ?? 0,
+    bold: false,
+    cells,
+    table,
+  };
+}

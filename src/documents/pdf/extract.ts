@@ -1,0 +1,163 @@
+// The reading pipeline for one PDF, page by page: the reader process gives runs, rules and image
+// boxes; a page without a usable text layer is rendered and read by OCR; layout makes blocks;
+// pictures are cut out as PNGs. Only one page's raw content is held at a time (issue 17, item 8).
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { BoundingBox, OnProgress, Page, ParsedDocument, Picture } from '../document.ts';
+import type { PageContent } from '../layout/geometry.ts';
+import { layoutPage } from '../layout/page.ts';
+import { labelDocument } from '../layout/roles.ts';
+import { LimitedProgramError, type Limits } from '../limited.ts';
+import type { OcrEngine } from '../ocr/ocr.ts';
+import { TesseractEngine } from '../ocr/tesseract.ts';
+import { PageUnreadableError } from './errors.ts';
+import { ocrPage, type OcrLanguages } from './ocr-page.ts';
+import { DEFAULT_READER_LIMITS, PdfReader, type ReaderLimits } from './reader-client.ts';
+import type { ReadPage } from './reader.ts';
+import { renderRegionPng } from './render.ts';
+
+export type EngineLimits = {
+  reader: ReaderLimits;
+  /** External programs: each run (a render, a picture, an OCR pass), and an OCR'd page's render and passes together. */
+  program: Limits;
+};
+
+export const DEFAULT_LIMITS: EngineLimits = {
+  reader: DEFAULT_READER_LIMITS,
+  program: { timeoutMs: 90_000, memoryBytes: 1536 * 2 ** 20 },
+};
+
+export type ExtractOptions = {
+  signal?: AbortSignal;
+  onProgress?: OnProgress;
+  /** Receives each picture's PNG under its result name (`pictures/page-<n>-<k>.png`); without it no pictures are cut. */
+  onPicture?: (name: string, png: Uint8Array) => Promise<void>;
+  /** The OCR engine for pages without text; null for none. Default: tesseract. */
+  ocr?: OcrEngine | null;
+  ocrLanguages?: OcrLanguages;
+  limits?: Partial<EngineLimits>;
+  /** Filled in when given: the reader process's peak resident size (bytes), sampled every 50 ms. */
+  stats?: { readerPeakRss: number };
+};
+
+/** Pictures are cut at this resolution. */
+const PICTURE_DPI = 150;
+
+/** Characters that carry text: not spaces, not U+FFFD or private-use glyph codes of fonts without a Unicode map. */
+const usableChars = (content: PageContent) => content.runs.reduce((n, run) => n + run.text.replace(/[\s\uFFFD\uE000-\uF8FF\u0000-\u001F]/gu, '').length, 0);
+const area = (b: BoundingBox) => Math.max(0, b.r - b.l) * Math.max(0, b.t - b.b);
+
+/**
+ * A page has no usable text layer when it carries fewer than 10 readable characters while images
+ * cover at least a third of it — a scan, or text drawn as an image.
+ */
+export function needsOcr(content: PageContent): boolean {
+  const covered = (content.images ?? []).reduce((sum, image) => sum + area(image.bbox), 0);
+  return usableChars(content) < 10 && covered >= (content.width * content.height) / 3;
+}
+
+/** Writes the bytes to a private temporary file for the reader process and poppler; removed afterwards. */
+async function withPdfFile<T>(data: Uint8Array, use: (file: string, dir: string) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'signet-pdf-'));
+  try {
+    const file = path.join(dir, 'source.pdf');
+    await writeFile(file, data, { mode: 0o600 });
+    return await use(file, dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Checks that the upload is a PDF the reader can open; returns its page count. Runs in the reader process. */
+export async function inspectPdf(data: Uint8Array, limits: ReaderLimits = DEFAULT_READER_LIMITS): Promise<{ pages: number }> {
+  return withPdfFile(data, async (file) => {
+    const reader = await PdfReader.open(file, limits);
+    reader.close();
+    return { pages: reader.pages };
+  });
+}
+
+/** Extracts every page's layout. Honours signal, calls onProgress(done, total) after each page. */
+export async function extractDocument(data: Uint8Array, options: ExtractOptions = {}): Promise<ParsedDocument> {
+  const { signal, onProgress } = options;
+  const limits = { ...DEFAULT_LIMITS, ...options.limits };
+  signal?.throwIfAborted();
+  return withPdfFile(data, async (file, dir) => {
+    const reader = await PdfReader.open(file, limits.reader, signal);
+    try {
+      const ocr = options.ocr === undefined ? new TesseractEngine() : options.ocr;
+      const engine = ocr && (await ocr.available()) ? ocr : null;
+      let languages: OcrLanguages = options.ocrLanguages ?? 'auto';
+      const pages: Page[] = [];
+      for (let pageNo = 1; pageNo <= reader.pages; pageNo += 1) {
+        signal?.throwIfAborted();
+        const { rotate, ...read } = await readOrNote(reader, pageNo, pages.at(-1), signal);
+        let content: PageContent = read;
+        // Coordinates are in the unrotated page, except on an OCR'd page: there they are as the page is shown.
+        let frameRotate = rotate;
+        // A damaged page comes back already marked (textSource 'none', with its note).
+        const damaged = content.textSource === 'none';
+        if (!damaged && needsOcr(content)) {
+          const ocred = await ocrPage({ file, dir, content, rotate, engine, languages, limits: limits.program, signal });
+          content = ocred.content;
+          languages = ocred.languages;
+          frameRotate = 0;
+        } else if (!damaged) {
+          content = { ...content, textSource: usableChars(content) > 0 ? 'text-layer' : 'none' };
+        }
+        const page = layoutPage(content);
+        page.textSource = content.textSource;
+        if (content.notes?.length) page.notes = [...(page.notes ?? []), ...content.notes];
+        if (options.onPicture) await cutPictures(page, content, { file, dir, rotate: frameRotate, limits: limits.program, signal, onPicture: options.onPicture });
+        pages.push(page);
+        await onProgress?.(pageNo, reader.pages);
+      }
+      signal?.throwIfAborted();
+      const notes = pages.flatMap((page) => page.notes ?? []);
+      const labelled = labelDocument({ pages });
+      return notes.length > 0 ? { ...labelled, notes } : labelled;
+    } finally {
+      if (options.stats) options.stats.readerPeakRss = reader.peakRss;
+      reader.close();
+    }
+  });
+}
+
+/**
+ * The page's content; a page pdf.js throws on (a damaged page dictionary, say) becomes an empty
+ * page with a note, the size of the page before it, so one bad page does not lose the others.
+ */
+async function readOrNote(reader: PdfReader, pageNo: number, previous: Page | undefined, signal: AbortSignal | undefined): Promise<ReadPage> {
+  try {
+    return await reader.page(pageNo, signal);
+  } catch (error) {
+    if (!(error instanceof PageUnreadableError)) throw error;
+    const note = `Page ${pageNo} is damaged and could not be read (${error.reason}); it is left empty.`;
+    return { pageNo, width: previous?.width ?? 595.28, height: previous?.height ?? 841.89, runs: [], rulings: [], images: [], textSource: 'none', notes: [note], rotate: 0 };
+  }
+}
+
+type PictureJob = { file: string; dir: string; rotate: number; limits: Limits; signal?: AbortSignal; onPicture: NonNullable<ExtractOptions['onPicture']> };
+
+/**
+ * Pictures of the page — the ones layout found (with captions), or else the image boxes the reader
+ * saw — each cut from a render as a PNG result file.
+ * A picture that cannot be rendered within the limits is left out with a note; the page stays.
+ */
+async function cutPictures(page: Page, content: PageContent, job: PictureJob): Promise<void> {
+  const candidates: Picture[] = page.pictures ?? (content.images ?? []).map((image) => ({ bbox: image.bbox, file: '' }));
+  const pictures: Picture[] = [];
+  for (const picture of candidates) {
+    const name = `pictures/page-${page.pageNo}-${pictures.length + 1}.png`;
+    try {
+      const png = await renderRegionPng(job.file, page.pageNo, content, picture.bbox, job.rotate, PICTURE_DPI, job.dir, { ...job.limits, signal: job.signal });
+      await job.onPicture(name, png);
+      pictures.push({ ...picture, file: name });
+    } catch (error) {
+      if (!(error instanceof LimitedProgramError)) throw error;
+      page.notes = [...(page.notes ?? []), `A picture on page ${page.pageNo} was left out: ${error.message}.`];
+    }
+  }
+  page.pictures = pictures;
+}

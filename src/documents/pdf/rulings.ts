@@ -1,0 +1,173 @@
+// Straight rules and image boxes from a page's pdf.js operator list, walked once with the current
+// transform. The layout stage finds ruled tables from the rules and pictures from the image boxes.
+import { OPS } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import type { BoundingBox } from '../document.ts';
+import type { Ruling } from '../layout/geometry.ts';
+import { drawingOf, type Drawing } from './figures.ts';
+
+type Matrix = [number, number, number, number, number, number];
+const IDENTITY: Matrix = [1, 0, 0, 1, 0, 0];
+
+/** `outer ∘ inner`: the matrix that applies `inner` first, then `outer` (PDF's cm concatenation). */
+function compose(outer: Matrix, inner: Matrix): Matrix {
+  const [a, b, c, d, e, f] = outer;
+  const [p, q, r, s, t, u] = inner;
+  return [a * p + c * q, b * p + d * q, a * r + c * s, b * r + d * s, a * t + c * u + e, b * t + d * u + f];
+}
+
+function apply(m: Matrix, x: number, y: number): [number, number] {
+  return [m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5]];
+}
+
+function asMatrix(value: unknown): Matrix | undefined {
+  if (!Array.isArray(value) && !ArrayBuffer.isView(value)) return undefined;
+  const numbers = Array.from(value as ArrayLike<unknown>);
+  return numbers.length === 6 && numbers.every((n) => typeof n === 'number') ? (numbers as Matrix) : undefined;
+}
+
+/** pdf.js's path opcodes inside constructPath data (its DrawOPS): moveTo, lineTo, curveTo, quadraticCurveTo, closePath. */
+const DRAW = { moveTo: 0, lineTo: 1, curveTo: 2, quadraticCurveTo: 3, closePath: 4 } as const;
+const PAINTING = new Set<number>([OPS.stroke, OPS.closeStroke, OPS.fill, OPS.eoFill, OPS.fillStroke, OPS.eoFillStroke, OPS.closeFillStroke, OPS.closeEOFillStroke]);
+const FILLING = new Set<number>([OPS.fill, OPS.eoFill]);
+
+/** The drawing of a page that layout needs: straight rules and the boxes images are painted into. */
+export type PageGraphics = { rulings: Ruling[]; images: BoundingBox[]; drawings: Drawing[] };
+
+const IMAGE_OPS = new Set<number>([OPS.paintImageXObject, OPS.paintInlineImageXObject, OPS.paintImageMaskXObject, OPS.paintImageXObjectRepeat, OPS.paintInlineImageXObjectGroup]);
+/** Images smaller than this (points, either side) are bullets, rules or dust, not pictures. */
+const MIN_IMAGE_SIDE = 8;
+
+/**
+ * Axis-aligned straight rules, in page points from the bottom left. Stroked segments count as they
+ * are; a filled rectangle counts as a rule when it is thin (many generators draw rules that way) and
+ * as its four edges otherwise (a shaded cell's border is a cell border). Curves and clip paths are not rules.
+ */
+export function rulingsFrom(fnArray: number[], argsArray: unknown[], origin: { x: number; y: number }): Ruling[] {
+  return graphicsFrom(fnArray, argsArray, origin).rulings;
+}
+
+/**
+ * Rules (see rulingsFrom) and image boxes in one walk of the operator list. An image is painted
+ * into the unit square under the current transform (PDF 32000 §8.9.5), so its box is that square's
+ * image; a box clipped to the page is kept, one wholly off the page is not.
+ */
+export function graphicsFrom(fnArray: number[], argsArray: unknown[], origin: { x: number; y: number }, page?: { width: number; height: number }): PageGraphics {
+  const rulings: Ruling[] = [];
+  const images: BoundingBox[] = [];
+  const drawings: Drawing[] = [];
+  const stack: Matrix[] = [];
+  let ctm = IDENTITY;
+  for (let i = 0; i < fnArray.length; i += 1) {
+    const fn = fnArray[i];
+    const args = argsArray[i];
+    if (fn === OPS.save) stack.push(ctm);
+    else if (fn === OPS.restore) ctm = stack.pop() ?? IDENTITY;
+    else if (fn === OPS.transform) ctm = compose(ctm, asMatrix(args) ?? IDENTITY);
+    else if (fn === OPS.paintFormXObjectBegin && Array.isArray(args)) {
+      stack.push(ctm);
+      ctm = compose(ctm, asMatrix(args[0]) ?? IDENTITY);
+    } else if (fn === OPS.paintFormXObjectEnd) ctm = stack.pop() ?? IDENTITY;
+    else if (fn !== undefined && IMAGE_OPS.has(fn)) {
+      const box = imageBox(ctm, origin, page);
+      if (box) images.push(box);
+    } else if (fn === OPS.constructPath && Array.isArray(args)) {
+      const [paint, [data] = []] = args as [unknown, unknown[]?];
+      if (typeof paint !== 'number' || !PAINTING.has(paint) || !ArrayBuffer.isView(data)) continue;
+      const drawing = drawingOf(data as Float32Array, (x, y) => {
+        const [px, py] = apply(ctm, x, y);
+        return [px - origin.x, py - origin.y];
+      });
+      if (drawing) drawings.push(drawing);
+      for (const polygon of polylines(data as Float32Array, ctm)) {
+        const shifted = polygon.map(([x, y]): [number, number] => [x - origin.x, y - origin.y]);
+        rulings.push(...(FILLING.has(paint) ? filledRules(shifted) : strokedRules(shifted)));
+      }
+    }
+  }
+  return { rulings, images: mergeImages(images), drawings };
+}
+
+function imageBox(ctm: Matrix, origin: { x: number; y: number }, page: { width: number; height: number } | undefined): BoundingBox | undefined {
+  const corners = [apply(ctm, 0, 0), apply(ctm, 1, 0), apply(ctm, 0, 1), apply(ctm, 1, 1)].map(([x, y]) => [x - origin.x, y - origin.y] as const);
+  const xs = corners.map(([x]) => x);
+  const ys = corners.map(([, y]) => y);
+  let box = { l: Math.min(...xs), b: Math.min(...ys), r: Math.max(...xs), t: Math.max(...ys) };
+  if (page) box = { l: Math.max(0, box.l), b: Math.max(0, box.b), r: Math.min(page.width, box.r), t: Math.min(page.height, box.t) };
+  if (!(box.r - box.l >= MIN_IMAGE_SIDE && box.t - box.b >= MIN_IMAGE_SIDE)) return undefined;
+  return box;
+}
+
+/** Tiles of one picture (some generators cut an image into strips) become one box; others stay apart. */
+function mergeImages(boxes: BoundingBox[]): BoundingBox[] {
+  const out: BoundingBox[] = [];
+  for (const box of boxes) {
+    const touching = out.findIndex((o) => box.l <= o.r + 1 && o.l <= box.r + 1 && box.b <= o.t + 1 && o.b <= box.t + 1);
+    if (touching < 0) {
+      out.push({ ...box });
+      continue;
+    }
+    const o = out[touching] as BoundingBox;
+    out[touching] = { l: Math.min(o.l, box.l), b: Math.min(o.b, box.b), r: Math.max(o.r, box.r), t: Math.max(o.t, box.t) };
+  }
+  return out;
+}
+
+/** The path's straight pieces as point lists in page space; a curve ends the current piece. */
+function polylines(data: Float32Array, ctm: Matrix): Array<Array<[number, number]>> {
+  const pieces: Array<Array<[number, number]>> = [];
+  let current: Array<[number, number]> = [];
+  let start: [number, number] | undefined;
+  const flush = () => {
+    if (current.length > 1) pieces.push(current);
+    current = [];
+  };
+  for (let i = 0; i < data.length; ) {
+    const op = data[i++];
+    if (op === DRAW.moveTo || op === DRAW.lineTo) {
+      const point = apply(ctm, data[i++] ?? 0, data[i++] ?? 0);
+      if (op === DRAW.moveTo) {
+        flush();
+        start = point;
+      }
+      current.push(point);
+    } else if (op === DRAW.closePath) {
+      if (start) current.push(start);
+      flush();
+    } else if (op === DRAW.curveTo || op === DRAW.quadraticCurveTo) {
+      i += op === DRAW.curveTo ? 6 : 4;
+      const end = apply(ctm, data[i - 2] ?? 0, data[i - 1] ?? 0);
+      flush();
+      current = [end];
+    } else break; // unknown opcode: the rest cannot be decoded
+  }
+  flush();
+  return pieces;
+}
+
+const AXIS_TOLERANCE = 1;
+
+function strokedRules(points: Array<[number, number]>): Ruling[] {
+  const rules: Ruling[] = [];
+  for (let k = 1; k < points.length; k += 1) {
+    const [ax, ay] = points[k - 1] ?? [0, 0];
+    const [bx, by] = points[k] ?? [0, 0];
+    if (Math.abs(ay - by) <= AXIS_TOLERANCE || Math.abs(ax - bx) <= AXIS_TOLERANCE) {
+      rules.push({ x1: Math.min(ax, bx), y1: Math.min(ay, by), x2: Math.max(ax, bx), y2: Math.max(ay, by) });
+    }
+  }
+  return rules;
+}
+
+const THIN = 3;
+
+function filledRules(points: Array<[number, number]>): Ruling[] {
+  if (points.length < 4 || points.length > 6) return [];
+  const xs = points.map(([x]) => x);
+  const ys = points.map(([, y]) => y);
+  const [l, r, b, t] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
+  const isRectangle = points.every(([x, y]) => (Math.abs(x - l) < 0.5 || Math.abs(x - r) < 0.5) && (Math.abs(y - b) < 0.5 || Math.abs(y - t) < 0.5));
+  if (!isRectangle) return [];
+  if (t - b <= THIN) return [{ x1: l, y1: (t + b) / 2, x2: r, y2: (t + b) / 2 }];
+  if (r - l <= THIN) return [{ x1: (l + r) / 2, y1: b, x2: (l + r) / 2, y2: t }];
+  return strokedRules([[l, b], [r, b], [r, t], [l, t], [l, b]]);
+}
