@@ -3,7 +3,6 @@
 import type { Block } from '../document.ts';
 import { dominant, joinText, LINE_PITCH, overlapsX, similarSize, union, type Line } from './geometry.ts';
 
-
 /** "• item", "- item", "* item", "– item", "1. item", "1) item", "a) item": the marker and the rest. */
 const LIST_MARKER = /^(?:([•◦▪‣●○■□►▸])\s*|([-*–+])\s+|(\(?\d{1,3}[.)]|\(?[a-zA-Z]\))\s+)(?=\S)/u;
 
@@ -23,7 +22,6 @@ type Draft = { lines: Line[]; marker?: string };
 const NUMBERED_HEADING = /^\d{1,2}(?:\.\d{1,2}){1,4}\.?\s+\p{Lu}[^.:;,!?…]{0,60}$/u;
 export const numberedHeadingLine = (text: string) => NUMBERED_HEADING.test(text) && !/\d$/.test(text);
 
-
 /**
  * Groups lines into blocks: a line continues the block directly above it (the nearest one it
  * overlaps horizontally) when the font size and weight match and the baseline-to-baseline distance
@@ -32,6 +30,7 @@ export const numberedHeadingLine = (text: string) => NUMBERED_HEADING.test(text)
  */
 export function groupBlocks(lines: Line[], options: { ocr?: boolean } = {}): Block[] {
   const drafts: Draft[] = [];
+  const pitch = linePitch(lines);
   for (const line of [...lines].sort((a, b) => b.baseline - a.baseline || a.bbox.l - b.bbox.l)) {
     const item = listMarker(line.text);
     const above = nearestAbove(drafts, line);
@@ -39,7 +38,7 @@ export function groupBlocks(lines: Line[], options: { ocr?: boolean } = {}): Blo
     // On a scan a heading set apart only by its weight looks like body text: a numbered heading
     // line stands alone (see numberedHeadingLine).
     const heading = options.ocr === true && (numberedHeadingLine(line.text) || (last !== undefined && above?.lines.length === 1 && numberedHeadingLine(last.text)));
-    if (above && !item && !heading && continues(above, line)) above.lines.push(line);
+    if (above && !item && !heading && continues(above, line, pitch)) above.lines.push(line);
     else drafts.push(item ? { lines: [line], marker: item.marker } : { lines: [line] });
   }
   return drafts.map(toBlock);
@@ -57,14 +56,56 @@ function nearestAbove(drafts: Draft[], line: Line): Draft | undefined {
   return best;
 }
 
-function continues(draft: Draft, line: Line): boolean {
+/** Leading up to this (in em) is a paragraph's, when the page sets its lines that far apart. */
+const MAX_LEADING = 2.2;
+
+/**
+ * The page's own line pitch in em: the most common distance from a line to the nearest line above
+ * it of the same size. Latin body text is set about 1.2 em apart, but Korean and Chinese reports
+ * commonly 1.6–1.9 em, and a fixed limit would make each of their lines a paragraph.
+ */
+export function linePitch(lines: Line[]): number {
+  const counts = new Map<number, number>();
+  for (const line of lines) {
+    let nearest = Infinity;
+    for (const other of lines) {
+      const distance = other.baseline - line.baseline;
+      if (distance > 0 && distance < nearest && overlapsX(other.bbox, line.bbox) && similarSize(other.size, line.size)) nearest = distance;
+    }
+    const em = Math.round((nearest / line.size) * 20) / 20;
+    if (em >= 1 && em <= MAX_LEADING) counts.set(em, (counts.get(em) ?? 0) + line.text.length);
+  }
+  const common = dominant([...counts]);
+  return common === undefined ? LINE_PITCH : Math.max(LINE_PITCH, Math.min(MAX_LEADING, common * 1.12));
+}
+
+function continues(draft: Draft, line: Line, pitch: number): boolean {
   const last = draft.lines.at(-1);
   const first = draft.lines[0];
   if (!last || !first) return false;
   const size = Math.max(last.size, line.size);
   if (!similarSize(last.size, line.size) || last.bold !== line.bold) return false;
-  if (last.baseline - line.baseline > LINE_PITCH * size) return false;
-  return draft.marker === undefined || line.bbox.l > first.bbox.l + 0.5 * size;
+  if (last.baseline - line.baseline > pitch * size) return false;
+  // A one-line italic (or upright) block above a paragraph of the other style is a heading of its own
+  // ("Boots Self-Locking Nut" in italics over its paragraph).
+  if (draft.lines.length === 1 && Boolean(last.italic) !== Boolean(line.italic)) return false;
+  if (draft.marker !== undefined) return line.bbox.l > first.bbox.l + 0.5 * size;
+  return !indentedStart(draft, line, size);
+}
+
+/**
+ * A paragraph whose lines follow at the same pitch as the one before begins with its first-line
+ * indent: the line starts an indent to the right of the left edge the lines above kept, and runs
+ * most of the block's width (a centred title's short last line is no paragraph).
+ */
+function indentedStart(draft: Draft, line: Line, size: number): boolean {
+  if (draft.lines.length < 2) return false;
+  const last = draft.lines.at(-1);
+  if (!last) return false;
+  const left = Math.min(...draft.lines.map((l) => l.bbox.l));
+  const right = Math.max(...draft.lines.map((l) => l.bbox.r));
+  const indent = line.bbox.l - left;
+  return Math.abs(last.bbox.l - left) <= 0.3 * size && indent >= 0.8 * size && indent <= 4 * size && line.bbox.r - line.bbox.l >= 0.6 * (right - left);
 }
 
 function toBlock(draft: Draft): Block {

@@ -1,6 +1,7 @@
 // Stage 1 — runs → lines: runs sharing a baseline, ordered by x, split where the gap is column-wide;
 // sub- and superscripts attached to the line they belong to.
 import { ASCENT, CJK, DESCENT, dominant, joinText, union, type Line, type TextRun } from './geometry.ts';
+import { findGutters, gutterBetween, type Gutter } from './gutters.ts';
 
 /** Runs whose baselines differ by less than this (in em) are on one line; covers sub- and superscripts. */
 const BASELINE_TOLERANCE = 0.35;
@@ -10,7 +11,6 @@ const COLUMN_GAP = 1.5;
 const EOL_GAP = 0.8;
 /** A gap wider than this (in em) between runs is a word space. */
 const WORD_GAP = 0.12;
-
 
 /** Groups runs into lines: same baseline within tolerance, ordered by x, split where the gap is column-wide. */
 export function groupLines(runs: TextRun[]): Line[] {
@@ -22,7 +22,9 @@ export function groupLines(runs: TextRun[]): Line[] {
     if (row && anchor && Math.abs(anchor.y - run.y) <= BASELINE_TOLERANCE * Math.min(anchor.size, run.size)) row.push(run);
     else rows.push([run]);
   }
-  return attachScripts(rows).flatMap((row) => splitAtGaps(row.sort((a, b) => a.x - b.x))).map(toLine);
+  const withScripts = attachScripts(rows);
+  const gutters = findGutters(withScripts);
+  return withScripts.flatMap((row) => splitAtGaps(row.sort((a, b) => a.x - b.x), gutters)).map(toLine);
 }
 
 /** A run this much smaller than its neighbours' text is a superscript, subscript or a logo's raised letter. */
@@ -52,7 +54,8 @@ function attachScripts(rows: TextRun[][]): TextRun[][] {
   return kept;
 }
 
-function splitAtGaps(row: TextRun[]): TextRun[][] {
+/** A row's runs cut into lines where the gap is column-wide, or where a column gutter runs between them. */
+function splitAtGaps(row: TextRun[], gutters: Gutter[]): TextRun[][] {
   const lines: TextRun[][] = [];
   let current: TextRun[] = [];
   let right = -Infinity;
@@ -60,7 +63,7 @@ function splitAtGaps(row: TextRun[]): TextRun[][] {
     const previous = current.at(-1);
     if (previous) {
       const limit = (previous.hasEOL ? EOL_GAP : COLUMN_GAP) * Math.max(previous.size, run.size);
-      if (run.x - right > limit) {
+      if (run.x - right > limit || gutterBetween(gutters, right, run)) {
         lines.push(current);
         current = [];
         right = -Infinity;
@@ -74,6 +77,25 @@ function splitAtGaps(row: TextRun[]): TextRun[][] {
   return lines;
 }
 
+/** Text advances at most about this many em per character on average (Courier: 0.6). */
+const MAX_ADVANCE_EM = 0.65;
+
+/**
+ * The sizes a line's runs are set in. pdf.js reports the size of a run's first glyph, so a run that
+ * starts with the small denominator of a fraction ("4 inch, the" after a raised "1") claims 5.5 pt
+ * for 10-pt text. Its glyphs' advances tell: a run too wide for its claimed size (never CJK, whose
+ * glyphs are a full em) takes the size of the line's other text.
+ */
+function textSizes(runs: TextRun[]): number[] {
+  const implausible = (run: TextRun) => {
+    const chars = [...run.text].length;
+    return chars >= 4 && !CJK.test(run.text) && run.width > MAX_ADVANCE_EM * run.size * chars;
+  };
+  const plausible = runs.filter((run) => !implausible(run)).map((run) => run.size);
+  const lineSize = plausible.length > 0 ? Math.max(...plausible) : undefined;
+  return runs.map((run) => (lineSize !== undefined && implausible(run) && lineSize > run.size ? lineSize : run.size));
+}
+
 function toLine(runs: TextRun[]): Line {
   let text = '';
   let right = -Infinity;
@@ -83,7 +105,8 @@ function toLine(runs: TextRun[]): Line {
     text = spaced ? joinText(text, run.text) : text + run.text;
     right = Math.max(right, run.x + run.width);
   }
-  const size = dominant(runs.map((r): [number, number] => [r.size, r.text.length])) ?? 0;
+  const sizes = textSizes(runs);
+  const size = dominant(runs.map((r, i): [number, number] => [sizes[i] ?? r.size, r.text.length])) ?? 0;
   const boldChars = runs.reduce((n, r) => n + (r.bold ? r.text.length : 0), 0);
   const chars = runs.reduce((n, r) => n + r.text.length, 0);
   return {
