@@ -56,6 +56,11 @@ export type Block = {
   table?: Table;
   /** For list items: the marker the text started with ("•", "-", "1.", "a)"), kept for numbered lists. */
   marker?: string;
+  /**
+   * Text drawn inside a picture (a drawing's callout labels, a chart's axis titles): part of the
+   * picture, so never a heading or a paragraph of the body; the translation keeps it in place.
+   */
+  inPicture?: boolean;
   /** For captions: the table (index into the page's blocks) or picture (index into its pictures) it belongs to. */
   captionOf?: { kind: 'table' | 'picture'; index: number };
 };

@@ -73,7 +73,7 @@ function pageMarkdown(page: Page): string {
       parts.push(pictureMarkdown(pictures.shift() as Picture));
     }
     if (FURNITURE.has(block.label)) continue; // page headers and footers are not part of the body
-    if (captioned.has(block)) continue;
+    if (captioned.has(block) || block.inPicture) continue; // a picture's labels are part of its image
     if (block.label === 'list_item') {
       list.push(listLine(block));
       continue;

@@ -86,9 +86,13 @@ function continues(draft: Draft, line: Line, pitch: number): boolean {
   const size = Math.max(last.size, line.size);
   if (!similarSize(last.size, line.size) || last.bold !== line.bold) return false;
   if (last.baseline - line.baseline > pitch * size) return false;
-  // A one-line italic (or upright) block above a paragraph of the other style is a heading of its own
-  // ("Boots Self-Locking Nut" in italics over its paragraph).
-  if (draft.lines.length === 1 && Boolean(last.italic) !== Boolean(line.italic)) return false;
+  // A line of its own style is a heading of its own: an italic line over an upright paragraph
+  // ("Boots Self-Locking Nut"), or a short italic line after one; a single line a notch larger than
+  // the text below it ("(1) …" at 12.5 pt over 11.5-pt text).
+  const width = Math.max(...draft.lines.map((l) => l.bbox.r)) - Math.min(...draft.lines.map((l) => l.bbox.l));
+  const short = line.bbox.r - line.bbox.l < 0.7 * width;
+  if (Boolean(last.italic) !== Boolean(line.italic) && (draft.lines.length === 1 || short)) return false;
+  if (draft.lines.length === 1 && last.size >= line.size * 1.05) return false;
   if (draft.marker !== undefined) return line.bbox.l > first.bbox.l + 0.5 * size;
   return !indentedStart(draft, line, size);
 }

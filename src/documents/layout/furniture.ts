@@ -40,8 +40,8 @@ export function markFurniture(pages: Page[]): Page[] {
 }
 
 
-/** "3", "iv", "Page 3", "3 of 18", "- 3 -": a page number alone in its block. */
-const PAGE_NUMBER = /^(?:page\s+)?[-–—]?\s*(?:\d{1,4}|[ivxlcdm]{1,7})\s*[-–—]?(?:\s*(?:of|\/)\s*\d{1,4})?$/iu;
+/** "3", "iv", "Page 3", "3 of 18", "- 3 -", "7-45" (chapter 7, page 45), "A-3": a page number alone in its block. */
+const PAGE_NUMBER = /^(?:page\s+)?[-–—]?\s*(?:\d{1,4}|[ivxlcdm]{1,7}|[\dA-Z]{1,3}[-–.]\d{1,4})\s*[-–—]?(?:\s*(?:of|\/)\s*\d{1,4})?$/iu;
 
 /**
  * spec (issue 17): "page numbers ('1') … go to furniture, never the body". A page number is the

@@ -7,7 +7,7 @@ import { dominant, LINE_PITCH, SAME_SIZE, similarSize, union } from './geometry.
 const MAX_HEADING_CHARS = 150;
 const MAX_BOLD_HEADING_CHARS = 100;
 
-export type BodyStyle = { size: number; bold: boolean };
+export type BodyStyle = { size: number; bold: boolean; italic?: boolean };
 
 /** The body text's size: the most common font size weighted by characters; and whether body text is bold. */
 export function bodyStyle(pages: Page[]): BodyStyle | undefined {
@@ -15,7 +15,49 @@ export function bodyStyle(pages: Page[]): BodyStyle | undefined {
   const size = dominant(flow.map((b): [number, number] => [Math.round(b.fontSize * 2) / 2, b.text.length]));
   if (size === undefined) return undefined;
   const atSize = flow.filter((b) => similarSize(b.fontSize, size) && b.fontSize < size * SAME_SIZE);
-  return { size, bold: dominant(atSize.map((b): [boolean, number] => [b.bold, b.text.length])) ?? false };
+  const weigh = (flag: (b: Block) => boolean) => dominant(atSize.map((b): [boolean, number] => [flag(b), b.text.length])) ?? false;
+  return { size, bold: weigh((b) => b.bold), italic: weigh((b) => b.italic === true) };
+}
+
+/**
+ * How headings are numbered: "2.1", "(1)", "1", "A.", "IV.", "第一章", "第3节", "一、", "제1장". A
+ * heading's number is followed by its title, which does not end like a sentence.
+ */
+const HEADING_NUMBER = [
+  /^\d{1,2}(?:\.\d{1,2}){1,4}\.?\s+[\p{Lu}\p{Lo}]/u,
+  /^\(\d{1,2}\)\s*[\p{Lu}\p{Lo}「『“"]/u,
+  /^\d{1,2}\.?\s+[\p{Lu}\p{Lo}]/u,
+  /^(?:[A-H]|[IVX]{1,4})\.\s+\p{Lu}/u,
+  /^第[一二三四五六七八九十百千\d]+[章节節條条部篇回]/u,
+  /^[一二三四五六七八九十]{1,3}[、.]/u,
+  /^제\s?\d{1,2}\s?[장절조편]/u,
+];
+const SENTENCE_END = /[.,;:!?。，；：！？]$/u;
+/** A numbered heading fits on a line: at most this many characters. */
+const MAX_NUMBERED_HEADING_CHARS = 80;
+/** An italic heading at the body size is a few words. */
+const MAX_ITALIC_HEADING_WORDS = 8;
+
+const withMarker = (block: Block) => (block.marker === undefined ? block.text : `${block.marker} ${block.text}`);
+
+/**
+ * spec (issue 25): "Headings by more than size: numbering … weight and style against the body's,
+ * isolation". A line standing alone that starts with a heading number is a heading when it is set
+ * apart from the body by weight, a slightly larger size, or a multi-level number ("5.1"), or is a
+ * CJK chapter or section mark; an italic line of a few capitalised words over an upright body is
+ * a heading too ("Boots Self-Locking Nut").
+ */
+function isStyledHeading(block: Block, body: BodyStyle, lines: number): boolean {
+  const text = withMarker(block);
+  if (lines >= 1 || SENTENCE_END.test(text) || isBullet(block.marker)) return false;
+  if (block.fontSize < body.size * 0.97) return false;
+  const number = HEADING_NUMBER.findIndex((pattern) => pattern.test(text));
+  if (number >= 0 && text.length <= MAX_NUMBERED_HEADING_CHARS) {
+    const setApart = (block.bold && !body.bold) || block.fontSize >= body.size * 1.04 || number === 0 || number >= 4;
+    if (setApart) return true;
+  }
+  const words = text.split(/\s+/).length;
+  return block.italic === true && !body.italic && /^[\p{Lu}\d]/u.test(text) && words >= 2 && words <= MAX_ITALIC_HEADING_WORDS;
 }
 
 const isBullet = (marker: string | undefined) => marker !== undefined && !/[\dA-Za-z]/.test(marker);
@@ -25,7 +67,7 @@ const isBullet = (marker: string | undefined) => marker !== undefined && !/[\dA-
  * text is not bold (not ending like a sentence, and not a bulleted item that happens to be bold).
  */
 export function isHeading(block: Block, body: BodyStyle, page?: Page): boolean {
-  if (block.label !== 'text' && block.label !== 'list_item') return false;
+  if ((block.label !== 'text' && block.label !== 'list_item') || block.inPicture) return false;
   // spec (issue 17): "numbered headings such as '2.1 …'": on a scanned page, where OCR sees no
   // weight, a numbered heading line standing alone is a heading by its number.
   if (page?.textSource === 'ocr' && block.label === 'text' && numberedHeadingLine(block.text)) return true;
@@ -34,7 +76,7 @@ export function isHeading(block: Block, body: BodyStyle, page?: Page): boolean {
   const lines = (block.bbox.t - block.bbox.b) / (LINE_PITCH * block.fontSize);
   const larger = block.fontSize >= body.size * SAME_SIZE && block.text.length <= MAX_HEADING_CHARS && lines <= 3;
   const boldLine = block.bold && !body.bold && lines < 1 && block.text.length <= MAX_BOLD_HEADING_CHARS && !/[.,;]$/.test(block.text) && !isBullet(block.marker);
-  return larger || boldLine;
+  return larger || boldLine || isStyledHeading(block, body, lines);
 }
 
 /** Heading levels by distinct size, largest first: sizes within 0.75 pt are one level. */

@@ -4,12 +4,14 @@ import { groupBlocks } from './blocks.ts';
 import { readingOrder } from './columns.ts';
 import type { PageContent } from './geometry.ts';
 import { groupLines } from './lines.ts';
+import { separatePictureText } from './pictures.ts';
 import { findTables } from './tables/find.ts';
-
 
 /** A page's blocks in reading order, labelled as far as one page can tell: text, list_item, table. */
 export function layoutPage(content: PageContent): Page {
   const { tables, rest } = findTables(content.rulings, content.runs);
   const blocks = [...groupBlocks(groupLines(rest), { ocr: content.textSource === 'ocr' }), ...tables];
-  return { pageNo: content.pageNo, width: content.width, height: content.height, blocks: readingOrder(blocks) };
+  // A picture's labels follow the page's reading order, which they would otherwise disturb.
+  const { flow, labels } = separatePictureText(blocks, content.images ?? [], content.width * content.height);
+  return { pageNo: content.pageNo, width: content.width, height: content.height, blocks: [...readingOrder(flow), ...labels] };
 }

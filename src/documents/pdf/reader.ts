@@ -117,8 +117,10 @@ function fontStyle(page: PDFPageProxy, fontName: string, style: TextStyle | unde
   const record = typeof font === 'object' && font !== null ? (font as Record<string, unknown>) : {};
   const name = `${typeof record.name === 'string' ? record.name : ''} ${style?.fontFamily ?? ''}`;
   return {
-    bold: /bold|black|heavy|semibold|demibold|CMBX|CMB\d/i.test(name),
-    italic: /italic|oblique|CMTI|CMSL/i.test(name),
+    // TeX's Computer Modern and EC/cm-super fonts (CMBX10, SFBX1000, SFTI1000, SFSL…) and URW's
+    // (NimbusRomNo9L-Medi, -MediItal, -ReguItal) name their weight and slant in short forms.
+    bold: /bold|black|heavy|semibold|demibold|CMBX|CMB\d|SFBX|SFB\d|-Medi\b|-MediItal|\bBd\b|-Bd/i.test(name),
+    italic: /italic|oblique|CMTI|CMSL|SFTI|SFSL|SFIT|Ital\b|-It\b|-BdIt|-MediItal/i.test(name),
     mono: record.isMonospace === true || /courier|mono|typewriter|consol|menlo|CMTT|SFTT|LMMono|inconsolata/i.test(name) || style?.fontFamily === 'monospace',
   };
 }
