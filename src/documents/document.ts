@@ -61,6 +61,12 @@ export type Block = {
    * picture, so never a heading or a paragraph of the body; the translation keeps it in place.
    */
   inPicture?: boolean;
+  /**
+   * The block continues the paragraph of the previous text block in reading order (a paragraph that
+   * runs from the bottom of one column to the top of the next): one paragraph in the Markdown, two
+   * boxes on the page.
+   */
+  continues?: boolean;
   /** For captions: the table (index into the page's blocks) or picture (index into its pictures) it belongs to. */
   captionOf?: { kind: 'table' | 'picture'; index: number };
 };

@@ -1,6 +1,7 @@
 // The parsed document as Markdown for people: a section per page, headings, lists, tables (pipe
 // tables, or HTML where cells span), code, captions and pictures; page furniture left out.
 import { FURNITURE, type Block, type BlockLabel, type Page, type ParsedDocument, type Picture } from '../document.ts';
+import { joinText } from '../layout/geometry.ts';
 
 // --- Markdown ----------------------------------------------------------------------------------
 
@@ -67,6 +68,7 @@ function pageMarkdown(page: Page): string {
   // Pictures go before the first block that starts below their top; a picture's caption is its alt text.
   const pictures = [...(page.pictures ?? [])].filter((p) => p.file !== '').sort((a, b) => b.bbox.t - a.bbox.t);
   const captioned = new Set(page.blocks.filter((b) => b.captionOf?.kind === 'picture'));
+  let paragraphAt: number | undefined;
   for (const block of page.blocks) {
     while (pictures[0] && pictures[0].bbox.t >= block.bbox.t && !FURNITURE.has(block.label)) {
       endList();
@@ -79,7 +81,15 @@ function pageMarkdown(page: Page): string {
       continue;
     }
     endList();
+    // A paragraph continued from the previous column is joined to the piece it continues.
+    if (block.continues && paragraphAt !== undefined) {
+      parts[paragraphAt] = joinText(parts[paragraphAt] ?? '', block.text);
+      continue;
+    }
     parts.push(blockMarkdown(block));
+    // A caption or footnote between the two pieces (the figure at the foot of the first column) stays where it is.
+    if (block.label === 'text') paragraphAt = parts.length - 1;
+    else if (block.label !== 'caption' && block.label !== 'footnote') paragraphAt = undefined;
   }
   endList();
   parts.push(...pictures.map(pictureMarkdown));

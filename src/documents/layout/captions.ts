@@ -9,7 +9,8 @@ export function attachCaptions(page: Page): Page {
   const blocks = page.blocks.map((block) => ({ ...block }));
   const pictures = (page.pictures ?? []).map((picture) => ({ ...picture }));
   for (const block of blocks) {
-    if ((block.label !== 'text' && block.label !== 'section_header') || !CAPTION.test(block.text.trim())) continue;
+    // A caption set small below a figure at the foot of a page was taken for a footnote; its words say otherwise.
+    if ((block.label !== 'text' && block.label !== 'section_header' && block.label !== 'footnote') || !CAPTION.test(block.text.trim())) continue;
     const distance = (box: BoundingBox) => (box.t < block.bbox.b ? block.bbox.b - box.t : box.b > block.bbox.t ? box.b - block.bbox.t : 0);
     const targets = [
       ...blocks.map((b, index) => ({ kind: 'table' as const, index, box: b.bbox, ok: b.label === 'table' })),

@@ -39,27 +39,38 @@ export function markFurniture(pages: Page[]): Page[] {
   }));
 }
 
-
 /** "3", "iv", "Page 3", "3 of 18", "- 3 -", "7-45" (chapter 7, page 45), "A-3": a page number alone in its block. */
 const PAGE_NUMBER = /^(?:page\s+)?[-–—]?\s*(?:\d{1,4}|[ivxlcdm]{1,7}|[\dA-Z]{1,3}[-–.]\d{1,4})\s*[-–—]?(?:\s*(?:of|\/)\s*\d{1,4})?$/iu;
 
+/** Two blocks on one band of the page: their bottoms within half a line of each other. */
+const sameBand = (a: Block, b: Block) => Math.abs(a.bbox.b - b.bbox.b) <= 0.5 * Math.max(a.fontSize, b.fontSize);
+/** A running head or foot beside a page number is one line, no larger than this many points over the page number. */
+const RUNNING_LINE = 1.6;
+
 /**
- * spec (issue 17): "page numbers ('1') … go to furniture, never the body". A page number is the
- * block nearest the bottom (or top) edge of its page with nothing else beside it, wherever the
- * document's margins put it.
+ * spec (issue 17): "page numbers ('1') … go to furniture, never the body". A page number is a
+ * block with nothing above it (or below it) but what shares its band, in the top (or bottom)
+ * quarter of its page, wherever the document's margins put it. spec (issue 25): "running heads …
+ * recognised … on a single page by position": the one-line blocks on the page number's band (a
+ * paper's running title beside its page number) are furniture with it.
  */
 export function markPageNumbers(pages: Page[]): Page[] {
   return pages.map((page) => {
-    const flow = page.blocks.filter((b) => b.label !== 'page_header' && b.label !== 'page_footer');
-    const lowest = flow.reduce<Block | undefined>((low, b) => (!low || b.bbox.b < low.bbox.b ? b : low), undefined);
-    const highest = flow.reduce<Block | undefined>((high, b) => (!high || b.bbox.t > high.bbox.t ? b : high), undefined);
-    const blocks = page.blocks.map((block) => {
-      if (!PAGE_NUMBER.test(block.text.trim())) return block;
-      if (block === lowest && block.bbox.t < page.height / 4) return { ...block, label: 'page_footer' as const };
-      if (block === highest && block.bbox.b > (page.height * 3) / 4) return { ...block, label: 'page_header' as const };
-      return block;
-    });
-    return { ...page, blocks };
+    const flow = page.blocks.filter((b) => b.label !== 'page_header' && b.label !== 'page_footer' && !b.inPicture);
+    const edge = (block: Block, side: 'top' | 'bottom') =>
+      flow.every((other) => other === block || sameBand(other, block) || (side === 'top' ? other.bbox.t <= block.bbox.b + 1 : other.bbox.b >= block.bbox.t - 1));
+    const labels = new Map<Block, 'page_header' | 'page_footer'>();
+    for (const block of flow) {
+      if (!PAGE_NUMBER.test(block.text.trim())) continue;
+      const label = block.bbox.t < page.height / 4 && edge(block, 'bottom') ? 'page_footer' : block.bbox.b > (page.height * 3) / 4 && edge(block, 'top') ? 'page_header' : undefined;
+      if (!label) continue;
+      labels.set(block, label);
+      for (const other of flow) {
+        const oneLine = other.bbox.t - other.bbox.b <= RUNNING_LINE * Math.max(other.fontSize, block.fontSize);
+        if (other !== block && sameBand(other, block) && oneLine && other.label === 'text') labels.set(other, label);
+      }
+    }
+    return { ...page, blocks: page.blocks.map((block) => (labels.has(block) ? { ...block, label: labels.get(block) ?? block.label } : block)) };
   });
 }
 
@@ -74,7 +85,7 @@ export function markFootnotes(pages: Page[]): Page[] {
     const bodyBlocks = page.blocks.filter((b) => (b.label === 'text' || b.label === 'list_item' || b.label === 'table') && b.fontSize >= body.size * 0.95);
     const lowestBody = Math.min(...bodyBlocks.map((b) => b.bbox.b));
     const blocks = page.blocks.map((block) => {
-      const small = (block.label === 'text' || block.label === 'list_item') && block.fontSize <= body.size * 0.9;
+      const small = (block.label === 'text' || block.label === 'list_item') && !block.inPicture && block.fontSize <= body.size * 0.9;
       return small && block.bbox.t <= lowestBody + 1 && block.bbox.t < page.height / 2 ? { ...block, label: 'footnote' as const } : block;
     });
     return { ...page, blocks };

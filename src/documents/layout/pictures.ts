@@ -15,12 +15,12 @@ const MAX_LABEL_CHARS = 80;
  * itself is a heading bar or a highlighted note, not a label.
  */
 const MIN_PICTURE_TO_LABEL = 3;
-/** A label may stick out of its picture by this much (points). */
-const SLACK = 2;
+/** A label may stick out of its picture by this much (em of its size): a caption bar on a photo's edge. */
+const SLACK_EM = 0.4;
 
 const area = (b: BoundingBox) => Math.max(0, b.r - b.l) * Math.max(0, b.t - b.b);
-const inside = (inner: BoundingBox, outer: BoundingBox) =>
-  inner.l >= outer.l - SLACK && inner.r <= outer.r + SLACK && inner.b >= outer.b - SLACK && inner.t <= outer.t + SLACK;
+const inside = (inner: BoundingBox, outer: BoundingBox, slack: number) =>
+  inner.l >= outer.l - slack && inner.r <= outer.r + slack && inner.b >= outer.b - slack && inner.t <= outer.t + slack;
 
 /** Whether a block is a label drawn inside one of the page's pictures. */
 export function isPictureText(block: Block, images: ImageRegion[], pageArea: number): boolean {
@@ -29,7 +29,7 @@ export function isPictureText(block: Block, images: ImageRegion[], pageArea: num
   if ((block.bbox.t - block.bbox.b) / (1.2 * Math.max(block.fontSize, 1)) > MAX_LABEL_LINES) return false;
   const height = block.bbox.t - block.bbox.b;
   return images.some(
-    (image) => area(image.bbox) <= MAX_PICTURE_SHARE * pageArea && image.bbox.t - image.bbox.b >= MIN_PICTURE_TO_LABEL * height && inside(block.bbox, image.bbox),
+    (image) => area(image.bbox) <= MAX_PICTURE_SHARE * pageArea && image.bbox.t - image.bbox.b >= MIN_PICTURE_TO_LABEL * height && inside(block.bbox, image.bbox, Math.max(2, SLACK_EM * block.fontSize)),
   );
 }
 

@@ -1,6 +1,7 @@
 // Stage 5 — roles across the whole document: furniture, headings and levels, the title, captions.
 import type { Block, ParsedDocument } from '../document.ts';
 import { attachCaptions } from './captions.ts';
+import { markContinuations } from './continuation.ts';
 import { markFootnotes, markFurniture, markPageNumbers } from './furniture.ts';
 import { asHeading, bodyStyle, demoteTitleMatter, isHeading, largestOnFirstPage, levelsBySize, sectionNumber } from './headings.ts';
 import { SAME_SIZE } from './geometry.ts';
@@ -13,7 +14,7 @@ import { SAME_SIZE } from './geometry.ts';
 export function labelDocument(doc: ParsedDocument): ParsedDocument {
   const pages = markFootnotes(markPageNumbers(markFurniture(doc.pages)));
   const body = bodyStyle(pages);
-  if (!body) return { ...doc, pages: pages.map(attachCaptions) };
+  if (!body) return { ...doc, pages: pages.map((page) => markContinuations(attachCaptions(page))) };
   const headingSizes = pages.flatMap((p) => p.blocks.filter((b) => isHeading(b, body, p) && sectionNumber(b) === undefined).map((b) => b.fontSize));
   const numberedSizes = new Map<number, number>();
   for (const page of pages) {
@@ -42,5 +43,5 @@ export function labelDocument(doc: ParsedDocument): ParsedDocument {
     title.level = 1;
     if (labelled[0]) demoteTitleMatter(labelled[0], title);
   }
-  return { ...doc, pages: labelled.map(attachCaptions) };
+  return { ...doc, pages: labelled.map((page) => markContinuations(attachCaptions(page))) };
 }
