@@ -81,8 +81,13 @@ describe('lines → blocks', () => {
     assert.deepEqual(texts(blocks), ['Heading', 'Bold lead', 'Body text']);
   });
 
-  test('a hyphen at a line end is kept and the word is not split by a space', () => {
-    assert.deepEqual(texts(groupBlocks([line('a well-', 10, 700), line('known case', 10, 688)])), ['a well-known case']);
+  test('"hyphenation undone" (issue 25, replacing issue 17\'s "kept as printed"): a word hyphenated at the line end closes up', () => {
+    assert.deepEqual(texts(groupBlocks([line('sed diam nonumy eir-', 10, 700), line('mod tempor', 10, 688)])), ['sed diam nonumy eirmod tempor']);
+  });
+
+  test('a hyphen left hanging before a conjunction, or after a single letter, stays', () => {
+    assert.deepEqual(texts(groupBlocks([line('both pre-', 10, 700), line('and post-processing', 10, 688)])), ['both pre- and post-processing']);
+    assert.deepEqual(texts(groupBlocks([line('send an e-', 10, 700), line('mail to us', 10, 688)])), ['send an e-mail to us']);
   });
 
   test('a soft hyphen at a line end closes the word up and disappears', () => {

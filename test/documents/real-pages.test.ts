@@ -100,3 +100,25 @@ describe('a page of a TeX paper (2305.03393v1-pg9.pdf)', () => {
     assert.doesNotMatch(markdown, /Optimized Table Tokenization for Table Structure Recognition/);
   });
 });
+
+describe('a TeX document with a listing and a formula (code_and_formula.pdf)', () => {
+  test('"hyphenation undone": words broken at a line\'s end are closed up', async () => {
+    const { markdown } = await parse('code_and_formula.pdf');
+    assert.match(markdown, /sed diam nonumy eirmod tempor invidunt ut labore et dolore magna aliquyam erat, sed diam voluptua\./);
+    assert.doesNotMatch(markdown, /eir-mod|volup-tua|ip-sum/);
+  });
+
+  test('"display formulas kept as one block (label formula), never scattered into words"', async () => {
+    const { document, markdown } = await parse('code_and_formula.pdf');
+    const formula = blocks(document, 2).find((b) => b.label === 'formula');
+    assert.equal(formula?.text, 'a2 + 8 = 12');
+    assert.match(markdown, /^\$\$\na2 \+ 8 = 12\n\$\$$/m);
+  });
+
+  test('a code listing is one block that keeps its indentation (its lines are not paragraphs)', async () => {
+    const { document } = await parse('code_and_formula.pdf');
+    const code = blocks(document).filter((b) => b.label === 'code');
+    assert.equal(code.length, 1);
+    assert.match(code[0]?.text ?? '', /^function add \(a , b \) \{\n {4}return a \+ b ;\n\}\nconsole/);
+  });
+});

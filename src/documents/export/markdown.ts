@@ -1,7 +1,7 @@
 // The parsed document as Markdown for people: a section per page, headings, lists, tables (pipe
 // tables, or HTML where cells span), code, captions and pictures; page furniture left out.
 import { FURNITURE, type Block, type BlockLabel, type Page, type ParsedDocument, type Picture } from '../document.ts';
-import { joinText } from '../layout/geometry.ts';
+import { joinLines } from '../layout/geometry.ts';
 
 // --- Markdown ----------------------------------------------------------------------------------
 
@@ -83,7 +83,7 @@ function pageMarkdown(page: Page): string {
     endList();
     // A paragraph continued from the previous column is joined to the piece it continues.
     if (block.continues && paragraphAt !== undefined) {
-      parts[paragraphAt] = joinText(parts[paragraphAt] ?? '', block.text);
+      parts[paragraphAt] = joinLines(parts[paragraphAt] ?? '', block.text);
       continue;
     }
     parts.push(blockMarkdown(block));

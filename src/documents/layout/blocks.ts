@@ -1,7 +1,7 @@
 // Stage 2 — lines → blocks: paragraphs, list items and code, each with its style (size, weight,
 // alignment, line height) for the translation overlay to set text in the same place.
 import type { Block } from '../document.ts';
-import { dominant, joinText, LINE_PITCH, overlapsX, similarSize, union, type Line } from './geometry.ts';
+import { dominant, joinLines, LINE_PITCH, overlapsX, similarSize, union, type Line } from './geometry.ts';
 
 /** "• item", "- item", "* item", "– item", "1. item", "1) item", "a) item": the marker and the rest. */
 const LIST_MARKER = /^(?:([•◦▪‣●○■□►▸])\s*|([-*–+])\s+|(\(?\d{1,3}[.)]|\(?[a-zA-Z]\))\s+)(?=\S)/u;
@@ -49,7 +49,9 @@ function nearestAbove(drafts: Draft[], line: Line): Draft | undefined {
   let bestDistance = Infinity;
   for (const draft of drafts) {
     const last = draft.lines.at(-1);
-    if (!last || !overlapsX(last.bbox, line.bbox)) continue;
+    // A code line may sit under any of the listing's lines ("}" under "function", left of the indented body).
+    const reach = last?.mono && line.mono ? union(draft.lines.map((l) => l.bbox)) : last?.bbox;
+    if (!last || !reach || !overlapsX(reach, line.bbox)) continue;
     const distance = last.baseline - line.baseline;
     if (distance > 0 && distance < bestDistance) [best, bestDistance] = [draft, distance];
   }
@@ -105,15 +107,33 @@ function continues(draft: Draft, line: Line, pitch: number): boolean {
 function indentedStart(draft: Draft, line: Line, size: number): boolean {
   if (draft.lines.length < 2) return false;
   const last = draft.lines.at(-1);
-  if (!last) return false;
+  // Code is indented by its own structure, not by paragraphs.
+  if (!last || last.mono || line.mono) return false;
   const left = Math.min(...draft.lines.map((l) => l.bbox.l));
   const right = Math.max(...draft.lines.map((l) => l.bbox.r));
   const indent = line.bbox.l - left;
   return Math.abs(last.bbox.l - left) <= 0.3 * size && indent >= 0.8 * size && indent <= 4 * size && line.bbox.r - line.bbox.l >= 0.6 * (right - left);
 }
 
+/** A display formula is at most this many lines… */
+const MAX_FORMULA_LINES = 4;
+/** …has a relation or an operator… */
+const MATH_SIGN = /[=<>≤≥≈≠≡∼∝∑∏∫∮√±∓×÷→←↔⇒⇔∈∉⊂⊆∪∩∀∃∂∇]/u;
+/** …and hardly any words of running text (four letters or more outside the mathematics fonts). */
+const MAX_FORMULA_WORDS = 2;
+
+/**
+ * spec (issue 25): "display formulas kept as one block (label formula), never scattered into
+ * words" — a short block set partly in a mathematics font, with a relation or an operator, and
+ * (nearly) no words of prose: "a² + 8 = 12" on a line of its own.
+ */
+function isDisplayFormula(lines: Line[], text: string): boolean {
+  if (lines.length > MAX_FORMULA_LINES || !lines.some((l) => l.math) || !MATH_SIGN.test(text)) return false;
+  return (text.match(/\p{L}{4,}/gu) ?? []).length <= MAX_FORMULA_WORDS;
+}
+
 function toBlock(draft: Draft): Block {
-  const text = draft.lines.map((l) => l.text).reduce(joinText, '').replace(/\u00ad$/, '');
+  const text = draft.lines.map((l) => l.text).reduce(joinLines, '').replace(/\u00ad$/, '');
   const chars = (l: Line) => l.text.length;
   const block: Block = {
     label: draft.marker === undefined ? 'text' : 'list_item',
@@ -127,10 +147,14 @@ function toBlock(draft: Draft): Block {
   if (mono) {
     // spec (issue 17): "code (monospaced blocks, kept verbatim)" — one line per printed line.
     block.label = 'code';
-    block.text = draft.lines.map((l) => l.text).join('\n');
+    // Indentation is the code's structure: each line keeps its indent in character widths (a
+    // monospaced character advances about 0.6 em).
+    const left = Math.min(...draft.lines.map((l) => l.bbox.l));
+    block.text = draft.lines.map((l) => ' '.repeat(Math.max(0, Math.round((l.bbox.l - left) / (0.6 * l.size)))) + l.text).join('\n');
     delete block.marker;
   }
   if (dominant(draft.lines.map((l): [boolean, number] => [Boolean(l.italic), chars(l)]))) block.italic = true;
+  if (block.label === 'text' && isDisplayFormula(draft.lines, block.text)) block.label = 'formula';
   Object.assign(block, lineStyle(draft.lines));
   return block;
 }

@@ -15,6 +15,8 @@ export type TextRun = {
   italic?: boolean;
   /** Set in a monospaced font (code). */
   mono?: boolean;
+  /** Set in a mathematics font (CMMI, CMSY, STIX, Cambria Math…): part of a formula. */
+  math?: boolean;
   /** The glyphs' height in points when known (OCR boxes); otherwise estimated from the size. */
   height?: number;
 };
@@ -26,7 +28,7 @@ export type ImageRegion = { bbox: BoundingBox };
 export type Ruling = { x1: number; y1: number; x2: number; y2: number };
 
 /** One line of text: runs sharing a baseline with no column-wide gap between them. */
-export type Line = { text: string; bbox: BoundingBox; baseline: number; size: number; bold: boolean; mono?: boolean; italic?: boolean };
+export type Line = { text: string; bbox: BoundingBox; baseline: number; size: number; bold: boolean; mono?: boolean; italic?: boolean; math?: boolean };
 
 // Glyph boxes are estimated from the font size (pdf.js gives no per-glyph heights): ascenders reach
 export const ASCENT = 0.8;
@@ -55,6 +57,22 @@ export function joinText(left: string, right: string): string {
   if (CJK.test(last) && CJK.test(first)) return left + right;
   if (/\p{L}-$/u.test(left) && /^\p{Ll}/u.test(first)) return left + right;
   return `${left} ${right}`;
+}
+
+/** The words that follow a hyphen left hanging on purpose ("pre- and post-processing"). */
+const HANGING_HYPHEN_FOLLOWER = /^(?:and|or|nor|to|und|oder|bis|et|ou|y|o|e)\b/u;
+
+/**
+ * Joins two printed lines of one paragraph. spec (issue 25): "hyphenation undone" — a word broken
+ * at the line's end with a hyphen ("eir-" / "mod") is closed up, as pdftotext, PyMuPDF and
+ * docling read it, unless the piece before is a single letter ("e-" / "mail") or the next line
+ * goes on with a conjunction ("pre-" / "and post-processing"). The rare compound broken exactly at
+ * its own hyphen loses it; keeping every hyphen would break far more words. Otherwise as joinText.
+ */
+export function joinLines(above: string, below: string): string {
+  if (/\p{L}[-\u2010]$/u.test(above) && HANGING_HYPHEN_FOLLOWER.test(below)) return `${above} ${below}`;
+  if (/\p{Ll}{2}[-\u2010]$/u.test(above) && /^\p{Ll}/u.test(below)) return above.slice(0, -1) + below;
+  return joinText(above, below);
 }
 
 /** The value carrying the most weight, e.g. the font size covering the most characters. */

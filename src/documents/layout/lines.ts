@@ -11,6 +11,8 @@ const COLUMN_GAP = 1.5;
 const EOL_GAP = 0.8;
 /** A gap wider than this (in em) between runs is a word space. */
 const WORD_GAP = 0.12;
+/** …and in a monospaced font, wider than this. */
+const MONO_WORD_GAP = 0.3;
 
 /** Groups runs into lines: same baseline within tolerance, ordered by x, split where the gap is column-wide. */
 export function groupLines(runs: TextRun[]): Line[] {
@@ -101,7 +103,9 @@ function toLine(runs: TextRun[]): Line {
   let right = -Infinity;
   for (const run of runs) {
     const gap = run.x - right;
-    const spaced = gap > WORD_GAP * run.size && !/\s$/.test(text) && !/^\s/.test(run.text);
+    // In a monospaced font a space is a whole character (0.6 em): the small gaps a listing package
+    // leaves between tokens ("add(a, b)" set token by token) are no spaces.
+    const spaced = gap > (run.mono ? MONO_WORD_GAP : WORD_GAP) * run.size && !/\s$/.test(text) && !/^\s/.test(run.text);
     text = spaced ? joinText(text, run.text) : text + run.text;
     right = Math.max(right, run.x + run.width);
   }
@@ -119,5 +123,6 @@ function toLine(runs: TextRun[]): Line {
     // CJK fonts are fixed-pitch by nature: their text is not code.
     mono: runs.reduce((n, r) => n + (r.mono && !CJK.test(r.text) ? r.text.length : 0), 0) * 2 > chars,
     italic: runs.reduce((n, r) => n + (r.italic ? r.text.length : 0), 0) * 2 > chars,
+    ...(runs.some((r) => r.math) ? { math: true } : {}),
   };
 }

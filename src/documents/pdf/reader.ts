@@ -106,7 +106,7 @@ async function readOpenPage(page: PDFPageProxy, pageNo: number): Promise<ReadPag
   return { pageNo, ...size, runs, rulings, images: [...images, ...figures].map((bbox) => ({ bbox })), rotate };
 }
 
-type FontStyle = { bold: boolean; italic: boolean; mono: boolean };
+type FontStyle = { bold: boolean; italic: boolean; mono: boolean; math: boolean };
 
 /**
  * A font's style from its PostScript name (Helvetica-BoldOblique, ABCDEF+CMTT10, NotoSansSC-Black)
@@ -121,6 +121,7 @@ function fontStyle(page: PDFPageProxy, fontName: string, style: TextStyle | unde
     // (NimbusRomNo9L-Medi, -MediItal, -ReguItal) name their weight and slant in short forms.
     bold: /bold|black|heavy|semibold|demibold|CMBX|CMB\d|SFBX|SFB\d|-Medi\b|-MediItal|\bBd\b|-Bd/i.test(name),
     italic: /italic|oblique|CMTI|CMSL|SFTI|SFSL|SFIT|Ital\b|-It\b|-BdIt|-MediItal/i.test(name),
+    math: /CMMI|CMSY|CMEX|CMBSY|MSAM|MSBM|LMMath|STIX|XITS|CambriaMath|Cambria-Math|TeXGyre\w*Math|Asana|rsfs|EUFM|EUSM|Symbol\b/i.test(name),
     mono: record.isMonospace === true || /courier|mono|typewriter|consol|menlo|CMTT|SFTT|LMMono|inconsolata/i.test(name) || style?.fontFamily === 'monospace',
   };
 }
@@ -128,5 +129,5 @@ function fontStyle(page: PDFPageProxy, fontName: string, style: TextStyle | unde
 function textRun(item: TextItem, style: FontStyle, origin: { x: number; y: number }): TextRun {
   const [a = 1, b = 0, c = 0, d = 1, e = 0, f = 0] = item.transform as number[];
   const size = Math.hypot(c, d) || Math.hypot(a, b) || item.height;
-  return { text: item.str, x: e - origin.x, y: f - origin.y, width: item.width, size, bold: style.bold, hasEOL: item.hasEOL, italic: style.italic, mono: style.mono, height: item.height };
+  return { text: item.str, x: e - origin.x, y: f - origin.y, width: item.width, size, bold: style.bold, hasEOL: item.hasEOL, italic: style.italic, mono: style.mono, ...(style.math ? { math: true } : {}), height: item.height };
 }
