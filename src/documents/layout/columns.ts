@@ -24,15 +24,27 @@ export function readingOrder(blocks: Block[]): Block[] {
   if (columns) return columns.flatMap(readingOrder);
   const bands = bandsOf(blocks);
   const regions: Block[][] = [];
+  let previousIsCards = false;
   for (const band of bands) {
     const previous = regions.at(-1);
-    if (previous && !crossesGutters(previous, band) && columnsOf([...previous, ...band])) previous.push(...band);
+    const cards = isRowOfCards(band);
+    if (previous && !cards && !previousIsCards && !crossesGutters(previous, band) && columnsOf([...previous, ...band])) previous.push(...band);
     else regions.push([...band]);
+    previousIsCards = cards;
   }
   // One region would mean the blocks form columns after all, which was ruled out above; if the
   // region is the whole input anyway, stop cutting rather than recurse on the same blocks.
   if (regions.length <= 1) return [...blocks].sort(topThenLeft);
   return regions.flatMap(readingOrder);
+}
+
+/**
+ * A band of centred blocks side by side (a paper's authors with their affiliations, a row of
+ * captioned logos) is a row read left to right, not the top of the columns below it: it is never
+ * merged with the bands around it, whose gutter it may happen to share.
+ */
+function isRowOfCards(band: Block[]): boolean {
+  return band.length >= 2 && band.every((b) => b.align === 'center');
 }
 
 /**
