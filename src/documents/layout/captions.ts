@@ -4,13 +4,16 @@ import type { BoundingBox, Page } from '../document.ts';
 /** "Table 2:", "Figure 3.", "Fig. 1", "表 1", "图 2": how captions start. */
 const CAPTION = /^(?:(?:table|tab\.|figure|fig\.|listing|chart|exhibit)\s*[\dIVX]+[a-z]?\s*[.:—–-]?|[表图圖]\s*\d+)/iu;
 
+/** Whether a text starts the way captions do ("Figure 1.", "Table 2:", "图 3"). */
+export const isCaptionText = (text: string) => CAPTION.test(text.trim());
+
 /** spec (issue 17): "caption (attached to its table or picture)" — the nearest one above or below. */
 export function attachCaptions(page: Page): Page {
   const blocks = page.blocks.map((block) => ({ ...block }));
   const pictures = (page.pictures ?? []).map((picture) => ({ ...picture }));
   for (const block of blocks) {
     // A caption set small below a figure at the foot of a page was taken for a footnote; its words say otherwise.
-    if ((block.label !== 'text' && block.label !== 'section_header' && block.label !== 'footnote') || !CAPTION.test(block.text.trim())) continue;
+    if ((block.label !== 'text' && block.label !== 'section_header' && block.label !== 'footnote') || !isCaptionText(block.text)) continue;
     const distance = (box: BoundingBox) => (box.t < block.bbox.b ? block.bbox.b - box.t : box.b > block.bbox.t ? box.b - block.bbox.t : 0);
     const targets = [
       ...blocks.map((b, index) => ({ kind: 'table' as const, index, box: b.bbox, ok: b.label === 'table' })),

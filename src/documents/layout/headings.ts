@@ -1,6 +1,7 @@
 // Roles by style: the body text's style, headings and their levels, the title and its title matter.
 import type { Block, Page } from '../document.ts';
 import { numberedHeadingLine } from './blocks.ts';
+import { isCaptionText } from './captions.ts';
 import { dominant, LINE_PITCH, SAME_SIZE, similarSize, union } from './geometry.ts';
 
 /** Headings are short: a larger-font block of more than this many characters is a lead paragraph. */
@@ -38,6 +39,9 @@ const MAX_NUMBERED_HEADING_CHARS = 80;
 /** An italic heading at the body size is a few words. */
 const MAX_ITALIC_HEADING_WORDS = 8;
 
+/** ". . . . 12" or "………": the leaders of a table of contents. */
+const DOT_LEADERS = /(?:\.\s?){4,}|…{2,}/u;
+
 const withMarker = (block: Block) => (block.marker === undefined ? block.text : `${block.marker} ${block.text}`);
 
 /**
@@ -73,6 +77,8 @@ export function isHeading(block: Block, body: BodyStyle, page?: Page): boolean {
   if (page?.textSource === 'ocr' && block.label === 'text' && numberedHeadingLine(block.text)) return true;
   // spec (issue 17): "no heading is ever one or two characters" — marks, logo letters, page numbers.
   if (block.text.replace(/[\s\p{P}\p{S}]/gu, '').length <= 2) return false;
+  // A figure's or table's caption set in bold, and a table of contents' entry with its dot leaders, are no headings.
+  if (isCaptionText(block.text) || DOT_LEADERS.test(block.text)) return false;
   const lines = (block.bbox.t - block.bbox.b) / (LINE_PITCH * block.fontSize);
   const larger = block.fontSize >= body.size * SAME_SIZE && block.text.length <= MAX_HEADING_CHARS && lines <= 3;
   const boldLine = block.bold && !body.bold && lines < 1 && block.text.length <= MAX_BOLD_HEADING_CHARS && !/[.,;]$/.test(block.text) && !isBullet(block.marker);
