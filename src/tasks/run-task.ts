@@ -7,6 +7,7 @@ import { runDocparse } from '../documents/parse.ts';
 import type { OnProgress, ParsedDocument } from '../documents/document.ts';
 import type { OcrEngine } from '../documents/ocr/ocr.ts';
 import { extractDocument } from '../documents/pdf/extract.ts';
+import type { OcrLanguages } from '../documents/pdf/ocr-page.ts';
 import { translateDocument } from '../documents/translate/translate-document.ts';
 import { renderBilingualPdf } from '../documents/translate/bilingual.ts';
 import { missingGlyphsNote } from '../documents/translate/overlay/coverage.ts';
@@ -53,7 +54,7 @@ export async function runTask(
       const { size } = await deps.objects.put(resultKey(task.id, name), png, { contentType: 'image/png', signal: options.signal });
       files.push({ name, size, content_type: 'image/png' });
     };
-    const ocrLanguages = (task.source_lang && OCR_LANGUAGES[task.source_lang]) || 'auto';
+    const ocrLanguages: OcrLanguages = (task.source_lang ? OCR_LANGUAGES[task.source_lang] : undefined) ?? 'auto';
     const engineOptions = { ...options, onPicture, ocrLanguages, ...(deps.ocr !== undefined ? { ocr: deps.ocr } : {}) };
     const { markdown, json, document } = await runDocparse(pdf, engineOptions);
     notes = document.notes ?? [];
