@@ -20,6 +20,7 @@ type ParseOptions = { out?: string; format: string; ocr: OcrMode; lang?: string;
 export type FileSummary =
   | { input: string; outputs: string[]; pictures: string[]; pages: number; ocr_pages: number; seconds: number; notes: string[] }
   | { input: string; error: string };
+type Parsed = Extract<FileSummary, { outputs: string[] }>;
 
 const FORMATS: readonly ParseFormat[] = ['md', 'json'];
 
@@ -95,7 +96,7 @@ class ProgressLine {
 type RunFileOptions = { out?: string; formats: ParseFormat[]; ocrMode: OcrMode; ocrLanguages: OcrLanguages; signal: AbortSignal };
 
 /** Parses one input and writes its results; throws with a one-line reason when it fails. */
-async function parseFile(input: string, options: RunFileOptions, progress: ProgressLine): Promise<Extract<FileSummary, { outputs: string[] }>> {
+async function parseFile(input: string, options: RunFileOptions, progress: ProgressLine): Promise<Parsed> {
   const began = performance.now();
   let data: Buffer;
   try {
@@ -134,13 +135,13 @@ async function parseFile(input: string, options: RunFileOptions, progress: Progr
   }
 }
 
-/** The terminal's summary line of a file that was parsed. */
-function doneLine(result: Extract<FileSummary, { outputs: string[] }>): string {
-  const pictures = result.pictures.length;
-  const ocr = result.ocr_pages > 0 ? `, ${result.ocr_pages} by OCR` : '';
-  const wrote = [...result.outputs, ...(pictures > 0 ? [`${pictures} picture${pictures === 1 ? '' : 's'}`] : [])].join(', ');
-  return `${result.input}: ${result.pages} page${result.pages === 1 ? '' : 's'}${ocr} in ${result.seconds} s → ${wrote}`;
-}
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** A parsed file's last progress line on a terminal; its outputs are in the summary. */
+const doneLine = (result: Parsed) => `${result.input}: ${plural(result.pages, 'page')}${result.ocr_pages > 0 ? ` (${result.ocr_pages} by OCR)` : ''} in ${result.seconds.toFixed(1)} s`;
+
+/** What a file's row of the terminal's summary says it produced. */
+const producedText = (result: Parsed) => [...result.outputs, ...(result.pictures.length > 0 ? [`${plural(result.pictures.length, 'picture')} in ${path.dirname(result.pictures[0]!)}`] : [])].join(', ');
 
 async function parseCommand(inputs: string[], o: ParseOptions): Promise<void> {
   let formats: ParseFormat[];
@@ -195,7 +196,7 @@ async function parseCommand(inputs: string[], o: ParseOptions): Promise<void> {
   const summary = { files: results, parsed: results.length - failed, failed };
   if (wantsJson(o)) process.stdout.write(`${JSON.stringify(summary)}\n`);
   else {
-    const rows = results.map((r) => ({ input: r.input, pages: 'pages' in r ? r.pages : undefined, seconds: 'seconds' in r ? r.seconds : undefined, result: 'error' in r ? `failed: ${r.error}` : [...r.outputs, ...(r.pictures.length > 0 ? [`${r.pictures.length} pictures in ${path.dirname(r.pictures[0]!)}`] : [])].join(', ') }));
+    const rows = results.map((r) => ({ input: r.input, pages: 'pages' in r ? r.pages : undefined, seconds: 'seconds' in r ? r.seconds : undefined, result: 'error' in r ? `failed: ${r.error}` : producedText(r) }));
     process.stdout.write(`${formatTable(rows, [
       { header: 'input', value: (row) => row.input },
       { header: 'pages', value: (row) => row.pages },
