@@ -169,16 +169,17 @@ describe('signet parse: the parsing engine on local files, no server, no databas
     assert.deepEqual(readdirSync(dir), [SCAN], 'nothing written');
   });
 
-  test('interrupted (Ctrl-C) in the middle of a file: exit 130 and nothing of that file written', { skip: skipUnlessAvailable('tesseract', tesseractMissing) }, async () => {
-    const dir = emptyFolder(LONG);
-    // Five pages read by OCR take seconds each: the interrupt comes while the file runs.
-    const child = spawn(process.execPath, [SIGNET_BIN, 'parse', LONG, '--ocr', 'force', '--out', 'out'], { cwd: dir, env: { PATH: process.env.PATH ?? '', HOME: dir }, stdio: ['ignore', 'pipe', 'pipe'] });
+  test('interrupted (Ctrl-C) after a picture was cut: exit 130, and nothing of that file written — not the picture, not the --out folder', { skip: skipUnlessAvailable('tesseract', tesseractMissing) }, async () => {
+    const dir = emptyFolder(FIGURES);
+    // Page 2 read by OCR takes seconds: the interrupt comes after page 1's picture is cut, while page 2 runs.
+    const child = spawn(process.execPath, [SIGNET_BIN, 'parse', FIGURES, '--ocr', 'force', '--out', 'out'], { cwd: dir, env: { PATH: process.env.PATH ?? '', HOME: dir }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    // Interrupted once OCR runs (prlimit starts tesseract and pdftoppm), not while Node is still starting.
-    const ocrRunning = () => spawnSync('pgrep', ['-P', String(child.pid), '-f', '^(prlimit|pdftoppm|tesseract) ']).status === 0;
-    for (let waited = 0; !ocrRunning() && child.exitCode === null && waited < 120_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
+    const pictureCut = () => filesUnder(path.join(dir, 'out')).some((file) => file.endsWith(path.join('pictures', 'page-1-1.png')));
+    for (let waited = 0; !pictureCut() && child.exitCode === null && waited < 120_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
     assert.equal(child.exitCode, null, `still running when interrupted: ${stderr}`);
+    assert.deepEqual(readdirSync(path.join(dir, 'out')).length, 1, 'the picture waits in a staging folder');
+    assert.ok(!existsSync(path.join(dir, 'out', 'picture_classification.md')));
     child.kill('SIGINT');
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     assert.equal(code, 130, stderr);
