@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import type { OcrLanguages, OcrMode } from '../documents/pdf/ocr-page.ts';
-import { cellText, formatTable, wantsJson } from './output.ts';
+import { cellText, formatTable, UsageError, wantsJson } from './output.ts';
 import { fail } from './run.ts';
 import { stageResults, type Staged } from './parse-output.ts';
 
@@ -28,29 +28,24 @@ const FORMATS: readonly ParseFormat[] = ['md', 'json'];
 export function parseFormats(value: string): ParseFormat[] {
   const names = value.split(',').map((name) => name.trim().toLowerCase());
   if (names.length === 0 || names.some((name) => !FORMATS.includes(name as ParseFormat))) {
-    throw new ParseUsageError(`--format takes md, json or md,json (not "${value}")`);
+    throw new UsageError(`--format takes md, json or md,json (not "${value}")`);
   }
   return FORMATS.filter((format) => names.includes(format));
 }
 
-/** A wrong argument: exit 2, nothing read or written. */
-export class ParseUsageError extends Error {
-  override name = 'ParseUsageError';
-}
-
 /** `--lang eng+chi_sim` checked against the languages tesseract has data for. */
 export async function parseLanguages(value: string, ocr: OcrMode): Promise<string[]> {
-  if (ocr === 'off') throw new ParseUsageError('--lang chooses the languages OCR reads, but --ocr off turns OCR off; leave one of them out');
+  if (ocr === 'off') throw new UsageError('--lang chooses the languages OCR reads, but --ocr off turns OCR off; leave one of them out');
   const names = value.split('+').map((name) => name.trim());
   const malformed = names.find((name) => !/^[A-Za-z0-9_]+$/.test(name));
-  if (malformed !== undefined) throw new ParseUsageError(`--lang takes tesseract language names joined by +, e.g. eng+chi_sim (not "${value}")`);
+  if (malformed !== undefined) throw new UsageError(`--lang takes tesseract language names joined by +, e.g. eng+chi_sim (not "${value}")`);
   const { tesseractLanguages } = await import('../documents/ocr/tesseract.ts');
   const installed = await tesseractLanguages();
-  if (installed === undefined) throw new ParseUsageError(`--lang needs tesseract, which is not installed; install it (Debian: apt install tesseract-ocr tesseract-ocr-eng) or leave --lang out`);
+  if (installed === undefined) throw new UsageError(`--lang needs tesseract, which is not installed; install it (Debian: apt install tesseract-ocr tesseract-ocr-eng) or leave --lang out`);
   const missing = names.filter((name) => !installed.includes(name));
   if (missing.length > 0) {
     const debian = missing.map((name) => `tesseract-ocr-${name.toLowerCase().replace(/_/g, '-')}`).join(' ');
-    throw new ParseUsageError(
+    throw new UsageError(
       `--lang: tesseract has no data for ${missing.map((name) => `"${name}"`).join(', ')} (installed: ${installed.filter((name) => name !== 'osd').join(', ') || 'none'}); install it (Debian: apt install ${debian}) or choose from those`,
     );
   }
@@ -150,6 +145,7 @@ async function parseCommand(inputs: string[], o: ParseOptions): Promise<void> {
     formats = parseFormats(o.format);
     if (o.lang !== undefined) ocrLanguages = await parseLanguages(o.lang, o.ocr);
   } catch (error) {
+    // A wrong argument: exit 2, nothing read or written.
     fail(error instanceof Error ? error.message : String(error), 2);
   }
   if (o.ocr === 'force' && o.lang === undefined) {
@@ -189,7 +185,7 @@ async function parseCommand(inputs: string[], o: ParseOptions): Promise<void> {
   killSpareReader();
   if (controller.signal.aborted) {
     progress.clear();
-    fail(`interrupted; ${results.filter((r) => 'outputs' in r).length} of ${inputs.length} files were parsed, the one in progress left nothing behind`, 130);
+    fail(`interrupted; ${results.filter((r) => 'outputs' in r).length} of ${inputs.length} files were parsed; nothing of the file in progress was written`, 130);
   }
 
   const failed = results.filter((r) => 'error' in r).length;
