@@ -28,6 +28,16 @@ function createdChain(first: string, last: string): string[] {
   return chain;
 }
 
+/** Why a folder could not be created, in words. */
+function folderFailure(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'EEXIST' || code === 'ENOTDIR') return 'a file of that name is in the way';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  if (code === 'EROFS') return 'read-only file system';
+  if (code === 'ENOSPC') return 'no space left on the device';
+  return error instanceof Error ? error.message : String(error);
+}
+
 const isMissing = (error: unknown) => (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
 
 /** Removes the folders if empty, deepest first; stops at the first that is not. */
@@ -48,7 +58,9 @@ export function stageResults(outDir: string, name: string): Staged {
   const files: string[] = [];
   const stage = () =>
     (staging ??= (async () => {
-      const first = await mkdir(outDir, { recursive: true });
+      const first = await mkdir(outDir, { recursive: true }).catch((error: unknown) => {
+        throw new Error(`cannot create the output folder ${outDir} (${folderFailure(error)}); choose another --out`);
+      });
       if (first !== undefined) created = createdChain(path.resolve(first), path.resolve(outDir));
       return mkdtemp(path.join(outDir, `.${name}.signet-parse-`));
     })());

@@ -4,7 +4,7 @@
 // staging folder and renamed into place, so a file that fails leaves nothing behind; the others
 // still run. stderr: a progress line per file on a terminal, and a failed file's one-line reason.
 // stdout: the summary, one JSON value with --json or when stdout is not a terminal.
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import type { OcrLanguages, OcrMode } from '../documents/pdf/ocr-page.ts';
@@ -50,6 +50,12 @@ export async function parseLanguages(value: string, ocr: OcrMode): Promise<strin
     );
   }
   return names;
+}
+
+/** `--out` may be missing (it is created) or a folder; a file there would fail every input after parsing it. */
+async function checkOutFolder(out: string): Promise<void> {
+  const found = await stat(out).catch(() => undefined);
+  if (found && !found.isDirectory()) throw new UsageError(`--out ${out} is a file, not a folder; choose another --out`);
 }
 
 /** A result's name: the input's file name without `.pdf`. */
@@ -143,6 +149,7 @@ async function parseCommand(inputs: string[], o: ParseOptions): Promise<void> {
   let ocrLanguages: OcrLanguages = 'auto';
   try {
     formats = parseFormats(o.format);
+    if (o.out !== undefined) await checkOutFolder(o.out);
     if (o.lang !== undefined) ocrLanguages = await parseLanguages(o.lang, o.ocr);
   } catch (error) {
     // A wrong argument: exit 2, nothing read or written.

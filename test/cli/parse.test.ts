@@ -157,8 +157,9 @@ describe('signet parse: the parsing engine on local files, no server, no databas
       [[SCAN, '--lang', 'eng chi'], /--lang takes tesseract language names joined by \+/],
       [[SCAN, '--lang', 'eng', '--ocr', 'off'], /--ocr off turns OCR off/],
       [[], /missing required argument 'files'/],
+      [[SCAN, '--out', SCAN], /--out ocr_test\.pdf is a file, not a folder/],
     ];
-    const results = await Promise.all(cases.map(([args]) => parse([...args, '--out', 'out'], dir)));
+    const results = await Promise.all(cases.map(([args]) => parse(args.includes('--out') ? args : [...args, '--out', 'out'], dir)));
     for (const [i, [args, message]] of cases.entries()) {
       const result = results[i]!;
       assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
