@@ -6,6 +6,7 @@ import { registerAdminKeyCommands } from './admin-key.ts';
 import { registerAuditCommands } from './audit.ts';
 import { registerClientCommands } from './client.ts';
 import { loadSettingsFromProcess, openContext } from './context.ts';
+import { registerParseCommand } from './parse.ts';
 import { describe, fail, makeRun } from './run.ts';
 import { registerUserCommands } from './user.ts';
 
@@ -131,6 +132,7 @@ registerClientCommands(program, run);
 registerUserCommands(program, run);
 registerAdminKeyCommands(program, run);
 registerAuditCommands(program, run);
+registerParseCommand(program);
 
 try {
   // Bare `signet`: the command list on stdout, exit 0 (commander would print it on stderr and exit 1).

@@ -5,15 +5,35 @@ import { toDoclingJson } from './export/docling.ts';
 import { toMarkdown } from './export/markdown.ts';
 import { extractDocument, type ExtractOptions } from './pdf/extract.ts';
 
+export type DocparseOptions = ExtractOptions & {
+  /** The document's name in the JSON (default "document"). */
+  name?: string;
+  /**
+   * The folder the pictures' links point into, relative to the Markdown and JSON files: a task's
+   * results keep `pictures/` beside `document.md` (none); `signet parse` writes `NAME/pictures/`.
+   */
+  pictureDir?: string;
+};
+
+/** A picture's link: its result name under `dir`, each segment percent-encoded so spaces and parentheses cannot end a Markdown link. */
+const linkUnder = (dir: string, file: string) =>
+  [...dir.split('/'), ...file.split('/')]
+    .filter((segment) => segment !== '')
+    .map((segment) => encodeURIComponent(segment).replace(/[()]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`))
+    .join('/');
+
+/** The document with its pictures' links under `dir`. */
+function picturesUnder(document: ParsedDocument, dir: string): ParsedDocument {
+  return { ...document, pages: document.pages.map((page) => (page.pictures ? { ...page, pictures: page.pictures.map((p) => (p.file === '' ? p : { ...p, file: linkUnder(dir, p.file) })) } : page)) };
+}
+
 /** Parses a PDF into Markdown, docling-style JSON and the parsed document itself. */
-export async function runDocparse(
-  data: Uint8Array,
-  options: ExtractOptions & { name?: string },
-): Promise<{ markdown: string; json: string; document: ParsedDocument }> {
+export async function runDocparse(data: Uint8Array, options: DocparseOptions): Promise<{ markdown: string; json: string; document: ParsedDocument }> {
   const document = await extractDocument(data, options);
+  const linked = options.pictureDir ? picturesUnder(document, options.pictureDir) : document;
   return {
-    markdown: toMarkdown(document),
-    json: `${JSON.stringify(toDoclingJson(document, options.name ?? 'document'), null, 2)}\n`,
+    markdown: toMarkdown(linked),
+    json: `${JSON.stringify(toDoclingJson(linked, options.name ?? 'document'), null, 2)}\n`,
     document,
   };
 }

@@ -35,8 +35,11 @@ export function readmeCommands(markdown: string): string[] {
   return commands;
 }
 
-/** Commands that change nothing outside the data dir and end by themselves. */
-const SAFE = /\bnpx signet (client (create|list|show|update|disable|enable)|user (create|list|show|find|update)|admin-key (create|list|revoke)|audit list|migrate)\b/;
+/** Commands that change nothing outside the data dir (or, for parse, a temporary --out) and end by themselves. */
+const SAFE = /\bnpx signet (client (create|list|show|update|disable|enable)|user (create|list|show|find|update)|admin-key (create|list|revoke)|audit list|migrate|parse)\b/;
+
+/** The README's `paper.pdf` is a public two-page PDF with figures (test/fixtures/public/README.md). */
+const PAPER = path.join(ROOT, 'test/fixtures/public/picture_classification.pdf');
 
 function systemNodeVersion(): string | undefined {
   const result = spawnSync(path.join(SYSTEM_BIN, 'node'), ['--version'], { encoding: 'utf8' });
@@ -55,7 +58,8 @@ describe("the README's commands run as printed with the machine's own Node first
     SIGNET_LOG_LEVEL: 'silent',
     npm_config_update_notifier: 'false',
   });
-  const run = (command: string) => spawnSync('bash', ['-c', command], { cwd: ROOT, env: env(), encoding: 'utf8', timeout: 60_000 });
+  // Parsing reads and renders pages: on a loaded 2-core machine it may take longer than a management command.
+  const run = (command: string) => spawnSync('bash', ['-c', command], { cwd: ROOT, env: env(), encoding: 'utf8', timeout: /\bsignet parse\b/.test(command) ? 240_000 : 60_000 });
 
   before(() => {
     dataDir = mkdtempSync(path.join(tmpdir(), 'signet-readme-'));
@@ -75,13 +79,21 @@ describe("the README's commands run as printed with the machine's own Node first
     const created: Record<string, string> = {};
     for (const printed of commands) {
       // Placeholders stand for what an earlier command printed: an operator key id, an account's sub.
-      const command = printed.replace(/ak_…/g, created.adminKey ?? 'ak_…').replace(/\bSUB\b/g, created.sub ?? 'SUB');
+      // `signet parse paper.pdf --out out/`: a public PDF for paper.pdf, the results in the temporary folder.
+      const command = printed
+        .replace(/ak_…/g, created.adminKey ?? 'ak_…')
+        .replace(/\bSUB\b/g, created.sub ?? 'SUB')
+        .replace(/\bpaper\.pdf\b/g, PAPER)
+        .replace(/--out out\//g, `--out ${path.join(dataDir, 'parsed')}/`);
       const result = run(command);
-      assert.equal(result.status, 0, `README command failed: ${printed}\n${result.stderr}`);
+      assert.equal(result.status, 0, `README command failed: ${printed}\n${result.stderr}${result.error ? `\n${result.error.message}` : ''}`);
       const output: unknown = JSON.parse(result.stdout);
       if (/admin-key create/.test(command)) created.adminKey = (output as { id: string }).id;
       if (/user create/.test(command)) created.sub = (output as { sub: string }).sub;
+      if (/signet parse/.test(command)) created.parsed = (output as { parsed: number }).parsed.toString();
     }
+    assert.equal(created.parsed, '1', 'the README parses a PDF');
+    assert.ok(existsSync(path.join(dataDir, 'parsed', 'picture_classification.md')));
     assert.ok(created.adminKey && created.sub, 'the README creates an operator key and an account');
   });
 

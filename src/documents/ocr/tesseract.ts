@@ -2,6 +2,7 @@
 // run per page image, hOCR output — words with boxes and confidences, and per line the baseline and
 // the text size tesseract measured (x_size), so headings keep their size on scans — under
 // runLimited's limits.
+import { execFile } from 'node:child_process';
 import { isInstalled, runLimited } from '../limited.ts';
 import type { OcrEngine, OcrOptions, OcrWord } from './ocr.ts';
 
@@ -75,4 +76,18 @@ export class TesseractEngine implements OcrEngine {
     const out = await runLimited(this.program, args, { timeoutMs: options.timeoutMs, memoryBytes: options.memoryBytes, signal: options.signal });
     return joinCjk(parseHocr(out.toString('utf8')));
   }
+}
+
+/**
+ * The language names tesseract has data for (`tesseract --list-langs`: a heading line, then one name
+ * a line; tesseract 3 wrote them on stderr), or undefined when tesseract is not installed.
+ */
+export function tesseractLanguages(program = 'tesseract'): Promise<string[] | undefined> {
+  return new Promise((resolve) => {
+    execFile(program, ['--list-langs'], { shell: false, timeout: 10_000 }, (error, stdout, stderr) => {
+      if (error && (error as NodeJS.ErrnoException).code === 'ENOENT') return resolve(undefined);
+      const lines = `${stdout}\n${stderr}`.split('\n').map((line) => line.trim());
+      resolve(lines.filter((line) => /^[A-Za-z0-9_-]+$/.test(line)));
+    });
+  });
 }

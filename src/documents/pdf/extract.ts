@@ -12,7 +12,7 @@ import { LimitedProgramError, type Limits } from '../limited.ts';
 import type { OcrEngine } from '../ocr/ocr.ts';
 import { TesseractEngine } from '../ocr/tesseract.ts';
 import { PageUnreadableError } from './errors.ts';
-import { ocrPage, type OcrLanguages } from './ocr-page.ts';
+import { ocrPage, type OcrLanguages, type OcrMode } from './ocr-page.ts';
 import { DEFAULT_READER_LIMITS, PdfReader, type ReaderLimits } from './reader-client.ts';
 import type { ReadPage } from './reader.ts';
 import { renderRegionPng } from './render.ts';
@@ -36,6 +36,8 @@ export type ExtractOptions = {
   /** The OCR engine for pages without text; null for none. Default: tesseract. */
   ocr?: OcrEngine | null;
   ocrLanguages?: OcrLanguages;
+  /** Which pages are read by OCR (default 'auto': pages without a usable text layer). */
+  ocrMode?: OcrMode;
   limits?: Partial<EngineLimits>;
   /** Filled in when given: the reader process's peak resident size (bytes), sampled every 50 ms. */
   stats?: { readerPeakRss: number };
@@ -85,8 +87,9 @@ export async function extractDocument(data: Uint8Array, options: ExtractOptions 
   signal?.throwIfAborted();
   return withPdfFile(data, async (file, dir) => {
     const reader = await PdfReader.open(file, limits.reader, signal);
+    const ocrMode = options.ocrMode ?? 'auto';
     try {
-      const ocr = options.ocr === undefined ? new TesseractEngine() : options.ocr;
+      const ocr = ocrMode === 'off' ? null : options.ocr === undefined ? new TesseractEngine() : options.ocr;
       const engine = ocr && (await ocr.available()) ? ocr : null;
       let languages: OcrLanguages = options.ocrLanguages ?? 'auto';
       const pages: Page[] = [];
@@ -98,13 +101,21 @@ export async function extractDocument(data: Uint8Array, options: ExtractOptions 
         let frameRotate = rotate;
         // A damaged page comes back already marked (textSource 'none', with its note).
         const damaged = content.textSource === 'none';
-        if (!damaged && needsOcr(content)) {
+        const scan = !damaged && needsOcr(content);
+        if (!damaged && (ocrMode === 'force' || (ocrMode === 'auto' && scan))) {
           const ocred = await ocrPage({ file, dir, content, rotate, engine, languages, limits: limits.program, signal });
-          content = ocred.content;
-          languages = ocred.languages;
-          frameRotate = 0;
+          if (ocred.content.textSource === 'ocr' || scan) {
+            content = ocred.content;
+            languages = ocred.languages;
+            frameRotate = 0;
+          } else {
+            // Forced OCR that could not run keeps the page's own text layer.
+            content = { ...content, textSource: usableChars(content) > 0 ? 'text-layer' : 'none', notes: [...(content.notes ?? []), `Page ${pageNo} could not be read by OCR, so its text comes from its text layer.`] };
+          }
         } else if (!damaged) {
           content = { ...content, textSource: usableChars(content) > 0 ? 'text-layer' : 'none' };
+          // With OCR turned off a scan stays what it is, an image: its picture is cut like any other.
+          if (scan) content.notes = [...(content.notes ?? []), `Page ${pageNo} has no text layer (it is an image, probably a scan) and OCR was turned off, so its text is missing from the result.`];
         }
         const page = layoutPage(content);
         page.textSource = content.textSource;

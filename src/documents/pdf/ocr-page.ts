@@ -22,6 +22,9 @@ export function readFromRule(run: TextRun, rulings: Ruling[]): boolean {
 /** Languages for OCR (tesseract names), or 'auto': English, and Chinese as well when English reads poorly. */
 export type OcrLanguages = string[] | 'auto';
 
+/** Which pages OCR reads: those without a usable text layer ('auto'), every page ('force'), none ('off'). */
+export type OcrMode = 'auto' | 'force' | 'off';
+
 const OCR_DPI = 300;
 /** Below this mean word confidence an English-only reading is taken as "probably not English". */
 const AUTO_RETRY_CONFIDENCE = 60;
