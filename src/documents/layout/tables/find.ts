@@ -11,7 +11,8 @@
 //     two-column prose stay prose.
 import type { Block, BoundingBox } from '../../document.ts';
 import type { Ruling, TextRun } from '../geometry.ts';
-import { findGrids } from './grids.ts';
+import { findGrids, tableRules } from './grids.ts';
+import { buildRuledGrid } from './ruled.ts';
 import { baselineRows, buildGrid, columnsOf, isNumeric, segmentsOf, tableBlock } from './grid.ts';
 
 const centreIn = (run: TextRun, box: BoundingBox, slack = 1) => {
@@ -37,11 +38,11 @@ function take(found: Found, box: BoundingBox, build: (runs: TextRun[]) => Block 
 
 function ruledTables(rulings: Ruling[], found: Found): BoundingBox[] {
   const boxes: BoundingBox[] = [];
+  const rules = tableRules(rulings);
   for (const grid of findGrids(rulings)) {
     const box = { l: grid.xs[0] ?? 0, r: grid.xs.at(-1) ?? 0, t: grid.ys[0] ?? 0, b: grid.ys.at(-1) ?? 0 };
-    const inner = { columnRules: grid.xs.slice(1, -1), rowRules: grid.ys.slice(1, -1), gapEm: 0.9 };
     const ok = take(found, box, (runs) => {
-      const table = buildGrid(runs, box, inner);
+      const table = buildRuledGrid(runs, grid, rules);
       return table ? tableBlock(table, box, runs) : undefined;
     });
     if (ok) boxes.push(box);
