@@ -5,12 +5,14 @@
 //  2. horizontal rules only (booktabs: top, mid and bottom rules, partial rules under a group
 //     heading): rules of one width bound the table, columns come from the text's alignment, rows
 //     above the mid-rule are column headers;
-//  3. no rules ("stream", after Camelot and Tabula): three or more consecutive printed lines each
+//  3. a table of contents: lines ending in a dot leader and a page number, as entry | page;
+//  4. no rules ("stream", after Camelot and Tabula): three or more consecutive printed lines each
 //     cut by wide gaps into short pieces that line up in two or more columns. Conservative: pieces
 //     of running text (long, or a single column) never start a table, so paragraphs and
 //     two-column prose stay prose.
 import type { Block, BoundingBox } from '../../document.ts';
 import type { Ruling, TextRun } from '../geometry.ts';
+import { contentsTables } from './contents.ts';
 import { findGrids, tableRules } from './grids.ts';
 import { buildRuledGrid } from './ruled.ts';
 import { baselineRows, buildGrid, columnsOf, isNumeric, segmentsOf, tableBlock } from './grid.ts';
@@ -170,6 +172,9 @@ export function findTables(rulings: Ruling[], runs: TextRun[]): Found {
   const found: Found = { tables: [], rest: runs };
   const ruled = ruledTables(rulings, found);
   ruleOnlyTables(rulings, found, ruled);
+  const contents = contentsTables(found.rest);
+  found.tables.push(...contents.tables);
+  found.rest = contents.rest;
   streamTables(found);
   return found;
 }
