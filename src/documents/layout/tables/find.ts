@@ -101,14 +101,42 @@ const STREAM_GAP = 1.2;
 const MAX_CELL_CHARS = 40;
 const MIN_STREAM_ROWS = 3;
 
-function streamTables(found: Found): void {
+/** A vertical rule at least this long (points) divides the page into lanes (a spread's gutter, a column rule). */
+const MIN_DIVIDER = 100;
+
+/**
+ * Stream tables, looked for in each lane between long vertical rules on its own: text on either
+ * side of a drawn divider (the two pages of a spread) is never one table row.
+ */
+function streamTables(found: Found, rulings: Ruling[]): void {
+  const dividers = rulings.filter((r) => r.x2 - r.x1 <= 1.5 && r.y2 - r.y1 >= MIN_DIVIDER);
+  const laneOf = (run: TextRun) => dividers.filter((d) => d.x1 < run.x + run.width / 2 && run.y >= d.y1 && run.y <= d.y2).length;
+  const lanes = new Map<number, TextRun[]>();
+  for (const run of found.rest) lanes.set(laneOf(run), [...(lanes.get(laneOf(run)) ?? []), run]);
+  const tables: Block[] = [];
+  const taken = new Set<TextRun>();
+  for (const runs of lanes.values()) {
+    const lane: Found = { tables: [], rest: runs };
+    streamTablesIn(lane);
+    tables.push(...lane.tables);
+    const left = new Set(lane.rest);
+    for (const run of runs) if (!left.has(run)) taken.add(run);
+  }
+  found.tables.push(...tables);
+  found.rest = found.rest.filter((run) => !taken.has(run));
+}
+
+function streamTablesIn(found: Found): void {
   const rows = baselineRows(found.rest).map((row) => segmentsOf(row, STREAM_GAP));
   let start = 0;
+  let free = 0;
   while (start < rows.length) {
     let end = start;
     while (end < rows.length && isTableLine(rows[end] ?? [], rows[end - 1])) end += 1;
     if (end - start >= MIN_STREAM_ROWS && consistent(rows.slice(start, end))) {
-      const segments = rows.slice(start, end).flat();
+      const first = headerLinesAbove(rows, start, free);
+      const segments = rows.slice(first, end).flat();
+      free = end;
       const box = {
         l: Math.min(...segments.map((s) => s.l)),
         r: Math.max(...segments.map((s) => s.r)),
@@ -128,11 +156,39 @@ function streamTables(found: Found): void {
 
 type Seg = ReturnType<typeof segmentsOf>[number];
 
+/** Column headers take up to this many printed lines above a table's first row. */
+const MAX_HEADER_LINES = 3;
+const CAPTION_START = /^(?:table|tab\.|figure|fig\.)\s/iu;
+
+/**
+ * The index of the table's first line, taking in the lines just above its first row that are its
+ * column headers: short pieces, each over one of the table's columns, a line's distance apart (a
+ * header cell set on two lines has one piece on its second line, which no table row has).
+ */
+function headerLinesAbove(rows: Seg[][], start: number, free: number): number {
+  const columns = columnsOf(rows.slice(start, start + 6));
+  let first = start;
+  while (first > free && start - first < MAX_HEADER_LINES) {
+    const line = rows[first - 1] ?? [];
+    const below = rows[first] ?? [];
+    const [a] = line;
+    const [b] = below;
+    if (!a || !b || a.baseline - b.baseline > 2.6 * Math.max(a.size, b.size)) break;
+    const fits = line.every((s) => s.text.length <= MAX_CELL_CHARS && !RUNNING_PIECE.test(s.text) && columns.filter((c) => s.l < c.r && c.l < s.r).length === 1);
+    if (!fits || CAPTION_START.test(a.text)) break;
+    first -= 1;
+  }
+  return first;
+}
+
 /** Dot leaders (". . ." or "…") and pieces ending in a comma are an index or a table of contents in columns, not a table. */
 const RUNNING_PIECE = /(?:\.\s?){3}|…|,$/u;
 
 function isTableLine(row: Seg[], above: Seg[] | undefined): boolean {
-  if (row.length < 2 || row.some((s) => s.text.length > MAX_CELL_CHARS || RUNNING_PIECE.test(s.text))) return false;
+  if (row.length < 2 || row.some((s) => RUNNING_PIECE.test(s.text))) return false;
+  // One longer piece (a row's label) among three or more short ones is still a table row; two long pieces side by side are prose.
+  const long = row.filter((s) => s.text.length > MAX_CELL_CHARS);
+  if (long.length > 0 && (long.length > 1 || row.length < 3 || (long[0]?.text.length ?? 0) > 2 * MAX_CELL_CHARS)) return false;
   if (!above) return true;
   const [first] = row;
   const [over] = above;
@@ -175,6 +231,6 @@ export function findTables(rulings: Ruling[], runs: TextRun[]): Found {
   const contents = contentsTables(found.rest);
   found.tables.push(...contents.tables);
   found.rest = contents.rest;
-  streamTables(found);
+  streamTables(found, rulings);
   return found;
 }

@@ -136,7 +136,7 @@ function continuesRow(above: Row, line: Row): boolean {
     if (!above.cells.has(col)) return false;
     if (cell.segments.some((s) => isNumeric(s.text))) return false;
   }
-  return above.baseline - line.baseline <= 1.3 * Math.max(above.size, line.size);
+  return above.baseline - line.baseline <= 1.5 * Math.max(above.size, line.size);
 }
 
 function mergeInto(above: Row, line: Row): void {

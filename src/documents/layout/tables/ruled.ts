@@ -30,6 +30,11 @@ export function buildRuledGrid(runs: TextRun[], grid: Grid, rules: { horizontal:
   const nr = ys.length - 1;
   const nc = xs.length - 1;
   if (nr < 1 || nc < 2) return undefined;
+  // Text in at least two ruled rows and two ruled columns: a frame drawn round a page or a panel
+  // (a page's background, a spread's two pages) holds all its text in one of them.
+  const bands = (edges: number[], inBand: (a: number, b: number) => boolean) => edges.slice(1).filter((edge, i) => inBand(edges[i] ?? 0, edge)).length;
+  if (bands(ys, (t, b) => hasText(xs[0] ?? 0, xs.at(-1) ?? 0, t, b)) < 2 && grid.ys.length > 2) return undefined;
+  if (bands(xs, (l, r) => hasText(l, r, ys[0] ?? 0, ys.at(-1) ?? 0)) < 2) return undefined;
   const rowOf = (y: number) => ys.findIndex((top, i) => y <= top && y >= (ys[i + 1] ?? -Infinity));
   const colOf = (x: number) => xs.findIndex((left, i) => x >= left && x <= (xs[i + 1] ?? Infinity));
   const content: Segment[][] = Array.from({ length: nr * nc }, () => []);
