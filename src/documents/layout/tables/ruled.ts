@@ -104,7 +104,8 @@ export function buildRuledGrid(runs: TextRun[], grid: Grid, rules: { horizontal:
 
 /**
  * Columns of text inside one ruled column (a table ruled only around its border and between rows):
- * split at the middle of the gap between them, as if a rule were drawn there.
+ * split at the middle of the gap between them, as if a rule were drawn there — when two or more
+ * printed lines have text on both sides (a header word off its column's axis is not a column).
  */
 function textSplits(rows: Segment[][], xs: number[]): number[] {
   const columns = columnsOf(rows);
@@ -116,7 +117,11 @@ function textSplits(rows: Segment[][], xs: number[]): number[] {
     for (let i = 1; i < inside.length; i += 1) {
       const a = inside[i - 1];
       const b = inside[i];
-      if (a && b && b.l > a.r) splits.push((a.r + b.l) / 2);
+      if (!a || !b || b.l <= a.r) continue;
+      // A column of its own: at least two printed lines have text on both sides of the gap.
+      const x = (a.r + b.l) / 2;
+      const both = rows.filter((row) => row.some((s) => s.l >= left && s.r <= x) && row.some((s) => s.l >= x && s.r <= right)).length;
+      if (both >= 2) splits.push(x);
     }
   }
   return splits;
