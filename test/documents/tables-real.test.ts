@@ -116,7 +116,7 @@ describe('table rules on hand-built pages (issue 25)', () => {
     v(265, 274, 287), v(265, 261, 274), v(265, 248, 261),
   ];
   const runs = [
-    run('Model', 110, 284), run('Scores', 240, 291, 22), run('a', 195, 278), run('b', 245, 278), run('c', 280, 278),
+    run('Model', 110, 284), run('Scores', 254, 291, 22), run('a', 195, 278), run('b', 245, 278), run('c', 280, 278),
     run('Big', 110, 257), run('one', 170, 264), run('1.0', 240, 264), run('2.0', 275, 264), run('two', 170, 251), run('3.0', 240, 251), run('4.0', 275, 251),
   ];
 
@@ -133,7 +133,7 @@ describe('table rules on hand-built pages (issue 25)', () => {
 
   test('a wrapped cell in a ruled row stays one cell: lines without numbers of their own are not sub-rows', () => {
     const wrapped = [
-      run('Model', 110, 284), run('Scores', 240, 291, 22), run('a', 195, 278), run('b', 245, 278), run('c', 280, 278),
+      run('Model', 110, 284), run('Scores', 254, 291, 22), run('a', 195, 278), run('b', 245, 278), run('c', 280, 278),
       run('Big', 110, 264), run('first half', 165, 264, 40), run('1.0', 240, 264), run('2.0', 275, 264), run('second half', 165, 251, 45),
     ];
     const { tables } = findTables(rulings, wrapped);

@@ -40,7 +40,8 @@ function take(found: Found, box: BoundingBox, build: (runs: TextRun[]) => Block 
 
 function ruledTables(rulings: Ruling[], found: Found): BoundingBox[] {
   const boxes: BoundingBox[] = [];
-  const rules = tableRules(rulings);
+  // Every drawn piece counts as a cell edge, however short (a spreadsheet export draws each cell's own borders).
+  const rules = tableRules(rulings, 0);
   for (const grid of findGrids(rulings)) {
     const box = { l: grid.xs[0] ?? 0, r: grid.xs.at(-1) ?? 0, t: grid.ys[0] ?? 0, b: grid.ys.at(-1) ?? 0 };
     const ok = take(found, box, (runs) => {

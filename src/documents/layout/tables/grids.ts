@@ -10,9 +10,10 @@ const SNAP = 2;
 /**
  * The page's horizontal and vertical rules, collinear pieces that meet joined into one (after
  * Tabula's collapseOrientedRulings): TeX draws a column rule as one piece per printed line, so a
- * rule that runs down a whole row of two lines arrives as two pieces end to end.
+ * rule that runs down a whole row of two lines arrives as two pieces end to end. Pieces shorter
+ * than `minLength` (once joined) are left out.
  */
-export function tableRules(rulings: Ruling[]): { horizontal: Ruling[]; vertical: Ruling[] } {
+export function tableRules(rulings: Ruling[], minLength = MIN_RULE): { horizontal: Ruling[]; vertical: Ruling[] } {
   const joined = (pieces: Ruling[], along: 'x' | 'y'): Ruling[] => {
     const [lo, hi, at] = along === 'x' ? (['x1', 'x2', 'y1'] as const) : (['y1', 'y2', 'x1'] as const);
     const out: Ruling[] = [];
@@ -23,8 +24,8 @@ export function tableRules(rulings: Ruling[]): { horizontal: Ruling[]; vertical:
     }
     return out;
   };
-  const horizontal = joined(rulings.filter((r) => r.y2 - r.y1 <= 1), 'x').filter((r) => r.x2 - r.x1 >= MIN_RULE);
-  const vertical = joined(rulings.filter((r) => r.x2 - r.x1 <= 1 && r.y2 - r.y1 > 1), 'y').filter((r) => r.y2 - r.y1 >= MIN_RULE);
+  const horizontal = joined(rulings.filter((r) => r.y2 - r.y1 <= 1), 'x').filter((r) => r.x2 - r.x1 >= minLength);
+  const vertical = joined(rulings.filter((r) => r.x2 - r.x1 <= 1 && r.y2 - r.y1 > 1), 'y').filter((r) => r.y2 - r.y1 >= minLength);
   return { horizontal, vertical };
 }
 

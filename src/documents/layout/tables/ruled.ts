@@ -20,8 +20,15 @@ type Rect = { r0: number; r1: number; c0: number; c1: number; segments: Segment[
 /** The cell grid of a ruled table; undefined when it is not at least 2 × 2 with text in two rows. */
 export function buildRuledGrid(runs: TextRun[], grid: Grid, rules: { horizontal: Ruling[]; vertical: Ruling[] }): Table | undefined {
   const inner = grid.xs.slice(1, -1);
-  const segments = baselineRows(runs).flatMap((row) => segmentsOf(row, 0.9, inner));
-  const virtual = textSplits(baselineRows(runs).map((row) => segmentsOf(row, 0.9, inner)), grid.xs);
+  // A printed line is cut at the column rules drawn where it stands (a title over a row with no
+  // inner rules stays one piece).
+  const cutsAt = (row: TextRun[]) => {
+    const y = Math.min(...row.map((r) => r.y + 0.3 * r.size));
+    return inner.filter((x) => rules.vertical.some((v) => Math.abs(v.x1 - x) <= 2 && y >= v.y1 - 1 && y <= v.y2 + 1));
+  };
+  const pieces = baselineRows(runs).map((row) => segmentsOf(row, 0.9, cutsAt(row)));
+  const segments = pieces.flat();
+  const virtual = textSplits(pieces, grid.xs);
   const centreX = (s: Segment) => (s.l + s.r) / 2;
   const centreY = (s: Segment) => s.baseline + 0.3 * s.size;
   const hasText = (l: number, r: number, t: number, b: number) => segments.some((s) => centreX(s) > l && centreX(s) < r && centreY(s) < t && centreY(s) > b);
@@ -44,25 +51,46 @@ export function buildRuledGrid(runs: TextRun[], grid: Grid, rules: { horizontal:
     content[r * nc + c]?.push(s);
   }
 
-  // Neighbouring grid cells with no drawn rule between them are one cell; side by side only when
-  // at most one of them holds text (two texts with a gap between are two cells whatever is drawn).
+  // Neighbouring grid cells with no drawn rule between them are one cell: one above the other
+  // always (a cell of several lines); side by side where text runs across the edge, or where the
+  // row has other column rules drawn (so this one is left out on purpose) and the text of one cell
+  // is centred over it and empty neighbours (a group heading). A row drawn without any inner
+  // column rule, or text set to one side of its cell, keeps its text in its columns.
+  const ruledInside = (top: number, bottom: number) => xs.slice(1, -1).some((x) => drawn(rules.vertical, 'y', x, bottom, top));
+  const straddles = (x: number, top: number, bottom: number) => segments.some((s) => s.l < x - 2 && s.r > x + 2 && centreY(s) < top && centreY(s) > bottom);
   const parent = content.map((_, i) => i);
   const root = (i: number): number => (parent[i] === i ? i : (parent[i] = root(parent[i] ?? i)));
   const join = (a: number, b: number) => {
     parent[root(a)] = root(b);
   };
   for (let r = 0; r < nr; r += 1) {
-    for (let c = 0; c < nc; c += 1) {
-      const top = ys[r] ?? 0;
-      const bottom = ys[r + 1] ?? 0;
-      const x = xs[c + 1] ?? 0;
-      const isVirtual = virtual.includes(x);
-      if (c + 1 < nc && !isVirtual && !drawn(rules.vertical, 'y', x, bottom, top)) {
-        const both = (content[r * nc + c]?.length ?? 0) > 0 && (content[r * nc + c + 1]?.length ?? 0) > 0;
-        if (!both) join(r * nc + c, r * nc + c + 1);
+    const top = ys[r] ?? 0;
+    const bottom = ys[r + 1] ?? 0;
+    const open = (c: number) => !virtual.includes(xs[c + 1] ?? 0) && !drawn(rules.vertical, 'y', xs[c + 1] ?? 0, bottom, top);
+    for (let c = 0; c + 1 < nc; c += 1) if (open(c) && straddles(xs[c + 1] ?? 0, top, bottom)) join(r * nc + c, r * nc + c + 1);
+    if (ruledInside(top, bottom)) {
+      for (let c = 0; c < nc; c += 1) {
+        const segs = content[r * nc + c] ?? [];
+        if (segs.length === 0) continue;
+        const empty = (k: number) => (content[r * nc + k]?.length ?? 0) === 0;
+        let left = c;
+        while (left > 0 && open(left - 1) && empty(left - 1)) left -= 1;
+        let right = c;
+        while (right + 1 < nc && open(right) && empty(right + 1)) right += 1;
+        const box = union(segs.map((s) => ({ l: s.l, r: s.r, t: 0, b: 0 })));
+        const centre = (box.l + box.r) / 2;
+        let best = { from: c, to: c, off: Infinity };
+        for (let from = left; from <= c; from += 1) {
+          for (let to = c; to <= right; to += 1) {
+            const off = Math.abs(centre - ((xs[from] ?? 0) + (xs[to + 1] ?? 0)) / 2);
+            if (off < best.off) best = { from, to, off };
+          }
+        }
+        const width = (xs[best.to + 1] ?? 0) - (xs[best.from] ?? 0);
+        if (best.to > best.from && best.off <= Math.max(3, 0.1 * width)) for (let k = best.from; k < best.to; k += 1) join(r * nc + k, r * nc + k + 1);
       }
-      if (r + 1 < nr && !drawn(rules.horizontal, 'x', bottom, xs[c] ?? 0, x)) join(r * nc + c, (r + 1) * nc + c);
     }
+    for (let c = 0; c < nc; c += 1) if (r + 1 < nr && !drawn(rules.horizontal, 'x', bottom, xs[c] ?? 0, xs[c + 1] ?? 0)) join(r * nc + c, (r + 1) * nc + c);
   }
   const rects = rectangles(nr, nc, root, content);
 
