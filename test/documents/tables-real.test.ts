@@ -140,6 +140,35 @@ describe('table rules on hand-built pages (issue 25)', () => {
     assert.deepEqual(grid(tables[0]?.table).slice(2), [['Big', 'first half second half', '1.0', '2.0']]);
   });
 
+  test('booktabs (rules only): "multi-line header cells … merged into one row", a partial rule under a group heading keeps the rows apart and the cells beside it span both', () => {
+    const booktabs = [h(100, 400, 300), h(220, 340, 287), h(100, 400, 270), h(100, 400, 230)];
+    const text = [
+      run('#', 125, 291, 5), run('enc-layers', 110, 278, 40), run('TEDs', 270, 291, 20), run('simple', 225, 277, 28), run('all', 310, 277, 12), run('Time', 360, 291, 20), run('(secs)', 356, 278, 28),
+      run('6', 125, 258, 5), run('0.96', 225, 258, 18), run('0.95', 310, 258, 18), run('2.73', 360, 258, 18),
+      run('4', 125, 244, 5), run('0.93', 225, 244, 18), run('0.92', 310, 244, 18), run('1.97', 360, 244, 18),
+    ];
+    const { tables } = findTables(booktabs, text);
+    assert.equal(tables.length, 1);
+    assert.deepEqual(grid(tables[0]?.table), [
+      ['# enc-layers', 'TEDs', 'TEDs', 'Time (secs)'],
+      ['# enc-layers', 'simple', 'all', 'Time (secs)'],
+      ['6', '0.96', '0.95', '2.73'],
+      ['4', '0.93', '0.92', '1.97'],
+    ]);
+    const header = (tables[0]?.table?.cells ?? []).filter((c) => c.row < 2);
+    assert.ok(header.every((c) => c.columnHeader));
+  });
+
+  test('booktabs without a group heading: header cells of two printed lines each (the second line as full as the first) are one header row', () => {
+    const booktabs = [h(100, 400, 300), h(100, 400, 270), h(100, 400, 230)];
+    const text = [
+      run('Inference', 110, 289, 40), run('Score', 225, 289, 25), run('time (secs)', 108, 278, 45), run('(0.75)', 224, 278, 27),
+      run('2.73', 110, 258, 18), run('0.96', 225, 258, 18), run('1.97', 110, 244, 18), run('0.93', 225, 244, 18),
+    ];
+    const { tables } = findTables(booktabs, text);
+    assert.deepEqual(tables[0]?.cells, [['Inference time (secs)', 'Score (0.75)'], ['2.73', '0.96'], ['1.97', '0.93']]);
+  });
+
   test('a frame drawn round a page is not a table (the two page backgrounds of a spread): its text is all in one ruled row', () => {
     // The two page backgrounds of a spread, drawn as rectangles of slightly different heights.
     const frame = [h(0, 600, 0), h(0, 600, 792), v(0, 0, 792), v(600, -14, 806), h(600, 1200, -14), h(600, 1200, 806), v(1200, -14, 806)];
