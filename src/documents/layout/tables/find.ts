@@ -1,7 +1,7 @@
-// Finding tables on a page, three kinds, in this order (each takes its text out of the flow):
-//  1. fully ruled: crossing horizontal and vertical rules form a grid; every drawn rule that
-//     separates text is a cell boundary, and text aligned in columns inside one ruled cell is
-//     split as well;
+// Finding tables on a page, four kinds, in this order (each takes its text out of the flow):
+//  1. fully ruled: crossing horizontal and vertical rules form a grid; a cell is a rectangle
+//     bounded by drawn rules (spans where one is left out), lines of numbers in one ruled row are
+//     sub-rows, and text aligned in columns inside one ruled cell is split as well (ruled.ts);
 //  2. horizontal rules only (booktabs: top, mid and bottom rules, partial rules under a group
 //     heading): rules of one width bound the table, columns come from the text's alignment, rows
 //     above the mid-rule are column headers;

@@ -1,5 +1,6 @@
-// From the text inside a table's region to its grid of cells, for all three kinds of table. Rows
-// are the text's baselines (merged where a cell wraps onto a second printed line, or where drawn
+// From the text inside a table's region to its grid of cells, for rule-only and stream tables (a
+// fully ruled table takes its cells from its rules, ruled.ts, with this file's pieces). Rows are
+// the text's baselines (merged where a cell wraps onto a second printed line, or where drawn
 // rules say the lines share a row); columns come from where the text sits: segments of a row are
 // cut at gaps wider than a word space and at drawn column rules, and columns are the x-ranges that
 // the segments of the fullest rows cover (the idea of Camelot's "stream" and Tabula's column
