@@ -1,6 +1,6 @@
 // The parsed document as Markdown for people: a section per page, headings, lists, tables (pipe
 // tables, or HTML where cells span), code, captions and pictures; page furniture left out.
-import { FURNITURE, type Block, type BlockLabel, type Page, type ParsedDocument, type Picture } from '../document.ts';
+import { FURNITURE, type Block, type BlockLabel, type Page, type ParsedDocument, type Picture, type Table } from '../document.ts';
 import { joinLines } from '../layout/geometry.ts';
 
 // --- Markdown ----------------------------------------------------------------------------------
@@ -36,6 +36,30 @@ export function pipeTable(cells: string[][]): string {
   return [row(header), `|${' --- |'.repeat(width)}`, ...body.map(row)].join('\n');
 }
 
+const escapeHtml = (text: string) => text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] ?? c);
+
+/** A table whose cells span rows or columns cannot be a pipe table. */
+export const hasSpans = (table: Table) => table.cells.some((cell) => cell.rowSpan > 1 || cell.colSpan > 1);
+
+/**
+ * A table with spanning cells as an HTML table (GitHub and most Markdown readers show it): each
+ * cell once, at its top-left position, with `colspan`/`rowspan`; column headers as `<th>`.
+ */
+export function htmlTable(table: Table): string {
+  const rows = Array.from({ length: table.numRows }, (_, r) => table.cells.filter((cell) => cell.row === r).sort((a, b) => a.col - b.col));
+  const lines = ['<table>'];
+  for (const cells of rows) {
+    const tds = cells.map((cell) => {
+      const tag = cell.columnHeader ? 'th' : 'td';
+      const span = `${cell.colSpan > 1 ? ` colspan="${cell.colSpan}"` : ''}${cell.rowSpan > 1 ? ` rowspan="${cell.rowSpan}"` : ''}`;
+      return `<${tag}${span}>${escapeHtml(cell.text.replace(/\s+/g, ' '))}</${tag}>`;
+    });
+    lines.push(`<tr>${tds.join('')}</tr>`);
+  }
+  lines.push('</table>');
+  return lines.join('\n');
+}
+
 /** Code is kept verbatim in a fence longer than any run of backticks inside it. */
 function codeFence(text: string): string {
   const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
@@ -48,6 +72,7 @@ const altText = (text: string) => text.replace(/[[\]\\]/g, (c) => `\\${c}`).repl
 
 function blockMarkdown(block: Block): string {
   if (block.label === 'title' || block.label === 'section_header') return heading(block);
+  if (block.label === 'table' && block.table && hasSpans(block.table)) return htmlTable(block.table);
   if (block.label === 'table' && block.cells) return pipeTable(block.cells);
   if (block.label === 'code') return codeFence(block.text);
   if (block.label === 'formula') return `$$\n${block.text}\n$$`;
@@ -96,7 +121,7 @@ function pageMarkdown(page: Page): string {
   return parts.join('\n\n');
 }
 
-/** A section per page (`<!-- page N -->`), headings as #/##/###, lists as `- `, tables as pipe tables, no page headers or footers. */
+/** A section per page (`<!-- page N -->`), headings as #/##/###, lists as `- `, tables as pipe tables (HTML where cells span), no page headers or footers. */
 export function toMarkdown(doc: ParsedDocument): string {
   return `${doc.pages.map(pageMarkdown).join('\n\n')}\n`;
 }

@@ -1,17 +1,20 @@
-// Finding tables on a page, three kinds, in this order (each takes its text out of the flow):
-//  1. fully ruled: crossing horizontal and vertical rules form a grid; every drawn rule that
-//     separates text is a cell boundary, and text aligned in columns inside one ruled cell is
-//     split as well;
+// Finding tables on a page, four kinds, in this order (each takes its text out of the flow):
+//  1. fully ruled: crossing horizontal and vertical rules form a grid; a cell is a rectangle
+//     bounded by drawn rules (spans where one is left out), lines of numbers in one ruled row are
+//     sub-rows, and text aligned in columns inside one ruled cell is split as well (ruled.ts);
 //  2. horizontal rules only (booktabs: top, mid and bottom rules, partial rules under a group
 //     heading): rules of one width bound the table, columns come from the text's alignment, rows
 //     above the mid-rule are column headers;
-//  3. no rules ("stream", after Camelot and Tabula): three or more consecutive printed lines each
+//  3. a table of contents: lines ending in a dot leader and a page number, as entry | page;
+//  4. no rules ("stream", after Camelot and Tabula): three or more consecutive printed lines each
 //     cut by wide gaps into short pieces that line up in two or more columns. Conservative: pieces
 //     of running text (long, or a single column) never start a table, so paragraphs and
 //     two-column prose stay prose.
 import type { Block, BoundingBox } from '../../document.ts';
 import type { Ruling, TextRun } from '../geometry.ts';
-import { findGrids } from './grids.ts';
+import { contentsTables } from './contents.ts';
+import { findGrids, tableRules } from './grids.ts';
+import { buildRuledGrid } from './ruled.ts';
 import { baselineRows, buildGrid, columnsOf, isNumeric, segmentsOf, tableBlock } from './grid.ts';
 
 const centreIn = (run: TextRun, box: BoundingBox, slack = 1) => {
@@ -37,11 +40,12 @@ function take(found: Found, box: BoundingBox, build: (runs: TextRun[]) => Block 
 
 function ruledTables(rulings: Ruling[], found: Found): BoundingBox[] {
   const boxes: BoundingBox[] = [];
+  // Every drawn piece counts as a cell edge, however short (a spreadsheet export draws each cell's own borders).
+  const rules = tableRules(rulings, 0);
   for (const grid of findGrids(rulings)) {
     const box = { l: grid.xs[0] ?? 0, r: grid.xs.at(-1) ?? 0, t: grid.ys[0] ?? 0, b: grid.ys.at(-1) ?? 0 };
-    const inner = { columnRules: grid.xs.slice(1, -1), rowRules: grid.ys.slice(1, -1), gapEm: 0.9 };
     const ok = take(found, box, (runs) => {
-      const table = buildGrid(runs, box, inner);
+      const table = buildRuledGrid(runs, grid, rules);
       return table ? tableBlock(table, box, runs) : undefined;
     });
     if (ok) boxes.push(box);
@@ -98,14 +102,42 @@ const STREAM_GAP = 1.2;
 const MAX_CELL_CHARS = 40;
 const MIN_STREAM_ROWS = 3;
 
-function streamTables(found: Found): void {
+/** A vertical rule at least this long (points) divides the page into lanes (a spread's gutter, a column rule). */
+const MIN_DIVIDER = 100;
+
+/**
+ * Stream tables, looked for in each lane between long vertical rules on its own: text on either
+ * side of a drawn divider (the two pages of a spread) is never one table row.
+ */
+function streamTables(found: Found, rulings: Ruling[]): void {
+  const dividers = rulings.filter((r) => r.x2 - r.x1 <= 1.5 && r.y2 - r.y1 >= MIN_DIVIDER);
+  const laneOf = (run: TextRun) => dividers.filter((d) => d.x1 < run.x + run.width / 2 && run.y >= d.y1 && run.y <= d.y2).length;
+  const lanes = new Map<number, TextRun[]>();
+  for (const run of found.rest) lanes.set(laneOf(run), [...(lanes.get(laneOf(run)) ?? []), run]);
+  const tables: Block[] = [];
+  const taken = new Set<TextRun>();
+  for (const runs of lanes.values()) {
+    const lane: Found = { tables: [], rest: runs };
+    streamTablesIn(lane);
+    tables.push(...lane.tables);
+    const left = new Set(lane.rest);
+    for (const run of runs) if (!left.has(run)) taken.add(run);
+  }
+  found.tables.push(...tables);
+  found.rest = found.rest.filter((run) => !taken.has(run));
+}
+
+function streamTablesIn(found: Found): void {
   const rows = baselineRows(found.rest).map((row) => segmentsOf(row, STREAM_GAP));
   let start = 0;
+  let free = 0;
   while (start < rows.length) {
     let end = start;
     while (end < rows.length && isTableLine(rows[end] ?? [], rows[end - 1])) end += 1;
     if (end - start >= MIN_STREAM_ROWS && consistent(rows.slice(start, end))) {
-      const segments = rows.slice(start, end).flat();
+      const first = headerLinesAbove(rows, start, free);
+      const segments = rows.slice(first, end).flat();
+      free = end;
       const box = {
         l: Math.min(...segments.map((s) => s.l)),
         r: Math.max(...segments.map((s) => s.r)),
@@ -125,11 +157,39 @@ function streamTables(found: Found): void {
 
 type Seg = ReturnType<typeof segmentsOf>[number];
 
+/** Column headers take up to this many printed lines above a table's first row. */
+const MAX_HEADER_LINES = 3;
+const CAPTION_START = /^(?:table|tab\.|figure|fig\.)\s/iu;
+
+/**
+ * The index of the table's first line, taking in the lines just above its first row that are its
+ * column headers: short pieces, each over one of the table's columns, a line's distance apart (a
+ * header cell set on two lines has one piece on its second line, which no table row has).
+ */
+function headerLinesAbove(rows: Seg[][], start: number, free: number): number {
+  const columns = columnsOf(rows.slice(start, start + 6));
+  let first = start;
+  while (first > free && start - first < MAX_HEADER_LINES) {
+    const line = rows[first - 1] ?? [];
+    const below = rows[first] ?? [];
+    const [a] = line;
+    const [b] = below;
+    if (!a || !b || a.baseline - b.baseline > 2.6 * Math.max(a.size, b.size)) break;
+    const fits = line.every((s) => s.text.length <= MAX_CELL_CHARS && !RUNNING_PIECE.test(s.text) && columns.filter((c) => s.l < c.r && c.l < s.r).length === 1);
+    if (!fits || CAPTION_START.test(a.text)) break;
+    first -= 1;
+  }
+  return first;
+}
+
 /** Dot leaders (". . ." or "…") and pieces ending in a comma are an index or a table of contents in columns, not a table. */
 const RUNNING_PIECE = /(?:\.\s?){3}|…|,$/u;
 
 function isTableLine(row: Seg[], above: Seg[] | undefined): boolean {
-  if (row.length < 2 || row.some((s) => s.text.length > MAX_CELL_CHARS || RUNNING_PIECE.test(s.text))) return false;
+  if (row.length < 2 || row.some((s) => RUNNING_PIECE.test(s.text))) return false;
+  // One longer piece (a row's label) among three or more short ones is still a table row; two long pieces side by side are prose.
+  const long = row.filter((s) => s.text.length > MAX_CELL_CHARS);
+  if (long.length > 0 && (long.length > 1 || row.length < 3 || (long[0]?.text.length ?? 0) > 2 * MAX_CELL_CHARS)) return false;
   if (!above) return true;
   const [first] = row;
   const [over] = above;
@@ -169,6 +229,9 @@ export function findTables(rulings: Ruling[], runs: TextRun[]): Found {
   const found: Found = { tables: [], rest: runs };
   const ruled = ruledTables(rulings, found);
   ruleOnlyTables(rulings, found, ruled);
-  streamTables(found);
+  const contents = contentsTables(found.rest);
+  found.tables.push(...contents.tables);
+  found.rest = contents.rest;
+  streamTables(found, rulings);
   return found;
 }

@@ -1,5 +1,6 @@
-// From the text inside a table's region to its grid of cells, for all three kinds of table. Rows
-// are the text's baselines (merged where a cell wraps onto a second printed line, or where drawn
+// From the text inside a table's region to its grid of cells, for rule-only and stream tables (a
+// fully ruled table takes its cells from its rules, ruled.ts, with this file's pieces). Rows are
+// the text's baselines (merged where a cell wraps onto a second printed line, or where drawn
 // rules say the lines share a row); columns come from where the text sits: segments of a row are
 // cut at gaps wider than a word space and at drawn column rules, and columns are the x-ranges that
 // the segments of the fullest rows cover (the idea of Camelot's "stream" and Tabula's column
@@ -107,13 +108,24 @@ function mergeRanges(ranges: Column[]): Column[] {
 const NUMBER = /^[-+−–(]?[$€£¥]?\s?\d[\d,.' ]*%?\)?$/u;
 export const isNumeric = (text: string) => NUMBER.test(text.trim());
 
-type Row = { cells: Map<number, { segments: Segment[]; span: number }>; top: number; bottom: number; baseline: number; size: number };
+type Row = {
+  cells: Map<number, { segments: Segment[]; span: number; rowSpan?: number }>;
+  top: number;
+  bottom: number;
+  baseline: number;
+  size: number;
+  /** Columns whose cell is the one of the row above, spanning down. */
+  coveredFromAbove?: Set<number>;
+};
 
 function placeRow(segments: Segment[], columns: Column[]): Row {
   const cells = new Map<number, { segments: Segment[]; span: number }>();
   for (const segment of segments) {
     const touched = columns.map((c, i) => (segment.l < c.r && c.l < segment.r ? i : -1)).filter((i) => i >= 0);
-    const start = touched[0] ?? 0;
+    // Text in the gap between columns (a heading centred over two of them) goes to the nearest.
+    const centre = (segment.l + segment.r) / 2;
+    const nearest = columns.map((c, i) => [Math.abs((c.l + c.r) / 2 - centre), i] as const).sort((a, b) => a[0] - b[0])[0]?.[1] ?? 0;
+    const start = touched[0] ?? nearest;
     const cell = cells.get(start);
     if (cell) {
       cell.segments.push(segment);
@@ -136,7 +148,7 @@ function continuesRow(above: Row, line: Row): boolean {
     if (!above.cells.has(col)) return false;
     if (cell.segments.some((s) => isNumeric(s.text))) return false;
   }
-  return above.baseline - line.baseline <= 1.3 * Math.max(above.size, line.size);
+  return above.baseline - line.baseline <= 1.5 * Math.max(above.size, line.size);
 }
 
 function mergeInto(above: Row, line: Row): void {
@@ -167,7 +179,9 @@ export function buildGrid(runs: TextRun[], region: BoundingBox, options: GridOpt
   const cuts = options.columnRules ?? [];
   const segmentRows = baselineRows(runs).map((row) => segmentsOf(row, options.gapEm ?? 0.9, cuts));
   if (segmentRows.length < 2) return undefined;
-  const columns = splitAtRules(columnsOf(segmentRows), cuts);
+  // A group heading over a partial rule spans the columns below it; it is not a column of its own.
+  const overRule = (seg: Segment) => (options.spanRules ?? []).some((rule) => seg.l >= rule.x1 - 2 && seg.r <= rule.x2 + 2 && seg.baseline > rule.y && seg.baseline - rule.y < 2.5 * seg.size);
+  const columns = splitAtRules(columnsOf(segmentRows.map((row) => row.filter((seg) => !overRule(seg)))), cuts);
   if (columns.length < 2) return undefined;
   const lines = segmentRows.map((segments) => placeRow(segments, columns));
   const rows: Row[] = [];
@@ -175,12 +189,13 @@ export function buildGrid(runs: TextRun[], region: BoundingBox, options: GridOpt
   for (const line of lines) {
     const above = rows.at(-1);
     const ruledRows = (options.rowRules?.length ?? 0) > 0;
-    const joins = above !== undefined && (ruledRows ? band(above.baseline) === band(line.baseline) : continuesRow(above, line));
+    const joins = above !== undefined && (ruledRows ? band(above.baseline) === band(line.baseline) : continuesRow(above, line) || continuesHeader(above, line, options));
     if (above && joins) mergeInto(above, line);
     else rows.push(line);
   }
   if (rows.length < 2) return undefined;
   for (const rule of options.spanRules ?? []) spanOver(rows, columns, rule);
+  spanHeaderRows(rows, columns, options);
   const cells: TableCell[] = [];
   rows.forEach((row, r) => {
     const header = options.headerBottom !== undefined ? row.baseline > options.headerBottom : r === 0 && looksLikeHeader(rows);
@@ -189,20 +204,70 @@ export function buildGrid(runs: TextRun[], region: BoundingBox, options: GridOpt
       const column = columns[c];
       if (!column) continue;
       if (!cell) {
-        if (coveredBySpan(row, c)) continue;
+        if (coveredBySpan(row, c) || row.coveredFromAbove?.has(c)) continue;
         cells.push({ text: '', bbox: { l: column.l, r: column.r, t: row.top, b: row.bottom }, row: r, col: c, rowSpan: 1, colSpan: 1, columnHeader: header, rowHeader: false });
         continue;
       }
       const segments = cell.segments.sort((a, b) => b.baseline - a.baseline || a.l - b.l);
       const text = segments.map((s) => s.text).reduce(joinText, '');
       const bbox = union(segments.flatMap((s) => s.runs.map(runBox)));
-      cells.push({ text, bbox, row: r, col: c, rowSpan: 1, colSpan: Math.min(cell.span, columns.length - c), columnHeader: header, rowHeader: false });
+      cells.push({ text, bbox, row: r, col: c, rowSpan: cell.rowSpan ?? 1, colSpan: Math.min(cell.span, columns.length - c), columnHeader: header, rowHeader: false });
     }
   });
   const filledRows = rows.filter((row) => row.cells.size >= 2).length;
   if (filledRows < 2) return undefined;
   void region;
   return { numRows: rows.length, numCols: columns.length, cells };
+}
+
+/** A partial rule lies between two printed lines of a table. */
+const ruleBetween = (options: GridOptions, upper: number, lower: number) => (options.spanRules ?? []).some((rule) => rule.y < upper && rule.y > lower);
+
+/**
+ * Above a booktabs mid-rule every printed line is column-header text: a header cell set on two
+ * lines ("#" over "enc-layers") is one cell, so header lines join one row unless a partial rule
+ * under a group heading lies between them.
+ */
+function continuesHeader(above: Row, line: Row, options: GridOptions): boolean {
+  const bottom = options.headerBottom;
+  if (bottom === undefined || line.baseline <= bottom || above.baseline <= bottom) return false;
+  if (ruleBetween(options, above.bottom + 0.5 * above.size, line.top - 0.5 * line.size)) return false;
+  return above.baseline - line.baseline <= 1.6 * Math.max(above.size, line.size);
+}
+
+/**
+ * Header rows split by a partial rule (a group heading over its columns): in the columns the rule
+ * does not cover, text on both rows, or set between them, is one cell spanning both rows
+ * ("# enc-layers" beside "TEDs" over "simple complex all").
+ */
+function spanHeaderRows(rows: Row[], columns: Column[], options: GridOptions): void {
+  const bottom = options.headerBottom;
+  if (bottom === undefined) return;
+  for (let r = 0; r + 1 < rows.length; r += 1) {
+    const upper = rows[r];
+    const lower = rows[r + 1];
+    if (!upper || !lower || lower.baseline <= bottom) continue;
+    const rules = (options.spanRules ?? []).filter((rule) => rule.y < upper.baseline && rule.y > lower.top - 0.5 * lower.size);
+    if (rules.length === 0) continue;
+    const firstLine = (row: Row) => Math.max(...[...row.cells.values()].flatMap((cell) => cell.segments.map((seg) => seg.baseline)));
+    const [high, low] = [firstLine(upper), firstLine(lower)];
+    const underRule = (c: number) => rules.some((rule) => (columns[c]?.l ?? 0) < rule.x2 && rule.x1 < (columns[c]?.r ?? 0));
+    for (let c = 0; c < columns.length; c += 1) {
+      if (underRule(c) || coveredBySpan(upper, c) || coveredBySpan(lower, c) || upper.coveredFromAbove?.has(c)) continue;
+      const top = upper.cells.get(c);
+      const below = lower.cells.get(c);
+      if ((top?.span ?? 1) > 1 || (below?.span ?? 1) > 1) continue;
+      const merged = { segments: [...(top?.segments ?? []), ...(below?.segments ?? [])], span: 1, rowSpan: 2 };
+      if (merged.segments.length === 0) continue;
+      // Text in one of the two rows only spans both when it is set between their lines (centred
+      // over the two rows); on the line of one row it is that row's (a header cell of the lower row only).
+      const between = merged.segments.every((seg) => seg.baseline < high - 0.25 * (high - low) && seg.baseline > low + 0.25 * (high - low));
+      if ((!top || !below) && !between) continue;
+      upper.cells.set(c, merged);
+      lower.cells.delete(c);
+      lower.coveredFromAbove = new Set([...(lower.coveredFromAbove ?? []), c]);
+    }
+  }
 }
 
 /** The one cell just above a partial rule, alone over the columns the rule covers, spans them. */

@@ -7,6 +7,35 @@ const MIN_RULE = 8;
 /** Rule ends, crossings and edges within this distance (points) are the same. */
 const SNAP = 2;
 
+/**
+ * The page's horizontal and vertical rules, collinear pieces that meet joined into one (after
+ * Tabula's collapseOrientedRulings): TeX draws a column rule as one piece per printed line, so a
+ * rule that runs down a whole row of two lines arrives as two pieces end to end. Pieces shorter
+ * than `minLength` (once joined) are left out.
+ */
+export function tableRules(rulings: Ruling[], minLength = MIN_RULE): { horizontal: Ruling[]; vertical: Ruling[] } {
+  const joined = (pieces: Ruling[], along: 'x' | 'y'): Ruling[] => {
+    const [lo, hi, at] = along === 'x' ? (['x1', 'x2', 'y1'] as const) : (['y1', 'y2', 'x1'] as const);
+    const out: Ruling[] = [];
+    for (const piece of [...pieces].sort((a, b) => a[at] - b[at] || a[lo] - b[lo])) {
+      const last = out.at(-1);
+      if (last && Math.abs(last[at] - piece[at]) <= 0.5 && piece[lo] <= last[hi] + SNAP) last[hi] = Math.max(last[hi], piece[hi]);
+      else out.push({ ...piece });
+    }
+    return out;
+  };
+  const horizontal = joined(rulings.filter((r) => r.y2 - r.y1 <= 1), 'x').filter((r) => r.x2 - r.x1 >= minLength);
+  const vertical = joined(rulings.filter((r) => r.x2 - r.x1 <= 1 && r.y2 - r.y1 > 1), 'y').filter((r) => r.y2 - r.y1 >= minLength);
+  return { horizontal, vertical };
+}
+
+/** Whether a drawn rule runs along the edge from `from` to `to` (at least its middle and most of it). */
+export function drawn(rules: Ruling[], along: 'x' | 'y', at: number, from: number, to: number): boolean {
+  const [lo, hi, pos] = along === 'x' ? (['x1', 'x2', 'y1'] as const) : (['y1', 'y2', 'x1'] as const);
+  const middle = (from + to) / 2;
+  return rules.some((r) => Math.abs(r[pos] - at) <= SNAP && r[lo] <= middle && r[hi] >= middle && Math.min(r[hi], to) - Math.max(r[lo], from) >= 0.6 * (to - from));
+}
+
 /** A table's cell edges: column edges left to right, row edges top to bottom. */
 export type Grid = { xs: number[]; ys: number[] };
 
@@ -26,8 +55,7 @@ function snapped(values: number[]): number[] {
  * columns. The outer edges count even where no border is drawn, for tables ruled only inside.
  */
 export function findGrids(rulings: Ruling[]): Grid[] {
-  const horizontal = rulings.filter((r) => r.y2 - r.y1 <= 1 && r.x2 - r.x1 >= MIN_RULE);
-  const vertical = rulings.filter((r) => r.x2 - r.x1 <= 1 && r.y2 - r.y1 >= MIN_RULE);
+  const { horizontal, vertical } = tableRules(rulings);
   const rules = [...horizontal, ...vertical];
   const parent = rules.map((_, i) => i);
   const root = (i: number): number => {
