@@ -213,9 +213,29 @@ function consistent(rows: Seg[][]): boolean {
   const runs = rows.flat().flatMap((s) => s.runs);
   if (runs.filter((r) => r.mono).length * 2 > runs.length) return false;
   if (columns.some((_, i) => countsUp(rows.map((row) => row.find((s) => columns.findIndex((c) => s.l < c.r && c.l < s.r) === i)?.text)))) return false;
+  if (proseColumns(rows, columns) >= 2) return false;
   if (columns.length >= 3) return true;
   const numbersIn = (i: number) => rows.filter((row) => row.some((s) => columns.findIndex((c) => s.l < c.r && c.l < s.r) === i && isNumeric(s.text))).length;
   return columns.some((_, i) => numbersIn(i) >= rows.length - 1);
+}
+
+/** A piece of running text: several words filling most of its column's width. */
+const PROSE_WORDS = 4;
+const PROSE_FILL = 0.7;
+/** A column is prose when this share of its pieces are. */
+const PROSE_SHARE = 0.6;
+
+/**
+ * How many columns hold running text. Two or more mean the lined-up rows are the page's own text
+ * columns (a three-column Federal Register page, whose lines share baselines across its narrow
+ * gutters), not a table: a table's cells are ragged, a justified column's lines fill it.
+ */
+function proseColumns(rows: Seg[][], columns: ReturnType<typeof columnsOf>): number {
+  return columns.filter((column) => {
+    const pieces = rows.flat().filter((s) => s.l < column.r && column.l < s.r);
+    const prose = pieces.filter((s) => s.text.split(/\s+/).length >= PROSE_WORDS && s.r - s.l >= PROSE_FILL * (column.r - column.l));
+    return pieces.length > 0 && prose.length >= PROSE_SHARE * pieces.length;
+  }).length;
 }
 
 /** Whole numbers each one more than the last (the line numbers of a listing). */
