@@ -1,0 +1,123 @@
+// Right-to-left scripts (Arabic, Hebrew, Persian…) in logical order. A PDF draws glyphs in visual
+// order, left to right; pdf.js reorders the text inside each of its items, but the layout stage meets
+// a line as runs sorted by x, and a run of Latin words or digits inside an Arabic line sits at the
+// left of the Arabic that precedes it. The Unicode Bidirectional Algorithm (UAX #9, here bidi-js)
+// resolves a line's visual string into levels; reversing each run of odd level gives the order it
+// was typed in, as pdf.js and poppler do for a single item. Pure: runs in, text out.
+import bidiModule from 'bidi-js';
+import type { TextRun } from './geometry.ts';
+
+// bidi-js is CommonJS (module.exports is the factory) while its typings declare an ES default export.
+const bidiFactory = bidiModule as unknown as typeof bidiModule.default;
+const bidi = bidiFactory();
+
+/** A quick test for characters of a right-to-left script or their presentation forms; lines without any skip the algorithm. */
+const RTL_RANGE = /[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]|[\u{10800}-\u{10fff}\u{1e800}-\u{1efff}]/u;
+
+const isRtlStrong = (char: string) => {
+  const type = bidi.getBidiCharTypeName(char);
+  return type === 'R' || type === 'AL';
+};
+const isLtrStrong = (char: string) => bidi.getBidiCharTypeName(char) === 'L';
+
+/** Whether `text` holds any letter of a right-to-left script. */
+export function hasRightToLeft(text: string): boolean {
+  return RTL_RANGE.test(text) && [...text].some(isRtlStrong);
+}
+
+/**
+ * Presentation forms (U+FB1D–FDFF, U+FE70–FEFC: Hebrew and Arabic glyph shapes — isolated, initial,
+ * medial, final forms and ligatures such as lam-alef) as the letters they show (NFKC), so the text can
+ * be searched and translated. Run after reordering: a ligature is one character until then, and NFKC
+ * spells it out in logical order (U+FEFB → lam, alef).
+ */
+export function normalizePresentationForms(text: string): string {
+  return text.replace(/[\ufb1d-\ufdff\ufe70-\ufefc]+/gu, (forms) => forms.normalize('NFKC'));
+}
+
+/** A line's base direction. UAX #9 (P2) takes the first strong character in logical order, which is the
+ * left end of a left-to-right line and the right end of a right-to-left one: where only one reading is
+ * consistent with the line's two ends it is that one; otherwise the direction of most of its letters. */
+export function baseDirection(visual: string): 'ltr' | 'rtl' {
+  const strong = [...visual].filter((c) => isRtlStrong(c) || isLtrStrong(c));
+  const first = strong[0];
+  const last = strong.at(-1);
+  if (first === undefined || last === undefined) return 'ltr';
+  const ltrConsistent = isLtrStrong(first);
+  const rtlConsistent = isRtlStrong(last);
+  if (ltrConsistent !== rtlConsistent) return ltrConsistent ? 'ltr' : 'rtl';
+  const rtl = strong.filter(isRtlStrong).length;
+  return rtl * 2 > strong.length ? 'rtl' : 'ltr';
+}
+
+/**
+ * The logical text of a visual string (characters as drawn, left to right). UAX #9 maps logical text to
+ * visual order; to go back, its levels are resolved on the text as close to logical order as the page
+ * tells: a right-to-left line read from its right end (so a number finds the letters that precede it
+ * in reading, rule W2, and "2-5" stays one number, rule W4), a left-to-right line as drawn. Then every
+ * run above the base level is reversed from the highest level down (rule L2, which undoes itself), and
+ * brackets at an odd level are swapped for their mirror (rule L4: a "(" typed in Arabic is drawn with
+ * the glyph of ")").
+ */
+export function logicalFromVisual(visual: string, direction: 'ltr' | 'rtl' = baseDirection(visual)): string {
+  if (!hasRightToLeft(visual)) return visual;
+  const text = direction === 'rtl' ? [...visual].reverse().join('') : visual;
+  const levels = bidi.getEmbeddingLevels(text, direction);
+  // bidi-js works on UTF-16 indices; a surrogate pair reversed with its run is put back in order below.
+  const units = text.split('');
+  for (const [index, mirror] of bidi.getMirroredCharactersMap(text, levels.levels)) units[index] = mirror;
+  for (const [start, end] of bidi.getReorderSegments(text, levels)) {
+    if (start === undefined || end === undefined) continue;
+    const reversed = units.slice(start, end + 1).reverse();
+    units.splice(start, reversed.length, ...reversed);
+  }
+  // On a right-to-left line the algorithm's last step reverses the whole line, which reading it from
+  // the right end has already done: undone here, so only the runs above the base level are reversed.
+  if (direction === 'rtl') units.reverse();
+  return normalizePresentationForms(units.join('').replace(/([\udc00-\udfff])([\ud800-\udbff])/g, '$2$1'));
+}
+
+/**
+ * The visual order of one run's text. pdf.js has already put each item's text in logical order,
+ * choosing the item's direction by its share of RTL letters (30 %); applying the algorithm again with
+ * the same direction gives back the order the glyphs were drawn in.
+ */
+export function visualFromRun(text: string): string {
+  if (!hasRightToLeft(text)) return text;
+  const chars = [...text];
+  const rtl = chars.filter((c) => isRtlStrong(c) || bidi.getBidiCharTypeName(c) === 'AN').length;
+  const direction = rtl / chars.length < 0.3 && chars.length > 4 ? 'ltr' : 'rtl';
+  const levels = bidi.getEmbeddingLevels(text, direction);
+  return bidi.getReorderedString(text, levels);
+}
+
+/**
+ * A Latin (or other left-to-right) letter touching an Arabic or Hebrew one where two runs meet is a
+ * word boundary: letters of the two directions never join into one word, and Word, laying out
+ * "R و Python من", draws the space after "Python" on its other side, leaving "Python" against "من".
+ */
+function scriptsMeet(left: string, right: string): boolean {
+  return (isLtrStrong(left) && isRtlStrong(right)) || (isRtlStrong(left) && isLtrStrong(right));
+}
+
+/**
+ * The text of a line whose runs (sorted left to right) hold right-to-left script, in logical order, or
+ * undefined when no run does (the caller joins left to right as before). Runs are laid side by side in
+ * the order they are drawn, with a space where the gap between two is wider than `wordGap` em, and the
+ * line is resolved as one paragraph: the Latin words and digits of an Arabic line keep their own order
+ * and their place in the sentence ("بلغة R و Python", not "Python و R").
+ */
+export function logicalLineText(runs: TextRun[], wordGap: number): string | undefined {
+  if (!runs.some((run) => hasRightToLeft(run.text))) return undefined;
+  let visual = '';
+  let right = -Infinity;
+  for (const run of runs) {
+    const piece = visualFromRun(run.text);
+    const gap = run.x - right;
+    const touching = visual !== '' && !/\s$/.test(visual) && !/^\s/.test(piece);
+    const spaced = touching && (gap > wordGap * run.size || scriptsMeet(visual.at(-1) ?? '', piece[0] ?? ''));
+    visual += (spaced ? ' ' : '') + piece;
+    right = Math.max(right, run.x + run.width);
+  }
+  return logicalFromVisual(visual);
+}
