@@ -121,3 +121,77 @@ export function logicalLineText(runs: TextRun[], wordGap: number): string | unde
   }
   return logicalFromVisual(visual);
 }
+
+/** The glyphs one text-showing operator drew, in drawn order, each as the text its ToUnicode maps it to. */
+export type DrawnGlyphs = { font: string; glyphs: string[] };
+/** A pdf.js text item: its text already reordered (`dir` says which way), its font's loaded name. */
+export type ReorderedItem = { str: string; dir: string; fontName: string };
+
+/** Letters that sit at the right-to-left level of a line: R and AL letters, and the marks of those scripts. */
+const isRtlLetter = (char: string) => isRtlStrong(char) || (RTL_RANGE.test(char) && bidi.getBidiCharTypeName(char) === 'NSM');
+/** Characters pdf.js never puts into an item's text (spaces are re-inferred, format marks skipped, < > dropped by its bidi). */
+const countable = (text: string) => [...text].filter((char) => !/[\s\p{Cf}<>]/u.test(char)).length;
+/** A glyph that stands for several right-to-left letters: the lam-alef ligature, "لإ" in one glyph. */
+const isLigature = (glyph: string) => [...glyph].filter(isRtlLetter).length > 1;
+
+/**
+ * Item texts with every glyph that stands for several right-to-left letters kept whole. A ToUnicode map
+ * gives a ligature's letters in logical order (lam-alef as lam, alef: "لإ"); pdf.js joins the glyphs'
+ * texts in drawn order and reverses the item character by character, turning that into "إل" —
+ * "اإلنتاجية" for "الإنتاجية". The text alone cannot tell a reversed ligature from a real alef-lam
+ * ("إلى"), so the glyphs are read from the operator list: per font, glyphs are taken in drawn order
+ * until they hold the item's characters; where pdf.js's reversal of them gives exactly the item's
+ * right-to-left letters, each ligature's letters are put back in their own order. An item that does not
+ * match is left as pdf.js gave it, and so is the rest of that font's text on the page.
+ */
+export function keepGlyphsWhole(items: ReorderedItem[], drawn: DrawnGlyphs[]): string[] {
+  const streams = new Map<string, string[]>();
+  for (const { font, glyphs } of drawn) {
+    let stream = streams.get(font);
+    if (!stream) streams.set(font, (stream = []));
+    for (const glyph of glyphs) if (countable(glyph) > 0) stream.push(glyph);
+  }
+  const fontsWithLigatures = new Set([...streams].filter(([, stream]) => stream.some(isLigature)).map(([font]) => font));
+  const cursors = new Map<string, number>();
+  return items.map((item) => {
+    const stream = streams.get(item.fontName);
+    let at = cursors.get(item.fontName) ?? 0;
+    const needed = countable(item.str);
+    if (!stream || at < 0 || needed === 0) return item.str;
+    const glyphs: string[] = [];
+    let taken = 0;
+    for (; taken < needed && at < stream.length; at++) {
+      const glyph = stream[at] ?? '';
+      glyphs.push(glyph);
+      taken += countable(glyph);
+    }
+    cursors.set(item.fontName, taken === needed ? at : -1);
+    if (taken !== needed || !fontsWithLigatures.has(item.fontName) || !glyphs.some(isLigature)) return item.str;
+    return restoreLigatures(item.str, item.dir === 'rtl', glyphs) ?? item.str;
+  });
+}
+
+/** `text` (pdf.js's reordering of `glyphs`) with each ligature's letters in glyph order, or undefined if the glyphs do not explain it. */
+function restoreLigatures(text: string, rightToLeft: boolean, glyphs: string[]): string | undefined {
+  // pdf.js reverses every stretch of right-to-left letters: the whole item when it is right-to-left,
+  // else each stretch between left-to-right letters.
+  const stretches: Array<Array<{ char: string; glyph: number }>> = [[]];
+  glyphs.forEach((glyph, index) => {
+    for (const char of glyph) {
+      if (isRtlLetter(char)) stretches.at(-1)?.push({ char, glyph: index });
+      else if (!rightToLeft && isLtrStrong(char)) stretches.push([]);
+    }
+  });
+  const expected = stretches.flatMap((stretch) => stretch.reverse());
+  const letters = [...text].filter(isRtlLetter);
+  if (letters.join('') !== expected.map((e) => e.char).join('')) return undefined;
+  const fixed = expected.map((e) => e.char);
+  for (let start = 0; start < expected.length; ) {
+    let end = start;
+    while (end + 1 < expected.length && expected[end + 1]?.glyph === expected[start]?.glyph) end++;
+    fixed.splice(start, end - start + 1, ...fixed.slice(start, end + 1).reverse());
+    start = end + 1;
+  }
+  let next = 0;
+  return [...text].map((char) => (isRtlLetter(char) ? (fixed[next++] ?? char) : char)).join('');
+}
