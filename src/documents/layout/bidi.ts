@@ -5,7 +5,7 @@
 // resolves a line's visual string into levels; reversing each run of odd level gives the order it
 // was typed in, as pdf.js and poppler do for a single item. Pure: runs in, text out.
 import bidiModule from 'bidi-js';
-import type { TextRun } from './geometry.ts';
+import type { Line, TextRun } from './geometry.ts';
 
 // bidi-js is CommonJS (module.exports is the factory) while its typings declare an ES default export.
 const bidiFactory = bidiModule as unknown as typeof bidiModule.default;
@@ -55,9 +55,10 @@ export function baseDirection(visual: string): 'ltr' | 'rtl' {
  * visual order; to go back, its levels are resolved on the text as close to logical order as the page
  * tells: a right-to-left line read from its right end (so a number finds the letters that precede it
  * in reading, rule W2, and "2-5" stays one number, rule W4), a left-to-right line as drawn. Then every
- * run above the base level is reversed from the highest level down (rule L2, which undoes itself), and
- * brackets at an odd level are swapped for their mirror (rule L4: a "(" typed in Arabic is drawn with
- * the glyph of ")").
+ * run above the base level is reversed from the highest level down (rule L2, which undoes itself).
+ * Brackets keep the character the PDF gives: rule L4 draws a "(" typed in Arabic with the glyph of ")",
+ * but producers map the glyph to the character typed (the Egyptian programme's "(2024 - 2026)" comes
+ * out of pdf.js as "(" right of 2024), as pdf.js and poppler assume too.
  */
 export function logicalFromVisual(visual: string, direction: 'ltr' | 'rtl' = baseDirection(visual)): string {
   if (!hasRightToLeft(visual)) return visual;
@@ -65,7 +66,6 @@ export function logicalFromVisual(visual: string, direction: 'ltr' | 'rtl' = bas
   const levels = bidi.getEmbeddingLevels(text, direction);
   // bidi-js works on UTF-16 indices; a surrogate pair reversed with its run is put back in order below.
   const units = text.split('');
-  for (const [index, mirror] of bidi.getMirroredCharactersMap(text, levels.levels)) units[index] = mirror;
   for (const [start, end] of bidi.getReorderSegments(text, levels)) {
     if (start === undefined || end === undefined) continue;
     const reversed = units.slice(start, end + 1).reverse();
@@ -101,13 +101,13 @@ function scriptsMeet(left: string, right: string): boolean {
 }
 
 /**
- * The text of a line whose runs (sorted left to right) hold right-to-left script, in logical order, or
- * undefined when no run does (the caller joins left to right as before). Runs are laid side by side in
- * the order they are drawn, with a space where the gap between two is wider than `wordGap` em, and the
- * line is resolved as one paragraph: the Latin words and digits of an Arabic line keep their own order
- * and their place in the sentence ("بلغة R و Python", not "Python و R").
+ * A line whose runs (sorted left to right) hold right-to-left script: its text in logical order and its
+ * base direction; undefined when no run does (the caller joins left to right as before). Runs are laid
+ * side by side in the order they are drawn, with a space where the gap between two is wider than
+ * `wordGap` em, and the line is resolved as one paragraph: the Latin words and digits of an Arabic line
+ * keep their own order and their place in the sentence ("بلغة R و Python", not "Python و R").
  */
-export function logicalLineText(runs: TextRun[], wordGap: number): string | undefined {
+export function logicalLine(runs: TextRun[], wordGap: number): { text: string; direction: 'ltr' | 'rtl' } | undefined {
   if (!runs.some((run) => hasRightToLeft(run.text))) return undefined;
   let visual = '';
   let right = -Infinity;
@@ -119,7 +119,18 @@ export function logicalLineText(runs: TextRun[], wordGap: number): string | unde
     visual += (spaced ? ' ' : '') + piece;
     right = Math.max(right, run.x + run.width);
   }
-  return logicalFromVisual(visual);
+  const direction = baseDirection(visual);
+  return { text: logicalFromVisual(visual, direction), direction };
+}
+
+/**
+ * A right-to-left line seen in a mirror: its box flipped left for right, so that a rule written for
+ * lines that start at their left edge (a first-line indent, a list item's wrapped lines indented
+ * under its text) reads a right-to-left paragraph, which starts at its right edge, the same way.
+ */
+export function mirrorLine(line: Line): Line {
+  const { rtl: _, ...rest } = line;
+  return { ...rest, bbox: { ...line.bbox, l: -line.bbox.r, r: -line.bbox.l } };
 }
 
 /** The glyphs one text-showing operator drew, in drawn order, each as the text its ToUnicode maps it to. */
