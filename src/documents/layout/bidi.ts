@@ -56,21 +56,15 @@ export function baseDirection(visual: string): 'ltr' | 'rtl' {
  * tells: a right-to-left line read from its right end (so a number finds the letters that precede it
  * in reading, rule W2, and "2-5" stays one number, rule W4), a left-to-right line as drawn. Then every
  * run above the base level is reversed from the highest level down (rule L2, which undoes itself).
- * Brackets keep the character the PDF gives: rule L4 draws a "(" typed in Arabic with the glyph of ")",
- * but producers map the glyph to the character typed (the Egyptian programme's "(2024 - 2026)" comes
- * out of pdf.js as "(" right of 2024), as pdf.js and poppler assume too.
+ * Brackets keep the character the PDF gives: rule L4 draws a "(" typed in Hebrew with the glyph of ")",
+ * but Word and PowerPoint map that glyph to the character typed ("סעיף 15(ב)(4)" on pdf.js's
+ * issue11656 page, "(2024 - 2026)" on docling's right_to_left_02), as pdf.js and poppler assume too.
  */
 export function logicalFromVisual(visual: string, direction: 'ltr' | 'rtl' = baseDirection(visual)): string {
   if (!hasRightToLeft(visual)) return visual;
   const text = direction === 'rtl' ? [...visual].reverse().join('') : visual;
-  const levels = bidi.getEmbeddingLevels(text, direction);
   // bidi-js works on UTF-16 indices; a surrogate pair reversed with its run is put back in order below.
-  const units = text.split('');
-  for (const [start, end] of bidi.getReorderSegments(text, levels)) {
-    if (start === undefined || end === undefined) continue;
-    const reversed = units.slice(start, end + 1).reverse();
-    units.splice(start, reversed.length, ...reversed);
-  }
+  const units = bidi.getReorderedIndices(text, bidi.getEmbeddingLevels(text, direction)).map((index) => text[index] ?? '');
   // On a right-to-left line the algorithm's last step reverses the whole line, which reading it from
   // the right end has already done: undone here, so only the runs above the base level are reversed.
   if (direction === 'rtl') units.reverse();
@@ -87,8 +81,8 @@ export function visualFromRun(text: string): string {
   const chars = [...text];
   const rtl = chars.filter((c) => isRtlStrong(c) || bidi.getBidiCharTypeName(c) === 'AN').length;
   const direction = rtl / chars.length < 0.3 && chars.length > 4 ? 'ltr' : 'rtl';
-  const levels = bidi.getEmbeddingLevels(text, direction);
-  return bidi.getReorderedString(text, levels);
+  // Indices, not bidi-js's reordered string, which also mirrors brackets (see logicalFromVisual).
+  return bidi.getReorderedIndices(text, bidi.getEmbeddingLevels(text, direction)).map((index) => text[index]).join('');
 }
 
 /**
