@@ -150,6 +150,8 @@ const isLigature = (glyph: string) => [...glyph].filter(isRtlLetter).length > 1;
  * match is left as pdf.js gave it, and so is the rest of that font's text on the page.
  */
 export function keepGlyphsWhole(items: ReorderedItem[], drawn: DrawnGlyphs[]): string[] {
+  // Most pages draw no glyph standing for two right-to-left letters: nothing to match.
+  if (!drawn.some(({ glyphs }) => glyphs.some((glyph) => glyph.length > 1 && RTL_RANGE.test(glyph) && isLigature(glyph)))) return items.map((item) => item.str);
   const streams = new Map<string, string[]>();
   for (const { font, glyphs } of drawn) {
     let stream = streams.get(font);
