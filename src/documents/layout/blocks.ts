@@ -1,6 +1,7 @@
 // Stage 2 — lines → blocks: paragraphs, list items and code, each with its style (size, weight,
 // alignment, line height) for the translation overlay to set text in the same place.
 import type { Block } from '../document.ts';
+import { mirrorLine } from './bidi.ts';
 import { dominant, joinLines, LINE_PITCH, overlapsX, similarSize, union, type Line } from './geometry.ts';
 
 /** "• item", "- item", "* item", "– item", "1. item", "1) item", "a) item": the marker and the rest. */
@@ -82,6 +83,8 @@ export function linePitch(lines: Line[]): number {
 }
 
 function continues(draft: Draft, line: Line, pitch: number): boolean {
+  // A right-to-left paragraph starts at its right edge: its indents are read on the lines mirrored.
+  if (line.rtl) return continues({ ...draft, lines: draft.lines.map(mirrorLine) }, mirrorLine(line), pitch);
   const last = draft.lines.at(-1);
   const first = draft.lines[0];
   if (!last || !first) return false;

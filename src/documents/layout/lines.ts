@@ -1,5 +1,6 @@
 // Stage 1 — runs → lines: runs sharing a baseline, ordered by x, split where the gap is column-wide;
 // sub- and superscripts attached to the line they belong to.
+import { logicalLine } from './bidi.ts';
 import { ASCENT, CJK, DESCENT, dominant, joinText, union, type Line, type TextRun } from './geometry.ts';
 import { findGutters, gutterBetween, type Gutter } from './gutters.ts';
 
@@ -109,6 +110,8 @@ function toLine(runs: TextRun[]): Line {
     text = spaced ? joinText(text, run.text) : text + run.text;
     right = Math.max(right, run.x + run.width);
   }
+  const logical = logicalLine(runs, WORD_GAP); // a line holding Arabic or Hebrew, in the order it reads
+  if (logical) text = logical.text;
   const sizes = textSizes(runs);
   const size = dominant(runs.map((r, i): [number, number] => [sizes[i] ?? r.size, r.text.length])) ?? 0;
   const boldChars = runs.reduce((n, r) => n + (r.bold ? r.text.length : 0), 0);
@@ -124,5 +127,6 @@ function toLine(runs: TextRun[]): Line {
     mono: runs.reduce((n, r) => n + (r.mono && !CJK.test(r.text) ? r.text.length : 0), 0) * 2 > chars,
     italic: runs.reduce((n, r) => n + (r.italic ? r.text.length : 0), 0) * 2 > chars,
     ...(runs.some((r) => r.math) ? { math: true } : {}),
+    ...(logical?.direction === 'rtl' ? { rtl: true } : {}),
   };
 }

@@ -6,7 +6,9 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { getDocument, GlobalWorkerOptions, PasswordException } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { PDFDocumentProxy, PDFPageProxy, TextItem, TextStyle } from 'pdfjs-dist/types/src/display/api.js';
+import { keepGlyphsWhole } from '../layout/bidi.ts';
 import type { PageContent, TextRun } from '../layout/geometry.ts';
+import { drawnGlyphs } from './drawn-glyphs.ts';
 import { NotAPdfError, UnreadablePdfError } from './errors.ts';
 import { figureRegions } from './figures.ts';
 import { graphicsFrom } from './rulings.ts';
@@ -95,8 +97,12 @@ async function readOpenPage(page: PDFPageProxy, pageNo: number): Promise<ReadPag
   const text = await page.getTextContent();
   const runs: TextRun[] = [];
   const styles = new Map<string, FontStyle>();
-  for (const item of text.items) {
-    if (!('str' in item) || item.str.trim() === '') continue;
+  const items = text.items.filter((item): item is TextItem => 'str' in item);
+  // Ligature glyphs of Arabic script, which pdf.js's reordering splits back to front (layout/bidi.ts).
+  const strings = keepGlyphsWhole(items, drawnGlyphs(operators.fnArray, operators.argsArray));
+  for (const [index, read] of items.entries()) {
+    const item = { ...read, str: strings[index] ?? read.str };
+    if (item.str.trim() === '') continue;
     let style = styles.get(item.fontName);
     if (!style) styles.set(item.fontName, (style = fontStyle(page, item.fontName, text.styles[item.fontName])));
     runs.push(textRun(item, style, origin));
