@@ -6,6 +6,8 @@ import { isIP } from 'node:net';
 import { endSessionsOf } from '../accounts/account-admin.ts';
 import { notifySecurity, resetFactors, type FactorsReset } from '../accounts/factors/factors.ts';
 import * as accounts from '../accounts/accounts.ts';
+import * as roles from '../accounts/roles.ts';
+import { withdrawApplication } from '../consent/grants.ts';
 import { unblockAddress, unlockAccount } from '../accounts/throttle.ts';
 import { recordAudit, type AuditActor, type AuditDetail, type AuditLog, type AuditType } from '../audit/audit.ts';
 import * as clients from '../clients/clients.ts';
@@ -160,6 +162,24 @@ export async function resetFactorsAsOperator(op: OperatorContext, sub: string): 
 /** `user set-password`: a new password, and every session ends. */
 export async function setPasswordAsOperator(op: OperatorContext, sub: string, password: string): Promise<void> {
   await audited(op, { type: 'account.password_set', sub }, () => accounts.setPassword(op.db, op.clock, sub, password));
+}
+
+/** `user role add SUB operator`: gives the role. Returns false when the person already held it. */
+export async function addRoleAsOperator(op: OperatorContext, sub: string, role: string): Promise<boolean> {
+  return audited(op, { type: 'account.role_added', sub, detail: { role } }, () => roles.addRole(op.db, op.clock, sub, role));
+}
+
+/** `user role remove SUB operator`. */
+export async function removeRoleAsOperator(op: OperatorContext, sub: string, role: string): Promise<boolean> {
+  return audited(op, { type: 'account.role_removed', sub, detail: { role } }, () => roles.removeRole(op.db, sub, role));
+}
+
+/** Withdraws the person's grant to one application (its tokens end), as they can on /account. */
+export async function withdrawGrantAsOperator(op: OperatorContext, sub: string, clientId: string): Promise<boolean> {
+  return audited(op, { type: 'account.grant_withdrawn', sub, clientId }, async () => {
+    await existingAccount(op.db, sub);
+    return withdrawApplication(op.db, op.clock, sub, clientId);
+  });
 }
 
 // ---- applications ----

@@ -34,6 +34,9 @@ export const AUDIT_TYPES = [
   'account.password_set',
   'account.sessions_ended',
   'account.factors_reset',
+  'account.role_added',
+  'account.role_removed',
+  'account.grant_withdrawn',
   'client.created',
   'client.updated',
   'client.disabled',
@@ -57,8 +60,8 @@ export type AuditType = (typeof AUDIT_TYPES)[number];
 export const AUDIT_OUTCOMES = ['success', 'failure', 'refused'] as const;
 export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number];
 
-/** Who made a change: an operator on the command line, an operator key, or (absent) the person themselves. */
-export type AuditActor = 'cli' | `admin_key:${string}`;
+/** Who made a change: an operator on the command line, an operator key, an operator in the admin console (their sub), or (absent) the person themselves. */
+export type AuditActor = 'cli' | `admin_key:${string}` | `operator:${string}`;
 
 /**
  * The keys `detail` may hold, each with a check of its value. Anything else is dropped, so a call
@@ -93,6 +96,10 @@ const DETAIL_KEYS = {
   recovery_codes_left: isCount,
   /** an operator key's id (its public half) */
   key_id: (v: unknown) => typeof v === 'string' && /^ak_[0-9a-f]{1,64}$/.test(v),
+  /** a role given or taken (accounts/roles.ts) */
+  role: (v: unknown) => v === 'operator',
+  /** a task an operator cancelled (its id, a UUID) */
+  task_id: (v: unknown) => typeof v === 'string' && /^[0-9a-f-]{36}$/.test(v),
 } satisfies Record<string, (v: unknown) => boolean>;
 
 function isCount(v: unknown): boolean {
