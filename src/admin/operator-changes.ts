@@ -4,6 +4,7 @@
 // API uses these; `signet user …` and `signet client …` can call the same functions.
 import { isIP } from 'node:net';
 import { endSessionsOf } from '../accounts/account-admin.ts';
+import { endConsoleSessionsOf } from './console/console-sessions.ts';
 import { notifySecurity, resetFactors, type FactorsReset } from '../accounts/factors/factors.ts';
 import * as accounts from '../accounts/accounts.ts';
 import * as roles from '../accounts/roles.ts';
@@ -136,9 +137,14 @@ export async function unlockAccountAsOperator(op: OperatorContext, sub: string, 
   });
 }
 
-/** Ends every session of the person. Returns how many ended. */
+/** Ends every session of the person — their admin console sessions too. Returns how many ended. */
 export async function endSessionsAsOperator(op: OperatorContext, sub: string): Promise<number> {
-  return audited(op, { type: 'account.sessions_ended', sub }, () => endSessionsOf(op.db, sub), (ended) => ({ detail: { sessions_ended: ended } }));
+  return audited(
+    op,
+    { type: 'account.sessions_ended', sub },
+    async () => (await endSessionsOf(op.db, sub)) + (await endConsoleSessionsOf(op.db, sub)),
+    (ended) => ({ detail: { sessions_ended: ended } }),
+  );
 }
 
 /**
@@ -226,3 +232,12 @@ export async function rotateClientSecretAsOperator(op: OperatorContext, clientId
 export async function deleteClientAsOperator(op: OperatorContext, clientId: string): Promise<void> {
   await audited(op, { type: 'client.deleted', clientId }, () => clients.deleteClient(op.db, clientId));
 }
+
+// ---- tasks ----
+
+/** Cancels anyone's queued or running task (the console's Tasks page). */
+export async function cancelTaskAsOperator(op: OperatorContext, id: string): Promise<void> {
+  const { cancelAnyTask } = await import('../tasks/tasks.ts');
+  await audited(op, { type: 'task.cancelled', detail: { task_id: id } }, () => cancelAnyTask(op.db, op.clock, id), (task) => ({ sub: task.sub }));
+}
+

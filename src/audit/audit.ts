@@ -44,6 +44,7 @@ export const AUDIT_TYPES = [
   'client.secret_rotated',
   'client.deleted',
   'admin_key.created',
+  'task.cancelled',
   'admin_key.revoked',
   'passkey.added',
   'passkey.removed',
@@ -89,8 +90,8 @@ const DETAIL_KEYS = {
   unblocked_address: (v: unknown) => typeof v === 'string' && isIP(v) !== 0,
   /** a second factor's kind ("totp"), or how a second step was passed ("totp", "recovery_code") */
   factor: (v: unknown) => typeof v === 'string' && /^[a-z_]{1,30}$/.test(v),
-  /** where a second-factor event happened: "signin" (the second step), "step_up" (confirming a change), "setup" */
-  stage: (v: unknown) => v === 'signin' || v === 'step_up' || v === 'setup',
+  /** where a second-factor event happened: "signin" (the second step), "step_up" (confirming a change), "setup", "console" (the admin console's sign-in) */
+  stage: (v: unknown) => v === 'signin' || v === 'step_up' || v === 'setup' || v === 'console',
   factors_removed: isCount,
   recovery_codes_removed: isCount,
   recovery_codes_left: isCount,
@@ -215,6 +216,10 @@ export type AuditFilter = {
   clientId?: string | undefined;
   /** an exact type (`signin.failed`) or a family (`account.*`) */
   type?: string | undefined;
+  /** recorded at or after (epoch ms) */
+  from?: number | undefined;
+  /** recorded before (epoch ms) */
+  to?: number | undefined;
 };
 
 export const DEFAULT_AUDIT_PAGE = 50;
@@ -245,10 +250,24 @@ export async function listAuditEvents(
     clientId: filter.clientId,
     type: family === undefined ? filter.type : undefined,
     typePrefix: family,
+    from: filter.from,
+    to: filter.to,
     beforeId,
     limit: limit + 1,
   });
   const pageRows = rows.slice(0, limit);
   const last = pageRows.at(-1);
   return { events: pageRows.map(toView), next_cursor: rows.length > limit && last ? encodeCursor(Number(last.id)) : null };
+}
+
+/** How many events of each type were recorded at or after `since` (the console's overview). */
+export function countAuditEventsSince(db: Db, types: readonly AuditType[], since: number): Promise<Map<string, number>> {
+  return store.countEventsSince(db, types, since);
+}
+
+/** One event by its id, or undefined. */
+export async function findAuditEvent(db: Db, id: string): Promise<AuditEventView | undefined> {
+  if (!/^\d{1,15}$/.test(id)) return undefined;
+  const row = await store.findEvent(db, Number(id));
+  return row ? toView(row) : undefined;
 }
