@@ -15,6 +15,7 @@ import * as clients from '../clients/clients.ts';
 import type { Clock } from '../config/clock.ts';
 import type { Db } from '../db/database.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
+import { AdminKeyError, createAdminKey, revokeAdminKey, type AdminKeyView } from './admin-keys.ts';
 
 export type OperatorContext = {
   db: Db;
@@ -34,7 +35,9 @@ type EventBase = { type: AuditType; sub?: string | undefined; clientId?: string 
 
 /** A domain error's code (e.g. email_taken), for the trail of a refused change. */
 function reasonOf(error: unknown): string {
-  if (error instanceof accounts.AccountError || error instanceof clients.ClientError) return error.code;
+  if (error instanceof accounts.AccountError || error instanceof clients.ClientError || error instanceof AdminKeyError) return error.code;
+  // the tasks domain's errors (loaded lazily, so matched by shape): `code` is a short snake_case word
+  if (error instanceof Error && 'code' in error && typeof error.code === 'string' && /^[a-z_]{1,40}$/.test(error.code)) return error.code;
   return 'error';
 }
 
@@ -239,5 +242,16 @@ export async function deleteClientAsOperator(op: OperatorContext, clientId: stri
 export async function cancelTaskAsOperator(op: OperatorContext, id: string): Promise<void> {
   const { cancelAnyTask } = await import('../tasks/tasks.ts');
   await audited(op, { type: 'task.cancelled', detail: { task_id: id } }, () => cancelAnyTask(op.db, op.clock, id), (task) => ({ sub: task.sub }));
+}
+
+// ---- admin keys ----
+
+/** A new operator key; `key` is the only time it is shown. */
+export async function createAdminKeyAsOperator(op: OperatorContext, name: string): Promise<{ id: string; key: string }> {
+  return audited(op, { type: 'admin_key.created' }, () => createAdminKey(op.db, op.clock, op.hashKey, name), (created) => ({ detail: { key_id: created.id } }));
+}
+
+export async function revokeAdminKeyAsOperator(op: OperatorContext, id: string): Promise<AdminKeyView> {
+  return audited(op, { type: 'admin_key.revoked', ...(/^ak_[0-9a-f]{16}$/.test(id) ? { detail: { key_id: id } } : {}) }, () => revokeAdminKey(op.db, op.clock, id));
 }
 
