@@ -42,6 +42,7 @@ export const en = {
     locked: 'People locked out',
   },
   people: {
+    auditLink: 'Audit events of this person',
     title: 'People',
     locked: 'Locked out now',
     email: 'E-mail',
@@ -92,6 +93,7 @@ export const en = {
     deleteMismatch: 'That did not match; nothing was deleted.',
   },
   apps: {
+    auditLink: 'Audit events of this application',
     title: 'Applications',
     new: 'New application',
     name: 'Name',

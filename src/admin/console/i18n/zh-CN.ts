@@ -43,6 +43,7 @@ export const zhCN: ConsoleMessages = {
     locked: '被锁定的用户',
   },
   people: {
+    auditLink: '此用户的审计事件',
     title: '用户',
     locked: '当前被锁定',
     email: '邮箱',
@@ -93,6 +94,7 @@ export const zhCN: ConsoleMessages = {
     deleteMismatch: '输入不一致，未删除任何内容。',
   },
   apps: {
+    auditLink: '此应用的审计事件',
     title: '应用',
     new: '新建应用',
     name: '名称',
