@@ -35,6 +35,10 @@ export function consoleCookieSecret(cookieKey: Buffer): string {
 }
 
 export async function consoleRoutes(app: FastifyInstance, { ctx, cookieKey }: { ctx: ConsoleContext; cookieKey: Buffer }): Promise<void> {
+  // Pages, not API: none of them is part of the admin API's OpenAPI document.
+  app.addHook('onRoute', (route) => {
+    route.schema = { ...route.schema, hide: true };
+  });
   await app.register(cookie, { secret: consoleCookieSecret(cookieKey) });
   await app.register(formbody, { bodyLimit: 64 * 1024 });
   const { default: csrfProtection } = await import('@fastify/csrf-protection');
