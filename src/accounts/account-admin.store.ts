@@ -15,3 +15,14 @@ export async function listUsersAfter(db: Db, after: { createdAt: number; sub: st
 export async function listLiveSessionsOf(db: Db, sub: string, now: number): Promise<SessionsTable[]> {
   return db.selectFrom('sessions').selectAll().where('sub', '=', sub).where('expires_at', '>', now).orderBy('created_at', 'desc').execute();
 }
+
+export async function countUsers(db: Db): Promise<number> {
+  const row = await db.selectFrom('users').select((eb) => eb.fn.countAll<number | string | bigint>().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Sessions (on either public host) that have not expired. */
+export async function countLiveSessions(db: Db, now: number): Promise<number> {
+  const row = await db.selectFrom('sessions').select((eb) => eb.fn.countAll<number | string | bigint>().as('n')).where('expires_at', '>', now).executeTakeFirstOrThrow();
+  return Number(row.n);
+}

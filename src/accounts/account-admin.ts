@@ -58,3 +58,13 @@ export async function endSessionsOf(db: Db, sub: string): Promise<number> {
   await existing(db, sub);
   return sessionStore.deleteSessionsOf(db, sub);
 }
+
+/** How many accounts exist (the console's overview). */
+export function countAccounts(db: Db): Promise<number> {
+  return store.countUsers(db);
+}
+
+/** How many public sessions are live now (the console's overview). */
+export function countLiveSessions(db: Db, clock: Clock): Promise<number> {
+  return store.countLiveSessions(db, clock());
+}

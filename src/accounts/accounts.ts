@@ -19,6 +19,7 @@ export type AccountErrorCode =
   | 'invalid_name'
   | 'no_identifier'
   | 'invalid_address'
+  | 'invalid_role'
   | 'not_found';
 
 export class AccountError extends Error {

@@ -64,3 +64,26 @@ export async function deleteStaleCounters(db: Db, windowStartedBefore: number, n
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/** The counters under a prefix ("account:<sub>:…") and the exact key, for an operator's view. */
+export async function countersUnder(db: Db, exact: string, prefix: string): Promise<Array<{ key: string; failures: number; locked_until: number | null; window_started_at: number }>> {
+  return db
+    .selectFrom('signin_throttle')
+    .select(['key', 'failures', 'locked_until', 'window_started_at'])
+    .where((eb) => eb.or([eb('key', '=', exact), eb(sql<string>`substr(key, 1, ${sql.lit(prefix.length)})`, '=', prefix)]))
+    .orderBy('key')
+    .execute();
+}
+
+/** Keys beginning with "account:" whose lock lasts past `now`. */
+export async function lockedAccountKeys(db: Db, now: number, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('signin_throttle')
+    .select('key')
+    .where(sql<string>`substr(key, 1, 8)`, '=', 'account:')
+    .where('locked_until', '>', now)
+    .orderBy('locked_until', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.key);
+}

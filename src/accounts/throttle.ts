@@ -206,3 +206,29 @@ export async function forgetStaleCounters(db: Db, clock: Clock): Promise<number>
   const now = clock();
   return store.deleteStaleCounters(db, now - FAILURE_WINDOW_MS, now);
 }
+
+/** One counter holding an account back, as an operator sees it (the address, never the device cookie). */
+export type Lockout = { scope: 'account' | 'address' | 'device'; address: string | null; failures: number; lockedUntil: number | null };
+
+/**
+ * For an operator (the console's person page): the account's counters with failures or a lock that
+ * still holds — its ceiling, each (account, address) pair, each known browser.
+ */
+export async function lockoutsOf(db: Db, clock: Clock, sub: string): Promise<Lockout[]> {
+  const now = clock();
+  const rows = await store.countersUnder(db, accountKey(sub), `${accountKey(sub)}:`);
+  const rest = (key: string) => key.slice(accountKey(sub).length + 1);
+  return rows
+    .filter((r) => (r.locked_until !== null && r.locked_until > now) || r.window_started_at + FAILURE_WINDOW_MS > now)
+    .map((r) => {
+      const scope = r.key === accountKey(sub) ? 'account' : rest(r.key).startsWith('device:') ? 'device' : 'address';
+      return { scope, address: scope === 'address' ? rest(r.key) : null, failures: r.failures, lockedUntil: r.locked_until !== null && r.locked_until > now ? r.locked_until : null };
+    });
+}
+
+/** The subs of accounts locked out now (by any of their counters), most recent lock first. */
+export async function lockedAccounts(db: Db, clock: Clock, limit = 100): Promise<string[]> {
+  const keys = await store.lockedAccountKeys(db, clock(), limit * 4);
+  const subs = keys.map((key) => key.slice('account:'.length).split(':', 1)[0]!).filter((sub) => sub.length > 0);
+  return [...new Set(subs)].slice(0, limit);
+}

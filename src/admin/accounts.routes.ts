@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { findAccount, findAccountByEmail, findAccountByPhone, type Profile } from '../accounts/accounts.ts';
 import { listAccountsPage, listSessionsOf } from '../accounts/account-admin.ts';
 import { factorView, listFactors } from '../accounts/factors/factors.ts';
+import { ROLES, rolesOf } from '../accounts/roles.ts';
 import { AdminNotFound } from './errors.ts';
 import { operatorOf, type AdminContext } from './operator-auth.ts';
 import * as changes from './operator-changes.ts';
@@ -169,6 +170,37 @@ export async function accountRoutes(app: FastifyInstance, { ctx }: { ctx: AdminC
     async (request, reply) => {
       await changes.resetFactorsAsOperator(operatorOf(request), request.params.sub);
       return reply.code(204).send();
+    },
+  );
+
+  // issue 27: "`signet user role add SUB operator` / `role remove`, and the same in the admin API".
+  const roleParams = { type: 'object', required: ['sub', 'role'], properties: { sub: subParams.properties.sub, role: { type: 'string', enum: [...ROLES] } } } as const;
+  const roleList = { type: 'object', required: ['roles'], additionalProperties: false, properties: { roles: { type: 'array', items: { type: 'string' } } } } as const;
+
+  app.get<SubParams>(
+    '/admin/v1/accounts/:sub/roles',
+    { schema: { tags, summary: "The person's roles (`operator` opens the admin console)", params: subParams, response: { 200: roleList, ...errorResponses, ...notFound } } },
+    async (request) => {
+      await existing(ctx, request.params.sub);
+      return { roles: await rolesOf(ctx.db, request.params.sub) };
+    },
+  );
+
+  app.put<{ Params: { sub: string; role: string } }>(
+    '/admin/v1/accounts/:sub/roles/:role',
+    { schema: { tags, summary: 'Give the person a role (as `signet user role add SUB operator`)', params: roleParams, response: { 200: roleList, ...errorResponses, ...notFound } } },
+    async (request) => {
+      await changes.addRoleAsOperator(operatorOf(request), request.params.sub, request.params.role);
+      return { roles: await rolesOf(ctx.db, request.params.sub) };
+    },
+  );
+
+  app.delete<{ Params: { sub: string; role: string } }>(
+    '/admin/v1/accounts/:sub/roles/:role',
+    { schema: { tags, summary: 'Take a role from the person (as `signet user role remove SUB operator`)', params: roleParams, response: { 200: roleList, ...errorResponses, ...notFound } } },
+    async (request) => {
+      await changes.removeRoleAsOperator(operatorOf(request), request.params.sub, request.params.role);
+      return { roles: await rolesOf(ctx.db, request.params.sub) };
     },
   );
 }

@@ -16,7 +16,9 @@ import { sharedSchemas } from './schemas.ts';
 export type AdminDeps = {
   db: Db;
   clock: Clock;
-  keys: Pick<Keys, 'tokenHash'>;
+  keys: Pick<Keys, 'tokenHash' | 'cookie' | 'factorSecret' | 'deviceCookie'>;
+  /** the operator's product name (SIGNET_PRODUCT_NAME), on the console's pages */
+  productName?: string | undefined;
   /** where task files live: deleting an account removes its tasks' files */
   objects: ObjectStore;
   logger: Logger;
@@ -108,6 +110,10 @@ export async function buildAdminApp(deps: AdminDeps): Promise<FastifyInstance> {
   });
 
   await app.register(adminRoutes, { ctx: { db: deps.db, clock: deps.clock, hashKey: deps.keys.tokenHash, objects: deps.objects } });
+  // issue 27: the admin console at /admin, in a context of its own (cookies, forms, CSRF, page errors).
+  const { consoleRoutes } = await import('./console/console.routes.ts');
+  const consoleCtx = { db: deps.db, clock: deps.clock, hashKey: deps.keys.tokenHash, factorKey: deps.keys.factorSecret, deviceKey: deps.keys.deviceCookie, objects: deps.objects, productName: deps.productName ?? 'Signet' };
+  await app.register(consoleRoutes, { ctx: consoleCtx, cookieKey: deps.keys.cookie });
   return app;
 }
 

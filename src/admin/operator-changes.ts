@@ -4,14 +4,18 @@
 // API uses these; `signet user …` and `signet client …` can call the same functions.
 import { isIP } from 'node:net';
 import { endSessionsOf } from '../accounts/account-admin.ts';
+import { endConsoleSessionsOf } from './console/console-sessions.ts';
 import { notifySecurity, resetFactors, type FactorsReset } from '../accounts/factors/factors.ts';
 import * as accounts from '../accounts/accounts.ts';
+import * as roles from '../accounts/roles.ts';
+import { withdrawApplication } from '../consent/grants.ts';
 import { unblockAddress, unlockAccount } from '../accounts/throttle.ts';
 import { recordAudit, type AuditActor, type AuditDetail, type AuditLog, type AuditType } from '../audit/audit.ts';
 import * as clients from '../clients/clients.ts';
 import type { Clock } from '../config/clock.ts';
 import type { Db } from '../db/database.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
+import { AdminKeyError, createAdminKey, revokeAdminKey, type AdminKeyView } from './admin-keys.ts';
 
 export type OperatorContext = {
   db: Db;
@@ -31,7 +35,9 @@ type EventBase = { type: AuditType; sub?: string | undefined; clientId?: string 
 
 /** A domain error's code (e.g. email_taken), for the trail of a refused change. */
 function reasonOf(error: unknown): string {
-  if (error instanceof accounts.AccountError || error instanceof clients.ClientError) return error.code;
+  if (error instanceof accounts.AccountError || error instanceof clients.ClientError || error instanceof AdminKeyError) return error.code;
+  // the tasks domain's errors (loaded lazily, so matched by shape): `code` is a short snake_case word
+  if (error instanceof Error && 'code' in error && typeof error.code === 'string' && /^[a-z_]{1,40}$/.test(error.code)) return error.code;
   return 'error';
 }
 
@@ -134,9 +140,14 @@ export async function unlockAccountAsOperator(op: OperatorContext, sub: string, 
   });
 }
 
-/** Ends every session of the person. Returns how many ended. */
+/** Ends every session of the person — their admin console sessions too. Returns how many ended. */
 export async function endSessionsAsOperator(op: OperatorContext, sub: string): Promise<number> {
-  return audited(op, { type: 'account.sessions_ended', sub }, () => endSessionsOf(op.db, sub), (ended) => ({ detail: { sessions_ended: ended } }));
+  return audited(
+    op,
+    { type: 'account.sessions_ended', sub },
+    async () => (await endSessionsOf(op.db, sub)) + (await endConsoleSessionsOf(op.db, sub)),
+    (ended) => ({ detail: { sessions_ended: ended } }),
+  );
 }
 
 /**
@@ -160,6 +171,24 @@ export async function resetFactorsAsOperator(op: OperatorContext, sub: string): 
 /** `user set-password`: a new password, and every session ends. */
 export async function setPasswordAsOperator(op: OperatorContext, sub: string, password: string): Promise<void> {
   await audited(op, { type: 'account.password_set', sub }, () => accounts.setPassword(op.db, op.clock, sub, password));
+}
+
+/** `user role add SUB operator`: gives the role. Returns false when the person already held it. */
+export async function addRoleAsOperator(op: OperatorContext, sub: string, role: string): Promise<boolean> {
+  return audited(op, { type: 'account.role_added', sub, detail: { role } }, () => roles.addRole(op.db, op.clock, sub, role));
+}
+
+/** `user role remove SUB operator`. */
+export async function removeRoleAsOperator(op: OperatorContext, sub: string, role: string): Promise<boolean> {
+  return audited(op, { type: 'account.role_removed', sub, detail: { role } }, () => roles.removeRole(op.db, sub, role));
+}
+
+/** Withdraws the person's grant to one application (its tokens end), as they can on /account. */
+export async function withdrawGrantAsOperator(op: OperatorContext, sub: string, clientId: string): Promise<boolean> {
+  return audited(op, { type: 'account.grant_withdrawn', sub, clientId }, async () => {
+    await existingAccount(op.db, sub);
+    return withdrawApplication(op.db, op.clock, sub, clientId);
+  });
 }
 
 // ---- applications ----
@@ -206,3 +235,23 @@ export async function rotateClientSecretAsOperator(op: OperatorContext, clientId
 export async function deleteClientAsOperator(op: OperatorContext, clientId: string): Promise<void> {
   await audited(op, { type: 'client.deleted', clientId }, () => clients.deleteClient(op.db, clientId));
 }
+
+// ---- tasks ----
+
+/** Cancels anyone's queued or running task (the console's Tasks page). */
+export async function cancelTaskAsOperator(op: OperatorContext, id: string): Promise<void> {
+  const { cancelAnyTask } = await import('../tasks/tasks.ts');
+  await audited(op, { type: 'task.cancelled', detail: { task_id: id } }, () => cancelAnyTask(op.db, op.clock, id), (task) => ({ sub: task.sub }));
+}
+
+// ---- admin keys ----
+
+/** A new operator key; `key` is the only time it is shown. */
+export async function createAdminKeyAsOperator(op: OperatorContext, name: string): Promise<{ id: string; key: string }> {
+  return audited(op, { type: 'admin_key.created' }, () => createAdminKey(op.db, op.clock, op.hashKey, name), (created) => ({ detail: { key_id: created.id } }));
+}
+
+export async function revokeAdminKeyAsOperator(op: OperatorContext, id: string): Promise<AdminKeyView> {
+  return audited(op, { type: 'admin_key.revoked', ...(/^ak_[0-9a-f]{16}$/.test(id) ? { detail: { key_id: id } } : {}) }, () => revokeAdminKey(op.db, op.clock, id));
+}
+

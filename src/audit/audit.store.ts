@@ -16,6 +16,10 @@ export type EventQuery = {
   type?: string | undefined;
   /** types beginning with this (e.g. "account.") */
   typePrefix?: string | undefined;
+  /** recorded at or after this time (epoch ms) */
+  from?: number | undefined;
+  /** recorded before this time (epoch ms) */
+  to?: number | undefined;
   /** only events older than this id (the cursor) */
   beforeId?: number | undefined;
   limit: number;
@@ -29,6 +33,8 @@ export async function listEvents(db: Db, query: EventQuery): Promise<AuditEventR
   if (query.type !== undefined) q = q.where('type', '=', query.type);
   // substr, not LIKE: nothing in the prefix can act as a wildcard.
   if (query.typePrefix !== undefined) q = q.where(sql<string>`substr(type, 1, ${sql.lit(query.typePrefix.length)})`, '=', query.typePrefix);
+  if (query.from !== undefined) q = q.where('at', '>=', query.from);
+  if (query.to !== undefined) q = q.where('at', '<', query.to);
   if (query.beforeId !== undefined) q = q.where('id', '<', query.beforeId);
   return q.orderBy('id', 'desc').limit(query.limit).execute();
 }
@@ -37,4 +43,21 @@ export async function listEvents(db: Db, query: EventQuery): Promise<AuditEventR
 export async function deleteEventsBefore(db: Db, before: number): Promise<number> {
   const result = await db.deleteFrom('audit_events').where('at', '<', before).executeTakeFirst();
   return Number(result.numDeletedRows);
+}
+
+/** Events of these types recorded at or after `since`, by type. */
+export async function countEventsSince(db: Db, types: readonly string[], since: number): Promise<Map<string, number>> {
+  if (types.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('audit_events')
+    .select(['type', (eb) => eb.fn.countAll<number | string | bigint>().as('n')])
+    .where('type', 'in', types)
+    .where('at', '>=', since)
+    .groupBy('type')
+    .execute();
+  return new Map(rows.map((r) => [r.type, Number(r.n)]));
+}
+
+export async function findEvent(db: Db, id: number): Promise<AuditEventRow | undefined> {
+  return db.selectFrom('audit_events').selectAll().where('id', '=', id).executeTakeFirst();
 }

@@ -34,6 +34,9 @@ export const AUDIT_TYPES = [
   'account.password_set',
   'account.sessions_ended',
   'account.factors_reset',
+  'account.role_added',
+  'account.role_removed',
+  'account.grant_withdrawn',
   'client.created',
   'client.updated',
   'client.disabled',
@@ -41,6 +44,7 @@ export const AUDIT_TYPES = [
   'client.secret_rotated',
   'client.deleted',
   'admin_key.created',
+  'task.cancelled',
   'admin_key.revoked',
   'passkey.added',
   'passkey.removed',
@@ -57,8 +61,8 @@ export type AuditType = (typeof AUDIT_TYPES)[number];
 export const AUDIT_OUTCOMES = ['success', 'failure', 'refused'] as const;
 export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number];
 
-/** Who made a change: an operator on the command line, an operator key, or (absent) the person themselves. */
-export type AuditActor = 'cli' | `admin_key:${string}`;
+/** Who made a change: an operator on the command line, an operator key, an operator in the admin console (their sub), or (absent) the person themselves. */
+export type AuditActor = 'cli' | `admin_key:${string}` | `operator:${string}`;
 
 /**
  * The keys `detail` may hold, each with a check of its value. Anything else is dropped, so a call
@@ -86,13 +90,17 @@ const DETAIL_KEYS = {
   unblocked_address: (v: unknown) => typeof v === 'string' && isIP(v) !== 0,
   /** a second factor's kind ("totp"), or how a second step was passed ("totp", "recovery_code") */
   factor: (v: unknown) => typeof v === 'string' && /^[a-z_]{1,30}$/.test(v),
-  /** where a second-factor event happened: "signin" (the second step), "step_up" (confirming a change), "setup" */
-  stage: (v: unknown) => v === 'signin' || v === 'step_up' || v === 'setup',
+  /** where a second-factor event happened: "signin" (the second step), "step_up" (confirming a change), "setup", "console" (the admin console's sign-in) */
+  stage: (v: unknown) => v === 'signin' || v === 'step_up' || v === 'setup' || v === 'console',
   factors_removed: isCount,
   recovery_codes_removed: isCount,
   recovery_codes_left: isCount,
   /** an operator key's id (its public half) */
   key_id: (v: unknown) => typeof v === 'string' && /^ak_[0-9a-f]{1,64}$/.test(v),
+  /** a role given or taken (accounts/roles.ts) */
+  role: (v: unknown) => v === 'operator',
+  /** a task an operator cancelled (its id, a UUID) */
+  task_id: (v: unknown) => typeof v === 'string' && /^[0-9a-f-]{36}$/.test(v),
 } satisfies Record<string, (v: unknown) => boolean>;
 
 function isCount(v: unknown): boolean {
@@ -208,6 +216,10 @@ export type AuditFilter = {
   clientId?: string | undefined;
   /** an exact type (`signin.failed`) or a family (`account.*`) */
   type?: string | undefined;
+  /** recorded at or after (epoch ms) */
+  from?: number | undefined;
+  /** recorded before (epoch ms) */
+  to?: number | undefined;
 };
 
 export const DEFAULT_AUDIT_PAGE = 50;
@@ -238,10 +250,24 @@ export async function listAuditEvents(
     clientId: filter.clientId,
     type: family === undefined ? filter.type : undefined,
     typePrefix: family,
+    from: filter.from,
+    to: filter.to,
     beforeId,
     limit: limit + 1,
   });
   const pageRows = rows.slice(0, limit);
   const last = pageRows.at(-1);
   return { events: pageRows.map(toView), next_cursor: rows.length > limit && last ? encodeCursor(Number(last.id)) : null };
+}
+
+/** How many events of each type were recorded at or after `since` (the console's overview). */
+export function countAuditEventsSince(db: Db, types: readonly AuditType[], since: number): Promise<Map<string, number>> {
+  return store.countEventsSince(db, types, since);
+}
+
+/** One event by its id, or undefined. */
+export async function findAuditEvent(db: Db, id: string): Promise<AuditEventView | undefined> {
+  if (!/^\d{1,15}$/.test(id)) return undefined;
+  const row = await store.findEvent(db, Number(id));
+  return row ? toView(row) : undefined;
 }

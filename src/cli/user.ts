@@ -2,9 +2,12 @@
 import type { Command } from 'commander';
 import * as accounts from '../accounts/accounts.ts';
 import { factorView, listFactors } from '../accounts/factors/factors.ts';
+import { rolesOf } from '../accounts/roles.ts';
 import {
+  addRoleAsOperator,
   createAccountAsOperator,
   deleteAccountAsOperator,
+  removeRoleAsOperator,
   resetFactorsAsOperator,
   setPasswordAsOperator,
   unlockAccountAsOperator,
@@ -33,7 +36,7 @@ const listView: HumanView = {
 };
 
 export function registerUserCommands(program: Command, run: Run): void {
-  const user = program.command('user').description('manage accounts: create, list, show, find, update, disable, enable, unlock, set-password, factors, delete');
+  const user = program.command('user').description('manage accounts: create, list, show, find, update, disable, enable, unlock, set-password, factors, role, delete');
 
   user
     .command('create')
@@ -84,9 +87,9 @@ export function registerUserCommands(program: Command, run: Run): void {
 
   user
     .command('show <sub>')
-    .description("print one account's profile")
+    .description("print one account's profile and its roles")
     .option('--json', 'print JSON')
-    .action((sub: string, o: { json?: boolean }) => run((ctx) => requireAccount(ctx, sub), o));
+    .action((sub: string, o: { json?: boolean }) => run(async (ctx) => ({ ...(await requireAccount(ctx, sub)), roles: await rolesOf(ctx.database.db, sub) }), o));
 
   user
     .command('find')
@@ -168,6 +171,19 @@ export function registerUserCommands(program: Command, run: Run): void {
       run(async (ctx) => {
         await deleteAccountAsOperator(cliOperator(ctx), sub);
         return { sub, deleted: true };
+      }, o),
+    );
+
+  // spec: "`signet user role add SUB operator` · `signet user role remove SUB operator` — grants or takes the operator role".
+  user
+    .command('role <add-or-remove> <sub> <role>')
+    .description('`role add SUB operator` gives the operator role (the admin console\'s door); `role remove SUB operator` takes it')
+    .option('--json', 'print JSON')
+    .action((action: string, sub: string, role: string, o: { json?: boolean }) =>
+      run(async (ctx) => {
+        if (action !== 'add' && action !== 'remove') throw new UsageError(`unknown action ${action}: use \`signet user role add SUB operator\` or \`signet user role remove SUB operator\``);
+        const changed = action === 'add' ? await addRoleAsOperator(cliOperator(ctx), sub, role) : await removeRoleAsOperator(cliOperator(ctx), sub, role);
+        return { sub, roles: await rolesOf(ctx.database.db, sub), changed };
       }, o),
     );
 

@@ -245,6 +245,26 @@ export interface Database {
   second_factors: SecondFactorsTable;
   recovery_codes: RecoveryCodesTable;
   second_steps: SecondStepsTable;
+  account_roles: AccountRolesTable;
+  console_sessions: ConsoleSessionsTable;
+}
+
+/** Who holds which role (migration 0012): "operator" opens the admin console. */
+export interface AccountRolesTable {
+  sub: string;
+  role: string;
+  granted_at: number;
+}
+
+/** A session of the admin console on the admin listener (admin/console/console-sessions.ts). */
+export interface ConsoleSessionsTable {
+  id_hash: string;
+  sub: string;
+  created_at: number;
+  last_seen_at: number;
+  checked_at: number;
+  expires_at: number;
+  ip: string | null;
 }
 
 /** An authenticator app (accounts/factors/totp.ts). */

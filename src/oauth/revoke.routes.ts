@@ -1,16 +1,15 @@
 // POST /oauth/revoke — HTTP in and out only.
 import type { FastifyInstance } from 'fastify';
-import type { AppDeps } from '../web/app.ts';
 import { acceptFormBodiesOnly, clientIdIn, OAuthParams } from './form-params.ts';
 import { clientEndpointLimits } from './rate-limits.ts';
 import { revokeToken, type RevokeOutcome } from './revoke.ts';
-import { noStore, postOnly } from './token/token.routes.ts';
+import { noStore, postOnly, type OAuthEndpointContext } from './token/token.routes.ts';
 
-export async function revokeRoutes(app: FastifyInstance, { deps }: { deps: AppDeps }): Promise<void> {
+export async function revokeRoutes(app: FastifyInstance, { ctx }: { ctx: OAuthEndpointContext }): Promise<void> {
   acceptFormBodiesOnly(app);
   postOnly(app, '/oauth/revoke');
   // The same counters as the token endpoint: a client authenticates the same way at both.
-  const limits = clientEndpointLimits(deps.db, deps.clock);
+  const limits = clientEndpointLimits(ctx.db, ctx.clock);
 
   app.post('/oauth/revoke', async (request, reply) => {
     noStore(reply);
@@ -19,7 +18,7 @@ export async function revokeRoutes(app: FastifyInstance, { deps }: { deps: AppDe
     let outcome: RevokeOutcome;
     try {
       params = OAuthParams.from(request.body);
-      outcome = await revokeToken(deps.db, deps.keys.tokenHash, deps.clock(), params);
+      outcome = await revokeToken(ctx.db, ctx.hashKey, ctx.clock(), params);
     } catch (error) {
       // Only a refusal is counted: a request that succeeds touches no counter.
       throw await limits.afterRefusal(error, { address: request.ip, clientId: clientIdIn(request.body) });

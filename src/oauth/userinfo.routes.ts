@@ -1,17 +1,16 @@
 // GET /oauth/userinfo — HTTP in and out only.
 import type { FastifyInstance } from 'fastify';
-import type { AppDeps } from '../web/app.ts';
 import { allowOrigin, originAllowedByAnyClient, originAllowedFor, preflightRoute, requestOrigin, varyOnOrigin } from './cors.ts';
 import { DETAIL_NO_TOKEN, OAuthError } from './errors.ts';
 import { userinfoLimits } from './rate-limits.ts';
-import { noStore } from './token/token.routes.ts';
+import { noStore, type OAuthEndpointContext } from './token/token.routes.ts';
 import { bearerToken, readUserinfo } from './userinfo.ts';
 
 const REALM = 'Bearer realm="signet"';
 
-export async function userinfoRoutes(app: FastifyInstance, { deps }: { deps: AppDeps }): Promise<void> {
-  preflightRoute(app, deps.db, '/oauth/userinfo', 'GET');
-  const limits = userinfoLimits(deps.db, deps.clock);
+export async function userinfoRoutes(app: FastifyInstance, { ctx }: { ctx: OAuthEndpointContext }): Promise<void> {
+  preflightRoute(app, ctx.db, '/oauth/userinfo', 'GET');
+  const limits = userinfoLimits(ctx.db, ctx.clock);
 
   app.get('/oauth/userinfo', async (request, reply) => {
     noStore(reply);
@@ -27,7 +26,7 @@ export async function userinfoRoutes(app: FastifyInstance, { deps }: { deps: App
           detail: DETAIL_NO_TOKEN,
         });
       }
-      const { claims, client } = await readUserinfo(deps.db, deps.keys.tokenHash, deps.clock(), token);
+      const { claims, client } = await readUserinfo(ctx.db, ctx.hashKey, ctx.clock(), token);
       if (originAllowedFor(client, origin)) allowOrigin(reply, origin);
       return reply.code(200).type('application/json; charset=utf-8').send(claims);
     } catch (caught) {
@@ -37,7 +36,7 @@ export async function userinfoRoutes(app: FastifyInstance, { deps }: { deps: App
         // RFC 6750 §3.1: a request without a token gets the challenge without an error code.
         reply.header('www-authenticate', token === undefined ? REALM : `${REALM}, error="invalid_token", error_description="The access token is unknown, expired or revoked"`);
         // Let an allowlisted browser application read the 401, so it knows to refresh.
-        if (await originAllowedByAnyClient(deps.db, origin)) allowOrigin(reply, origin!);
+        if (await originAllowedByAnyClient(ctx.db, origin)) allowOrigin(reply, origin!);
       }
       throw error;
     }

@@ -151,3 +151,41 @@ export async function giveBack(db: Db, input: { id: string; owner: string; now: 
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
+
+/** How many tasks are in each state. */
+export async function countByStatus(db: Db): Promise<Map<TaskStatus, number>> {
+  const rows = await db.selectFrom('tasks').select(['status', (eb) => eb.fn.countAll<number | string | bigint>().as('n')]).groupBy('status').execute();
+  return new Map(rows.map((r) => [r.status, Number(r.n)]));
+}
+
+/** When the oldest queued task was created, or undefined when none waits. */
+export async function oldestQueuedAt(db: Db): Promise<number | undefined> {
+  const row = await db.selectFrom('tasks').select((eb) => eb.fn.min<number | string | null>('created_at').as('at')).where('status', '=', 'queued').executeTakeFirst();
+  return row?.at === null || row?.at === undefined ? undefined : Number(row.at);
+}
+
+/**
+ * Workers holding a running task, with their last heartbeat (the heartbeat moves updated_at), newest first.
+ * A worker with nothing to run holds no lease and is not seen here.
+ */
+export async function workerHeartbeats(db: Db, since: number): Promise<Array<{ owner: string; lastHeartbeat: number; running: number }>> {
+  const rows = await db
+    .selectFrom('tasks')
+    .select(['lease_owner', (eb) => eb.fn.max<number | string>('updated_at').as('last'), (eb) => eb.fn.countAll<number | string | bigint>().as('n')])
+    .where('status', '=', 'running')
+    .where('lease_owner', 'is not', null)
+    .where('updated_at', '>=', since)
+    .groupBy('lease_owner')
+    .execute();
+  return rows.map((r) => ({ owner: r.lease_owner ?? '', lastHeartbeat: Number(r.last), running: Number(r.n) })).sort((a, b) => b.lastHeartbeat - a.lastHeartbeat);
+}
+
+/** Every person's tasks, newest first, by kind and state when given (the operator's queue). */
+export async function listAnyTasks(db: Db, filter: { kind?: TaskKind | undefined; status?: TaskStatus | undefined }, limit: number, before?: { createdAt: number; id: string }): Promise<TaskRow[]> {
+  let q = db.selectFrom('tasks').selectAll();
+  if (filter.kind !== undefined) q = q.where('kind', '=', filter.kind);
+  if (filter.status !== undefined) q = q.where('status', '=', filter.status);
+  if (before) q = q.where((eb) => eb.or([eb('created_at', '<', before.createdAt), eb.and([eb('created_at', '=', before.createdAt), eb('id', '<', before.id)])]));
+  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+}
+

@@ -334,3 +334,50 @@ export async function resultFile(ctx: TaskContext, sub: string, kind: TaskKind, 
   if (!file) throw new TaskError(404, 'not_found', `The task has no file named ${name}.`);
   return { file, key: resultKey(id, name), task: row };
 }
+
+// ---- for operators (the admin console): every person's tasks, never their files' contents ----
+
+export type QueueSummary = { counts: Record<TaskStatus, number>; oldestQueuedAt: number | undefined; workers: Array<{ owner: string; lastHeartbeat: number; running: number }> };
+
+/** Workers count as seen when they wrote a heartbeat within this long. */
+export const WORKER_SEEN_MS = 60_000;
+
+export async function queueSummary(db: Db, clock: Clock): Promise<QueueSummary> {
+  const byStatus = await store.countByStatus(db);
+  const counts = { queued: 0, running: 0, finished: 0, failed: 0, cancelled: 0 } satisfies Record<TaskStatus, number>;
+  for (const [status, n] of byStatus) counts[status] = n;
+  return { counts, oldestQueuedAt: await store.oldestQueuedAt(db), workers: await store.workerHeartbeats(db, clock() - WORKER_SEEN_MS) };
+}
+
+/** A task as an operator sees it: the record with its owner and lease, the files by name and size. */
+export type OperatorTaskView = TaskView & { sub: string; attempts: number; lease_owner: string | null };
+
+function operatorView(row: store.TaskRow): OperatorTaskView {
+  return { ...taskView(row), sub: row.sub, attempts: row.attempts, lease_owner: row.lease_owner };
+}
+
+export async function listAnyTasks(db: Db, filter: { kind?: TaskKind | undefined; status?: TaskStatus | undefined }, options: { cursor?: string | undefined; limit?: number }): Promise<{ tasks: OperatorTaskView[]; next_cursor: string | null }> {
+  const limit = Math.min(Math.max(options.limit ?? 25, 1), 100);
+  const before = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
+  const rows = await store.listAnyTasks(db, filter, limit + 1, before);
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return { tasks: page.map(operatorView), next_cursor: rows.length > limit && last ? encodeCursor(last) : null };
+}
+
+export async function findAnyTask(db: Db, id: string): Promise<OperatorTaskView | undefined> {
+  if (!/^[0-9a-f-]{36}$/.test(id)) return undefined;
+  const row = await store.findTask(db, id);
+  return row ? operatorView(row) : undefined;
+}
+
+/** Cancels anyone's in-flight task; a task that already ended is a TaskError (409), as for its owner. */
+export async function cancelAnyTask(db: Db, clock: Clock, id: string): Promise<OperatorTaskView> {
+  const row = /^[0-9a-f-]{36}$/.test(id) ? await store.findTask(db, id) : undefined;
+  if (!row) throw new TaskError(404, 'not_found', 'No such task. It may have been deleted.');
+  if (isTerminal(row.status) || !(await store.cancelTask(db, id, clock()))) {
+    throw new TaskError(409, 'task_ended', `The task has already ended (${(await store.findTask(db, id))?.status ?? row.status}); there is nothing to cancel.`);
+  }
+  return operatorView((await store.findTask(db, id))!);
+}
+

@@ -228,10 +228,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(authorizeRoutes, { ctx: flow, ...(mustEnrol ? { mustEnrol } : {}) });
   await app.register(pageRoutes, { ctx: flow, tasks, accounts, deviceKey: deps.keys.deviceCookie, factors });
   // OAuth endpoints (token and revoke read form bodies only, in their own encapsulated contexts).
-  await app.register(tokenRoutes, { deps });
-  await app.register(revokeRoutes, { deps });
-  await app.register(userinfoRoutes, { deps });
-  await app.register(discoveryRoutes, { deps });
+  // Each takes the narrow options it declares: nothing under oauth/ imports this file.
+  const endpoints = { db: deps.db, clock: deps.clock, hashKey: deps.keys.tokenHash };
+  await app.register(tokenRoutes, { ctx: endpoints });
+  await app.register(revokeRoutes, { ctx: endpoints });
+  await app.register(userinfoRoutes, { ctx: endpoints });
+  await app.register(discoveryRoutes, { settings: deps.settings });
   // First-party APIs (session cookie).
   await app.register(taskRoutes, { ctx: tasks, localeOf });
   await app.register(unsubscribeRoutes, { ctx: { db: deps.db, clock: deps.clock, unsubscribeKey: deps.keys.unsubscribe }, localeOf });

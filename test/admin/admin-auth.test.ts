@@ -11,7 +11,7 @@ import { registerClient } from '../../src/clients/clients.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { adminFixture, type AdminFixture, type OpenApiDocument } from './admin-fixture.ts';
 
-type Call = { method: 'GET' | 'POST' | 'PATCH' | 'DELETE'; path: string; url: string; body?: unknown; status: number };
+type Call = { method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'; path: string; url: string; body?: unknown; status: number };
 
 /** One call per operation of the contract, each with inputs that work. Destructive calls go last. */
 async function everyRoute(f: AdminFixture): Promise<Call[]> {
@@ -31,6 +31,9 @@ async function everyRoute(f: AdminFixture): Promise<Call[]> {
     { method: 'DELETE', path: '/admin/v1/accounts/{sub}/sessions', url: `/admin/v1/accounts/${sub}/sessions`, status: 200 },
     { method: 'GET', path: '/admin/v1/accounts/{sub}/factors', url: `/admin/v1/accounts/${sub}/factors`, status: 200 },
     { method: 'DELETE', path: '/admin/v1/accounts/{sub}/factors', url: `/admin/v1/accounts/${sub}/factors`, status: 204 },
+    { method: 'PUT', path: '/admin/v1/accounts/{sub}/roles/{role}', url: `/admin/v1/accounts/${sub}/roles/operator`, status: 200 },
+    { method: 'GET', path: '/admin/v1/accounts/{sub}/roles', url: `/admin/v1/accounts/${sub}/roles`, status: 200 },
+    { method: 'DELETE', path: '/admin/v1/accounts/{sub}/roles/{role}', url: `/admin/v1/accounts/${sub}/roles/operator`, status: 200 },
     { method: 'GET', path: '/admin/v1/clients', url: '/admin/v1/clients', status: 200 },
     { method: 'POST', path: '/admin/v1/clients', url: '/admin/v1/clients', body: { name: 'New App', redirect_uris: ['https://new.example/cb'] }, status: 201 },
     { method: 'GET', path: '/admin/v1/clients/{client_id}', url: `/admin/v1/clients/${id}`, status: 200 },
@@ -89,7 +92,7 @@ forEachDatabase('admin API keys', (open) => {
 
     assert.deepEqual(await f.deps.db.selectFrom('audit_events').selectAll().execute(), eventsBefore, 'refused calls change nothing and record nothing');
     for (const call of calls.filter((c) => c.method === 'DELETE')) {
-      if (call.path.endsWith('/sessions')) continue;
+      if (call.path.endsWith('/sessions') || call.path.endsWith('/{role}')) continue;
       assert.equal((await f.admin('GET', call.url)).statusCode, 200, `${call.url} is still there`);
     }
     await f.app.close();

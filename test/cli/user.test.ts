@@ -74,6 +74,25 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       assert.equal((ok(await user(['find', '--phone', '+442079460001'])) as { sub: string }).sub, sub);
     });
 
+    test('spec: "`signet user role add SUB operator` · `signet user role remove SUB operator` — grants or takes the operator role; `user show` lists `roles`", audited as the CLI', async () => {
+      const { sub } = await newAccount();
+      assert.deepEqual((ok(await user(['show', sub])) as { roles: string[] }).roles, []);
+      assert.deepEqual(ok(await user(['role', 'add', sub, 'operator'])), { sub, roles: ['operator'], changed: true });
+      assert.deepEqual(ok(await user(['role', 'add', sub, 'operator'])), { sub, roles: ['operator'], changed: false });
+      assert.deepEqual((ok(await user(['show', sub])) as { roles: string[] }).roles, ['operator']);
+      assert.deepEqual(ok(await user(['role', 'remove', sub, 'operator'])), { sub, roles: [], changed: true });
+      refused(await user(['role', 'add', sub, 'root']), 1, /unknown role "root": the roles are operator/);
+      refused(await user(['role', 'grant', sub, 'operator']), 2, /unknown action grant/);
+      refused(await user(['role', 'add', 'no-such-sub', 'operator']), 1, /no account with sub no-such-sub/);
+      const events = await handle.db.selectFrom('audit_events').select(['type', 'actor', 'outcome']).where('sub', '=', sub).where('type', 'like', 'account.role%').orderBy('id').execute();
+      assert.deepEqual(events.map((e) => [e.type, e.actor, e.outcome]), [
+        ['account.role_added', 'cli', 'success'],
+        ['account.role_added', 'cli', 'success'],
+        ['account.role_removed', 'cli', 'success'],
+        ['account.role_added', 'cli', 'failure'],
+      ]);
+    });
+
     test('`user find` fails because there is no such account: exit 1 "no account with that e-mail"', async () => {
       refused(await user(['find', '--email', 'nobody@example.com']), 1, /^signet: no account with that e-mail$/);
       refused(await user(['find', '--phone', '+4915199999999']), 1, /^signet: no account with that phone number$/);

@@ -41,3 +41,9 @@ export async function deleteSettledBefore(db: Db, before: number): Promise<numbe
   const result = await db.deleteFrom('mail_outbox').where('status', '!=', 'pending').where('updated_at', '<', before).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/** Messages waiting to be sent (the console's overview). */
+export async function countPending(db: Db): Promise<number> {
+  const row = await db.selectFrom('mail_outbox').select((eb) => eb.fn.countAll<number | string | bigint>().as('n')).where('status', '=', 'pending').executeTakeFirstOrThrow();
+  return Number(row.n);
+}

@@ -69,3 +69,8 @@ export async function queueAccountMail(db: Db, now: number, mail: AccountMail): 
 export function forgetSettledAccountMail(db: Db, now: number): Promise<number> {
   return store.deleteSettledBefore(db, now - 7 * 24 * 60 * 60 * 1000);
 }
+
+/** How many account e-mails wait for a worker to send them. */
+export function pendingMailCount(db: Db): Promise<number> {
+  return store.countPending(db);
+}

@@ -2,11 +2,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { countTokensIssued } from '../../audit/audit-metrics.ts';
 import { findClientCached } from '../../clients/clients.ts';
-import type { AppDeps } from '../../web/app.ts';
+import type { Clock } from '../../config/clock.ts';
+import type { Db } from '../../db/database.ts';
 import { allowOrigin, originAllowedFor, preflightRoute, requestOrigin, varyOnOrigin } from '../cors.ts';
 import { acceptFormBodiesOnly, clientIdIn, OAuthParams } from '../form-params.ts';
 import { clientEndpointLimits } from '../rate-limits.ts';
 import { handleTokenRequest } from './grants.ts';
+
+/** What the token, revocation and userinfo endpoints need: the database, the clock and the key of keyed hashes (keys.tokenHash). */
+export type OAuthEndpointContext = { db: Db; clock: Clock; hashKey: Buffer };
 
 /** RFC 6749 §5.1: token responses must not be cached. */
 export function noStore(reply: FastifyReply): void {
@@ -34,29 +38,29 @@ export function postOnly(app: FastifyInstance, url: string): void {
 }
 
 /** CORS headers for an allowlisted browser origin of the application the body names (so it can read errors too). */
-async function corsForTokenRequest(deps: AppDeps, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+async function corsForTokenRequest(ctx: OAuthEndpointContext, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   varyOnOrigin(reply);
   const origin = requestOrigin(request);
   const clientId = clientIdIn(request.body);
   if (origin === undefined || clientId === undefined) return;
-  const client = await findClientCached(deps.db, clientId);
+  const client = await findClientCached(ctx.db, clientId);
   if (originAllowedFor(client, origin)) allowOrigin(reply, origin);
 }
 
-export async function tokenRoutes(app: FastifyInstance, { deps }: { deps: AppDeps }): Promise<void> {
+export async function tokenRoutes(app: FastifyInstance, { ctx }: { ctx: OAuthEndpointContext }): Promise<void> {
   acceptFormBodiesOnly(app);
-  preflightRoute(app, deps.db, '/oauth/token', 'POST');
+  preflightRoute(app, ctx.db, '/oauth/token', 'POST');
   postOnly(app, '/oauth/token');
-  const limits = clientEndpointLimits(deps.db, deps.clock);
+  const limits = clientEndpointLimits(ctx.db, ctx.clock);
 
   app.post('/oauth/token', async (request, reply) => {
     noStore(reply);
     // An address past its limit is refused before any database work (and so without CORS headers).
     limits.refuseBlockedAddress(request.ip);
-    await corsForTokenRequest(deps, request, reply);
+    await corsForTokenRequest(ctx, request, reply);
     try {
       const params = OAuthParams.from(request.body);
-      const response = await handleTokenRequest({ db: deps.db, hashKey: deps.keys.tokenHash, now: deps.clock(), origin: requestOrigin(request), ip: request.ip, log: request.log }, params);
+      const response = await handleTokenRequest({ db: ctx.db, hashKey: ctx.hashKey, now: ctx.clock(), origin: requestOrigin(request), ip: request.ip, log: request.log }, params);
       // Never the tokens themselves: which grant, for which application.
       const grantType = params.optional('grant_type');
       request.log.info({ grantType, clientId: params.optional('client_id') }, 'tokens issued');
