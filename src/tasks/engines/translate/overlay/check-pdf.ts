@@ -9,7 +9,7 @@ import type { BoundingBox, ParsedDocument } from '../../document.ts';
 import { isKeptBlock, isKeptText } from './keep.ts';
 import { checkPage, type Box, type PageCheck, type SizedRun, type Word } from './check.ts';
 
-export type PopplerPage = { width: number; height: number; words: Word[]; lines: Box[] };
+export type PopplerPage = { width: number; height: number; words: Word[]; lines: Box[]; lineWords: Array<{ box: Box; words: string[] }> };
 
 const unescape = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
 
@@ -19,13 +19,17 @@ export function parseBboxLayout(xhtml: string): PopplerPage[] {
   for (const page of xhtml.matchAll(/<page width="([\d.]+)" height="([\d.]+)">([\s\S]*?)<\/page>/g)) {
     const words: Word[] = [];
     const lines: Box[] = [];
+    const lineWords: PopplerPage['lineWords'] = [];
     for (const line of page[3]!.matchAll(/<line xMin="([-\d.]+)" yMin="([-\d.]+)" xMax="([-\d.]+)" yMax="([-\d.]+)">([\s\S]*?)<\/line>/g)) {
-      lines.push({ xMin: Number(line[1]), yMin: Number(line[2]), xMax: Number(line[3]), yMax: Number(line[4]) });
+      const box = { xMin: Number(line[1]), yMin: Number(line[2]), xMax: Number(line[3]), yMax: Number(line[4]) };
+      lines.push(box);
+      const first = words.length;
       for (const w of line[5]!.matchAll(/<word xMin="([-\d.]+)" yMin="([-\d.]+)" xMax="([-\d.]+)" yMax="([-\d.]+)">([^<]*)<\/word>/g)) {
         words.push({ xMin: Number(w[1]), yMin: Number(w[2]), xMax: Number(w[3]), yMax: Number(w[4]), text: unescape(w[5]!) });
       }
+      lineWords.push({ box, words: words.slice(first).map((w) => w.text) });
     }
-    pages.push({ width: Number(page[1]), height: Number(page[2]), words, lines });
+    pages.push({ width: Number(page[1]), height: Number(page[2]), words, lines, lineWords });
   }
   return pages;
 }
@@ -63,7 +67,7 @@ export type CheckOptions = {
 export async function checkTranslatedPdf(source: Uint8Array, translatedPdf: Uint8Array, options: CheckOptions = {}): Promise<PageCheck[]> {
   const [before, after] = await Promise.all([popplerPages(source, options.signal), popplerPages(translatedPdf, options.signal)]);
   return after.map((page, i) => {
-    const src = before[i] ?? { width: page.width, height: page.height, words: [], lines: [] };
+    const src = before[i] ?? { width: page.width, height: page.height, words: [], lines: [], lineWords: [] };
     const parsed = options.document?.pages[i];
     const obstacles: Box[] = [...(options.drawn?.source[i]?.drawings ?? [])];
     if (parsed) {

@@ -48,7 +48,8 @@ export type PageCheck = {
   sourceSmallestSize?: number;
   /** Text runs set below 70 % of the source size at their place. */
   belowFloor: number;
-  blocks?: { total: number; present: number; missing: string[] };
+  /** Source blocks: their translation on the page, or their source text kept in its place (a drawing's label), or neither. */
+  blocks?: { total: number; present: number; kept: number; missing: string[] };
   /** Short descriptions of the first problems, for a person to find them on the page. */
   examples: string[];
 };
@@ -191,11 +192,13 @@ export function checkPage(input: PageCheckInput): PageCheck {
   let blocks: PageCheck['blocks'];
   if (input.blocks) {
     const onPage = new Set(tokens(translated.words.map((w) => w.text).join(' ')));
-    const missing = input.blocks.filter((b) => {
-      const wanted = [...new Set(tokens(b.translation))];
-      return wanted.length > 0 && wanted.filter((t) => onPage.has(t)).length < 0.9 * wanted.length;
-    });
-    blocks = { total: input.blocks.length, present: input.blocks.length - missing.length, missing: missing.map((b) => b.source.slice(0, 60)) };
+    const shown = (text: string) => {
+      const wanted = [...new Set(tokens(text))];
+      return wanted.length === 0 || wanted.filter((t) => onPage.has(t)).length >= 0.9 * wanted.length;
+    };
+    const absent = input.blocks.filter((b) => !shown(b.translation));
+    const missing = absent.filter((b) => !shown(b.source));
+    blocks = { total: input.blocks.length, present: input.blocks.length - absent.length, kept: absent.length - missing.length, missing: missing.map((b) => b.source.slice(0, 60)) };
   }
   return {
     pageNo: input.pageNo,
