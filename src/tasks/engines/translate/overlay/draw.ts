@@ -39,6 +39,8 @@ const MARGINAL = new Set(['page_header', 'page_footer']);
 const RULE_DPI = 72;
 /** A drawing's label is set at its own size or kept: it may shrink this far, no further. */
 const LABEL_FLOOR = 0.85;
+/** A translation that would shrink below this share of its size first tries the measure of its column. */
+const WIDEN_BELOW = 0.85;
 const CJK_CHAR = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
 
 /**
@@ -244,13 +246,17 @@ function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (
   });
   let box = { ...piece.box, t: piece.box.t - shift, b: piece.box.b - shift };
   let fit = fitIn(box);
-  // Only when the text would have to go below the size floor: a short line's box ends where its
-  // source text ended, so the translation may use the measure of its column instead.
-  if (fit.belowFloor && piece.grow && (align === 'left' || align === 'justify')) {
+  // A short line's box ends where its source text ended, so a translation that would have to shrink
+  // noticeably (a Chinese line becomes twice as long in English) may use the measure of its column
+  // instead, when that keeps it larger.
+  if ((fit.belowFloor || fit.size < size * WIDEN_BELOW - 1e-9) && piece.grow && (align === 'left' || align === 'justify')) {
     const wider = { ...box, r: columnRight(page, box, obstacles) };
     if (wider.r > box.r + 1) {
-      box = wider;
-      fit = fitIn(box);
+      const widened = fitIn(wider);
+      if (fit.belowFloor || widened.size > fit.size + 1e-9) {
+        box = wider;
+        fit = widened;
+      }
     }
   }
   return { ...fit, box };
