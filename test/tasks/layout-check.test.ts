@@ -63,14 +63,19 @@ test('fails because a translated word stands in the gutter of the source page', 
 test('fails because a translated word runs onto a picture the source text did not cover; a label kept on it is fine', () => {
   const picture = { xMin: 100, xMax: 300, yMin: 300, yMax: 500 };
   const source = { words: [word('Nut', 150, 400, 8)], lines: [], obstacles: [picture] };
-  const onPicture = checkPage({ pageNo: 1, width: 612, height: 792, source, translated: { words: [word('párrafo', 200, 320)] } });
+  // A paragraph running over the picture's top edge; inside a picture that held no text at all.
+  const onPicture = checkPage({ pageNo: 1, width: 612, height: 792, source, translated: { words: [word('párrafo', 200, 303)] } });
   assert.equal(onPicture.intoDrawings, 1);
+  const bare = checkPage({ pageNo: 1, width: 612, height: 792, source: { ...source, words: [] }, translated: { words: [word('párrafo', 200, 400)] } });
+  assert.equal(bare.intoDrawings, 1);
   const label = checkPage({ pageNo: 1, width: 612, height: 792, source, translated: { words: [word('Nut', 150, 400, 8)] } });
   assert.equal(label.intoDrawings, 0);
 });
 
-test('fails because text runs below the lowest line of the source page', () => {
+test('fails because text runs below the lowest line of the source page (a full page, or its footer)', () => {
   const source = { words: [word('last', 72, 740)], lines: [] };
+  const midPage = checkPage({ pageNo: 1, width: 612, height: 792, source: { words: [word('last', 72, 400)], lines: [] }, translated: { words: [word('moved', 72, 600)] } });
+  assert.equal(midPage.belowMargin, 0, 'a column that ends mid-page leaves room down to the outer 3 %');
   const result = checkPage({ pageNo: 1, width: 612, height: 792, source, translated: { words: [word('last', 72, 740), word('more', 72, 760)] } });
   assert.equal(result.belowMargin, 1);
 });

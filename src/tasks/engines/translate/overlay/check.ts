@@ -155,9 +155,9 @@ function covered(box: Box, covers: Box[]): boolean {
   return true;
 }
 
-const tokenPattern = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]|[\p{L}\p{N}]+/gu;
+const CJK_CHAR = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/gu;
 /** Latin (and other spaced scripts') words, and single CJK characters: what a translation is made of. */
-export const tokens = (text: string) => (text.normalize('NFKC').toLowerCase().match(tokenPattern) ?? []);
+export const tokens = (text: string) => (text.normalize('NFKC').toLowerCase().replace(CJK_CHAR, ' $& ').match(/[\p{L}\p{N}]+/gu) ?? []);
 
 export function checkPage(input: PageCheckInput): PageCheck {
   const { source, translated } = input;
@@ -180,7 +180,10 @@ export function checkPage(input: PageCheckInput): PageCheck {
   const into = newWords.filter((w) => obstacles.some((o, k) => intersects(core(w), o, 0.5) && (!holdsText[k] || !inside(core(w), o))));
   for (const w of into.slice(0, 2)) examples.push(`"${w.text}" on a drawing at y ${Math.round(w.yMin)}`);
 
-  const sourceBottom = Math.max(0, ...source.words.map((w) => core(w).yMax));
+  // The bottom margin: the source's lowest text where it is in the page's bottom eighth (a footer,
+  // the last line of a full page); a page whose text ends higher lets text move down to its outer 3 %.
+  const lowest = Math.max(0, ...source.words.map((w) => core(w).yMax));
+  const sourceBottom = lowest >= input.height * 7 / 8 ? lowest : input.height * 0.97;
   const below = translated.words.filter((w) => core(w).yMax > sourceBottom + 2 || w.xMax > input.width + 1 || w.xMin < -1 || core(w).yMin < -1);
   for (const w of below.slice(0, 2)) examples.push(`"${w.text}" below the margin at y ${Math.round(w.yMin)}`);
 

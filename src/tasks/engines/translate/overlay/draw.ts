@@ -187,7 +187,10 @@ export function piecesOf(page: Page, translatedPage: Page, keptToo = false): Pie
  */
 async function layout(pdf: Doc, page: Page, pieces: Piece[], textFreePage: (() => Promise<Raster>) | undefined, keptToo: boolean): Promise<{ placed: Placed<Fitted>[]; drawn: Piece[]; keptLabels: Set<Block> }> {
   const keptLabels = new Set<Block>();
-  const bottom = Math.max(page.height * PAGE_MARGIN, Math.min(page.height, ...page.blocks.map((b) => b.bbox.b)) - 0.5);
+  // The bottom margin: the source's lowest text where it stands in the page's bottom eighth (a footer,
+  // the last line of a full page), else the page's outer 3 % (a column that ends mid-page leaves room).
+  const lowest = Math.min(page.height, ...page.blocks.map((b) => b.bbox.b));
+  const bottom = Math.max(page.height * PAGE_MARGIN, lowest <= page.height / 8 ? lowest - 0.5 : 0);
   const run = (drawn: Piece[], extra: BoundingBox[], empty: (region: BoundingBox) => boolean) => {
     const flows = drawn.map((p) => ({ box: p.box, movable: textFreePage !== undefined && p.grow && !MARGINAL.has(p.block.label) }));
     const moving = new Set(flows.filter((f) => f.movable).map((f) => f.box));
