@@ -80,10 +80,10 @@ describe('real pages translated and checked as a reader sees them', { skip: skip
   test('the handbook page en→zh through the OpenAI-compatible engine: readable, and broken by Chinese rules', async () => {
     const run = await translatePage('amt-handbook.pdf', openai, { source: 'en', target: 'zh' });
     assertReadable(run.checks);
-    const lines = (await popplerPages(run.output))[0]!.lineWords.map((l) => l.words.join(''));
-    for (const line of lines) assert.doesNotMatch(line, /^[，。、；：！？）」』》]/u, `"${line}" starts with closing punctuation`);
+    const lines = (await popplerPages(run.output))[0]!.lineWords.map((l) => l.words);
+    for (const line of lines) assert.doesNotMatch(line.join(''), /^[，。、；：！？）」』》]/u, `"${line.join('')}" starts with closing punctuation`);
     // No Latin word is broken across lines: each one in the translation is a whole word on the page.
-    const onPage = new Set(tokens(lines.join(' ')));
+    const onPage = new Set(tokens(lines.flat().join(' ')));
     const latin = run.translated.pages[0]!.blocks.flatMap((b) => b.text.match(/[A-Za-z]{3,}/g) ?? []);
     assert.ok(latin.length > 0);
     for (const word of latin) assert.ok(onPage.has(word.toLowerCase()), `"${word}" is not whole on the page`);
