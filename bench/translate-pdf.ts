@@ -1,7 +1,7 @@
 // Layout-keeping translation output (issue 18 "A measured figure: seconds per page for layout-keeping
 // output (engine time excluded) and peak worker RSS on a 200-page document").
 //
-//   npm run bench:translate-pdf [-- pages]
+//   npm run bench:translate-pdf-speed [-- pages]   (the real-layout corpus: npm run bench:translate-pdf)
 //
 // Builds a typeset-looking document of `pages` pages (default 200: prose, a coloured panel, a vector
 // figure, an image, a ruled table with numbers, code, a formula), parses it, translates it with

@@ -11,10 +11,13 @@ import type { OcrLanguages } from '../documents/pdf/ocr-page.ts';
 import { translateDocument } from '../documents/translate/translate-document.ts';
 import { renderBilingualPdf } from '../documents/translate/bilingual.ts';
 import { missingGlyphsNote } from '../documents/translate/overlay/coverage.ts';
+import { checkTranslatedPdf, summarise } from '../documents/translate/overlay/check-pdf.ts';
+import { describePage } from '../documents/translate/overlay/check.ts';
+import { splitColumnSpanningBlocks } from '../documents/translate/overlay/columns.ts';
 import { renderOverlayPdf } from '../documents/translate/overlay/draw.ts';
 import { TextRemovalError } from '../documents/translate/overlay/remove-text.ts';
 import type { Translator } from '../documents/translate/translator.ts';
-import { NO_ENGINE_MESSAGE, OCR_LANGUAGES, resultKey, sourceKey, type ResultFile } from './tasks.ts';
+import { LAYOUT_CHECK, NO_ENGINE_MESSAGE, OCR_LANGUAGES, resultKey, sourceKey, type ResultFile } from './tasks.ts';
 import type { TaskRow } from './tasks.store.ts';
 
 /** A failure that retrying cannot fix: the task fails with this message (it is shown to the owner). */
@@ -63,8 +66,13 @@ export async function runTask(
     if (!deps.translator) throw new TaskFailure(NO_ENGINE_MESSAGE);
     const pair = { source: task.source_lang ?? '', target: task.target_lang ?? '' };
     // Scanned pages are read by OCR here too, so their blocks can be translated (issue 18).
-    const document = await extractDocument(pdf, { signal: options.signal, ...(deps.ocr !== undefined ? { ocr: deps.ocr } : {}) });
-    notes = document.notes ?? [];
+    const extracted = await extractDocument(pdf, { signal: options.signal, ...(deps.ocr !== undefined ? { ocr: deps.ocr } : {}) });
+    notes = extracted.notes ?? [];
+    // A block the parser joined across two columns is translated and set per column (issue 26).
+    const document = await splitColumnSpanningBlocks(pdf, extracted, options.signal).catch((error: unknown) => {
+      if (options.signal.aborted) throw error;
+      return extracted;
+    });
     const glossary = task.glossary ? (JSON.parse(task.glossary) as Record<string, string>) : undefined;
     const translated = await translateDocument(document, deps.translator, pair, { signal: options.signal, onProgress: options.onProgress, glossary });
     outputs.push({ name: 'translated.md', contentType: 'text/markdown; charset=utf-8', data: toMarkdown(translated) });
@@ -98,6 +106,7 @@ async function layoutKeepingOutputs(pdf: Uint8Array, document: ParsedDocument, t
     return [
       { name: 'translated.pdf', contentType: 'application/pdf', data: translatedPdf },
       { name: 'bilingual.pdf', contentType: 'application/pdf', data: bilingual },
+      ...(await layoutCheck(pdf, translatedPdf, document, signal)),
     ];
   } catch (error) {
     if (signal.aborted) throw error;
@@ -106,6 +115,27 @@ async function layoutKeepingOutputs(pdf: Uint8Array, document: ParsedDocument, t
     const reason = error instanceof TextRemovalError ? error.message : `the PDF could not be rewritten (${error instanceof Error ? error.message.split('\n', 1)[0]!.slice(0, 200) : String(error)}).`;
     const note = `translated.pdf and bilingual.pdf could not be produced: ${reason} The translation is in translated.md.\n`;
     return [{ name: 'translation-notes.txt', contentType: 'text/plain; charset=utf-8', data: note }];
+  }
+}
+
+/**
+ * The check of translated.pdf as a reader sees it (issue 26), per page: `layout-check.json` for the
+ * result view ("3 places where text overlaps" on the pages to look at) and a sentence among the
+ * notes. Without poppler the check is left out; the PDFs are still delivered.
+ */
+async function layoutCheck(pdf: Uint8Array, translatedPdf: Uint8Array, document: ParsedDocument, signal: AbortSignal): Promise<Output[]> {
+  try {
+    const summary = summarise(await checkTranslatedPdf(pdf, translatedPdf, { document, signal }));
+    const outputs: Output[] = [{ name: LAYOUT_CHECK, contentType: 'application/json', data: JSON.stringify(summary) }];
+    if (summary.length > 0) {
+      const pages = summary.slice(0, 10).map((p) => `page ${p.page} (${describePage({ overlapPlaces: p.overlaps, gutterCrossings: p.gutter, intoDrawings: p.drawings, belowMargin: p.belowMargin }).join(', ')})`);
+      const more = summary.length > 10 ? ` and ${summary.length - 10} more pages` : '';
+      outputs.push({ name: 'translation-notes.txt', contentType: 'text/plain; charset=utf-8', data: `Pages of translated.pdf to look at: ${pages.join('; ')}${more}.\n` });
+    }
+    return outputs;
+  } catch (error) {
+    if (signal.aborted) throw error;
+    return [];
   }
 }
 
@@ -120,6 +150,6 @@ function appendNotes(outputs: Output[], notes: string[]): void {
 /** Removes whatever a run stored, for a run that was cancelled or taken away — pictures included. */
 export async function discardResults(objects: ObjectStore, taskId: string): Promise<void> {
   const pictures = await objects.list(resultKey(taskId, 'pictures/'));
-  const names = ['translated.md', 'translated.pdf', 'bilingual.pdf', 'translation-notes.txt', 'document.md', 'document.json'];
+  const names = ['translated.md', 'translated.pdf', 'bilingual.pdf', 'translation-notes.txt', LAYOUT_CHECK, 'document.md', 'document.json'];
   await objects.deleteMany([...names.map((name) => resultKey(taskId, name)), ...pictures]);
 }

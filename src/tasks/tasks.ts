@@ -60,6 +60,8 @@ export type TaskView = {
   finished_at: string | null;
 };
 
+/** A translation's layout check (issue 26), per page: written by run-task.ts, read by the result view. */
+export const LAYOUT_CHECK = 'layout-check.json';
 export const sourceKey = (id: string) => `tasks/${id}/source.pdf`;
 export const resultKey = (id: string, name: string) => `tasks/${id}/${name}`;
 /** The object-store folder of a task's cached page images (page-images.ts): deleted with the task. */

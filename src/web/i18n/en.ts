@@ -246,6 +246,15 @@ export const en = {
     notFinished: 'This task has not finished, so it has no result to show yet.',
     noTranslatedPdf: 'This translation has no translated.pdf; its translation is in translated.md.',
     open: 'View result',
+    // The layout check of translated.pdf (issue 26): what a reader would stumble on, page by page.
+    check: 'Layout check',
+    checkClean: 'Nothing to look at on this page: no text over text, none between columns or on a picture, none below the margin.',
+    checkPages: 'Pages to look at',
+    checkOverlaps: { one: '1 place where text overlaps', many: '{n} places where text overlaps' },
+    checkGutter: { one: '1 word in the gap between columns', many: '{n} words in the gap between columns' },
+    checkDrawings: { one: '1 word over a picture or rule', many: '{n} words over a picture or rule' },
+    checkMargin: { one: '1 word below the bottom margin', many: '{n} words below the bottom margin' },
+    checkOnPage: 'On page {page}: {problems}.',
   },
   // The /tasks page. Plain strings with {placeholders} (filled by `fill` in pages/tasks.routes.ts):
   // the page hands this whole object to static/tasks.js, which fills the same templates in the browser.

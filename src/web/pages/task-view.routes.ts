@@ -8,8 +8,9 @@
 // come from the task API's page-image route, drawn on first request and cached (page-images.ts).
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { TaskKind } from '../../db/schema.ts';
-import { getTask, resultFile, TaskError, type TaskContext, type TaskView } from '../../tasks/tasks.ts';
+import { getTask, LAYOUT_CHECK, resultFile, TaskError, type TaskContext, type TaskView } from '../../tasks/tasks.ts';
 import { ObjectNotFoundError } from '../../storage/object-store.ts';
+import type { CheckSummary } from '../../documents/translate/overlay/check-pdf.ts';
 import type { Messages } from '../i18n/en.ts';
 import { renderError, renderPage } from './view.ts';
 
@@ -98,6 +99,7 @@ export const taskViewRoutes: FastifyPluginAsync<{ ctx: TaskContext }> = async (a
     const bilingual = (request.query as Record<string, unknown>).order === 'bilingual';
     const parsed = kind === 'docparse' && finished ? await parsedPage(ctx, session.sub, id, page, `${api}/files/`) : undefined;
     const translated = kind === 'translate' && finished && task.files.some((f) => f.name === 'translated.pdf');
+    const check = translated && task.files.some((f) => f.name === LAYOUT_CHECK) ? layoutCheck(await resultText(ctx, session.sub, 'translate', id, LAYOUT_CHECK)) : undefined;
     const base = `/tasks/${kind}/${id}`;
     const link = (p: number, order = bilingual) => `${base}?page=${p}${order ? '&order=bilingual' : ''}`;
     return renderPage(ctx.db, request, reply, 'task-view', (t) => fill(t.taskView.title, { name: task.source.name }), (t) => ({
@@ -120,9 +122,31 @@ export const taskViewRoutes: FastifyPluginAsync<{ ctx: TaskContext }> = async (a
       sideBySideHref: link(page, false),
       bilingualHref: link(page, true),
       legend: Object.entries(t.taskView.labels).map(([key, label]) => ({ key, label })),
+      check: check && {
+        here: problemsOf(t.taskView, check.find((c) => c.page === page)),
+        pages: check.map((c) => ({ n: c.page, href: link(c.page), text: fill(t.taskView.checkOnPage, { page: c.page, problems: problemsOf(t.taskView, c).join(', ') }) })),
+      },
     }), { here: link(page) });
   });
 };
+
+/** layout-check.json of a translation (run-task.ts): the pages where the check found something. */
+function layoutCheck(json: string | undefined): CheckSummary | undefined {
+  if (json === undefined) return undefined;
+  try {
+    const value: unknown = JSON.parse(json);
+    return Array.isArray(value) ? (value as CheckSummary).filter((c) => Number.isInteger(c?.page)) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** "3 places where text overlaps", … for one page of the check; empty when the page is clean. */
+function problemsOf(s: Messages['taskView'], page: CheckSummary[number] | undefined): string[] {
+  if (!page) return [];
+  const say = (n: number, forms: { one: string; many: string }) => (n > 0 ? [n === 1 ? forms.one : fill(forms.many, { n })] : []);
+  return [...say(page.overlaps, s.checkOverlaps), ...say(page.gutter, s.checkGutter), ...say(page.drawings, s.checkDrawings), ...say(page.belowMargin, s.checkMargin)];
+}
 
 async function parsedPage(ctx: TaskContext, sub: string, id: string, page: number, filesUrl: string) {
   const [md, json] = await Promise.all([resultText(ctx, sub, 'docparse', id, 'document.md'), resultText(ctx, sub, 'docparse', id, 'document.json')]);

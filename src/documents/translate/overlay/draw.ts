@@ -13,6 +13,7 @@ import { PDFDocument as PdfLibDocument } from 'pdf-lib';
 import type { Block, BoundingBox, Page, ParsedDocument } from '../../document.ts';
 import { fontPaths } from '../../fonts.ts';
 import { backgroundOf, isBlank, renderPage, textColourOn, type Raster, type Rgb } from './background.ts';
+import { inkRegions, isDrawingLabel } from './drawings.ts';
 import { fitText, type FitResult } from './fit.ts';
 import { isKeptBlock, isKeptText, keptRegions, keptTextPdf } from './keep.ts';
 import { reflow, type Placed } from './reflow.ts';
@@ -29,13 +30,18 @@ const PAGE_MARGIN = 0.03;
 export type OverlayOptions = { signal?: AbortSignal; removeText?: RemoveTextOptions };
 
 /** One box to typeset: its translation, and the source block it stands for. */
-type Piece = { text: string; box: BoundingBox; block: Block; grow: boolean };
+type Piece = { text: string; box: BoundingBox; block: Block; grow: boolean; label?: boolean };
 /** A piece's fit, and the box it was fitted in (moved down by the reflow, maybe widened to its column). */
 type Fitted = FitResult & { box: BoundingBox };
 /** Blocks that stay at the page's edge: they never move, nor make others move. */
 const MARGINAL = new Set(['page_header', 'page_footer']);
 /** The text-free page is rendered at this resolution to see rules and fills a moved block must not cover. */
 const RULE_DPI = 72;
+/** A drawing's label is set at its own size or kept: it may shrink this far, no further. */
+const LABEL_FLOOR = 0.85;
+/** A translation that would shrink below this share of its size first tries the measure of its column. */
+const WIDEN_BELOW = 0.85;
+const CJK_CHAR = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
 
 /**
  * `translated.pdf`: same page count and sizes as `source`. `document` is the parsed source, and
@@ -51,20 +57,23 @@ export async function renderOverlayPdf(source: Uint8Array, document: ParsedDocum
   }
   const original = await PdfLibDocument.load(source, { ignoreEncryption: true, updateMetadata: false });
   const sizes = original.getPages().map((p) => p.getSize());
-  // An encrypted source's content streams cannot be read here (ghostscript decrypts for itself): its
-  // kept text is set again in the bundled font, unchanged, instead of being copied.
-  const copyKept = !original.isEncrypted && document.pages.some((p) => keptRegions(p).length > 0);
   const rasters = await scannedPageRasters(source, document, options.signal);
   const textFreePages = textFreeRasters(textFree, options.signal);
-  const layer = await typeset(document, translated, rasters, textFreePages.page, !original.isEncrypted, options.signal).finally(textFreePages.close);
+  const { layer, keptLabels } = await typeset(document, translated, rasters, textFreePages.page, !original.isEncrypted, options.signal).finally(textFreePages.close);
+  // Labels of a drawing whose translation does not fit at their own size stay as the source drew
+  // them: they join the kept text, like text inside a picture.
+  const kept = document.pages.map((page, i) => (keptLabels[i]!.size === 0 ? page : { ...page, blocks: page.blocks.map((b) => (keptLabels[i]!.has(b) ? { ...b, label: 'picture' as const } : b)) }));
+  // An encrypted source's content streams cannot be read here (ghostscript decrypts for itself): its
+  // kept text is set again in the bundled font, unchanged, instead of being copied.
+  const copyKept = !original.isEncrypted && kept.some((p) => keptRegions(p).length > 0);
   const overlay = await PdfLibDocument.load(layer);
   const overlayPages = await out.embedPages(overlay.getPages());
-  const keptPages = copyKept ? await out.embedPages((await keptTextPdf(source, document.pages)).getPages()) : [];
+  const keptPages = copyKept ? await out.embedPages((await keptTextPdf(source, kept)).getPages()) : [];
   pages.forEach((page, i) => {
     // Ghostscript writes page sizes to two decimals; the source's exact size is put back.
     const size = sizes[i]!;
     if (Math.abs(page.getWidth() - size.width) < 0.01 && Math.abs(page.getHeight() - size.height) < 0.01) page.setMediaBox(0, 0, size.width, size.height);
-    if (keptPages[i] && keptRegions(document.pages[i]!).length > 0) page.drawPage(keptPages[i]!, { x: 0, y: 0 });
+    if (keptPages[i] && keptRegions(kept[i]!).length > 0) page.drawPage(keptPages[i]!, { x: 0, y: 0 });
     page.drawPage(overlayPages[i]!, { x: 0, y: 0 });
   });
   return out.save();
@@ -100,7 +109,7 @@ function textFreeRasters(textFree: Uint8Array, signal?: AbortSignal): { page: (p
 }
 
 /** The translation layer: one page per source page, same size, only the translated text (and covers on scans). */
-async function typeset(document: ParsedDocument, translated: ParsedDocument, rasters: Map<number, Raster>, textFreePage: (pageNo: number) => Promise<Raster>, copyKept: boolean, signal?: AbortSignal): Promise<Uint8Array> {
+async function typeset(document: ParsedDocument, translated: ParsedDocument, rasters: Map<number, Raster>, textFreePage: (pageNo: number) => Promise<Raster>, copyKept: boolean, signal?: AbortSignal): Promise<{ layer: Uint8Array; keptLabels: Array<Set<Block>> }> {
   const fonts = fontPaths();
   const pdf = new PDFDocument({ autoFirstPage: false, compress: true });
   const done = new Promise<Uint8Array>((resolve, reject) => {
@@ -111,6 +120,7 @@ async function typeset(document: ParsedDocument, translated: ParsedDocument, ras
   });
   pdf.registerFont('regular', fonts.regular);
   pdf.registerFont('bold', fonts.bold);
+  const keptLabels: Array<Set<Block>> = [];
   try {
     for (const [i, page] of document.pages.entries()) {
       signal?.throwIfAborted();
@@ -118,13 +128,14 @@ async function typeset(document: ParsedDocument, translated: ParsedDocument, ras
       const pieces = piecesOf(page, translated.pages[i] ?? page, !copyKept);
       const raster = rasters.get(page.pageNo);
       // A scanned page keeps its source text as pixels under the covers: nothing moves there.
-      const placed = await layout(pdf, page, pieces, raster ? undefined : () => textFreePage(page.pageNo));
-      pieces.forEach((piece, k) => drawPiece(pdf, page, piece, placed[k]!, raster));
+      const { placed, drawn, keptLabels: labels } = await layout(pdf, page, pieces, raster ? undefined : () => textFreePage(page.pageNo), !copyKept);
+      keptLabels.push(labels);
+      drawn.forEach((piece, k) => drawPiece(pdf, page, piece, placed[k]!, raster));
     }
   } finally {
     pdf.end();
   }
-  return done;
+  return { layer: await done, keptLabels };
 }
 
 /** The boxes of a page to typeset: translated blocks, and translated table cells in their cells. */
@@ -169,26 +180,60 @@ export function piecesOf(page: Page, translatedPage: Page, keptToo = false): Pie
 /**
  * Fits every piece of a page (reflow.ts): where a translation would go below the size floor, the
  * translated blocks under it in its column move down, if the text-free page is empty where they go.
- * The text-free page is rendered only for a page where some block would move.
+ * The text-free page is rendered only for a page where a block would grow past its box or move, or
+ * where a short small block may be a drawing's label: what it draws (pictures, figures, rules,
+ * fills) is then fixed like a picture, so no translation grows or moves onto it (issue 26), and a
+ * label is set at its own size in its place or kept as the source drew it.
  */
-async function layout(pdf: Doc, page: Page, pieces: Piece[], textFreePage: (() => Promise<Raster>) | undefined): Promise<Placed<Fitted>[]> {
-  const flows = pieces.map((p) => ({ box: p.box, movable: textFreePage !== undefined && p.grow && !MARGINAL.has(p.block.label) }));
-  const moving = new Set(flows.filter((f) => f.movable).map((f) => f.box));
-  const fixed = [...page.blocks.map((b) => b.bbox).filter((b) => !moving.has(b)), ...(page.pictures ?? []).map((p) => p.bbox), ...keptRegions(page)];
-  const input = {
-    flows,
-    fixed,
-    bottom: page.height * PAGE_MARGIN,
-    fitAt: (k: number, shift: number, limitFor: (box: BoundingBox) => number) => fitPiece(pdf, page, pieces[k]!, shift, limitFor),
+async function layout(pdf: Doc, page: Page, pieces: Piece[], textFreePage: (() => Promise<Raster>) | undefined, keptToo: boolean): Promise<{ placed: Placed<Fitted>[]; drawn: Piece[]; keptLabels: Set<Block> }> {
+  const keptLabels = new Set<Block>();
+  // The bottom margin: the source's lowest text where it stands in the page's bottom eighth (a footer,
+  // the last line of a full page), else the page's outer 3 % (a column that ends mid-page leaves room).
+  const lowest = Math.min(page.height, ...page.blocks.map((b) => b.bbox.b));
+  const bottom = Math.max(page.height * PAGE_MARGIN, lowest <= page.height / 8 ? lowest - 0.5 : 0);
+  const run = (drawn: Piece[], extra: BoundingBox[], empty: (region: BoundingBox) => boolean) => {
+    const flows = drawn.map((p) => ({ box: p.box, movable: textFreePage !== undefined && p.grow && !MARGINAL.has(p.block.label) }));
+    const moving = new Set(flows.filter((f) => f.movable).map((f) => f.box));
+    const fixed = [...page.blocks.map((b) => b.bbox).filter((b) => !moving.has(b)), ...(page.pictures ?? []).map((p) => p.bbox), ...keptRegions(page), ...extra];
+    return reflow({
+      flows,
+      fixed,
+      bottom,
+      fitAt: (k: number, shift: number, limitFor: (box: BoundingBox) => number) => fitPiece(pdf, page, drawn[k]!, shift, limitFor, extra),
+      empty,
+    });
   };
-  const still = reflow({ ...input, empty: () => false });
-  if (!still.wanted || !textFreePage) return still.placed;
+  const still = run(pieces, [], () => false);
+  const grows = still.placed.some((p, k) => pieces[k]!.grow && p.fit.height > pieces[k]!.box.t - pieces[k]!.box.b + 1);
+  const mayBeLabel = pieces.some((p) => p.grow && p.block.text.trim().split(/\s+/).length <= 6);
+  if (!textFreePage || !(still.wanted || grows || mayBeLabel)) return { placed: still.placed, drawn: pieces, keptLabels };
   const raster = await textFreePage();
-  return reflow({ ...input, empty: (region) => isBlank(raster, page.height, region) }).placed;
+  const ink = inkRegions(raster, page.height);
+  const drawn: Piece[] = [];
+  for (const piece of pieces) {
+    if (!piece.grow || !isDrawingLabel(piece.block, page, ink)) { drawn.push(piece); continue; }
+    // spec (issue 26): "labels inside a drawing are translated in place at their own size or kept"
+    const label = { ...piece, grow: false, label: true };
+    if (fitsAtOwnSize(pdf, page, label)) drawn.push(label);
+    else if (keptToo) drawn.push({ ...label, text: piece.block.text });
+    else keptLabels.add(piece.block);
+  }
+  // Ink that only surrounds a block (a panel behind it, a label's own box) does not stop it.
+  const obstacles = ink.filter((region) => !drawn.some((p) => overlaps(region, p.box)));
+  return { placed: run(drawn, obstacles, (region) => isBlank(raster, page.height, region)).placed, drawn, keptLabels };
+}
+
+const overlaps = (a: BoundingBox, b: BoundingBox) => a.l < b.r - 0.5 && a.r > b.l + 0.5 && a.b < b.t - 0.5 && a.t > b.b + 0.5;
+
+/** A label's translation fits its box at 85 % of its size or more, in no more lines than the box holds. */
+function fitsAtOwnSize(pdf: Doc, page: Page, piece: Piece): boolean {
+  const fit = fitPiece(pdf, page, piece, 0, () => piece.box.b, []);
+  const size = Math.max(3, piece.block.fontSize || 10);
+  return !fit.belowFloor && fit.size >= size * LABEL_FLOOR - 1e-9 && fit.height <= piece.box.t - piece.box.b + 1;
 }
 
 /** Fits a piece with its box `shift` points lower; a growing piece's text may reach down to y = `limitFor(box)`. */
-function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (box: BoundingBox) => number): Fitted {
+function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (box: BoundingBox) => number, obstacles: BoundingBox[]): Fitted {
   const { block } = piece;
   const align = alignOf(block);
   const size = Math.max(3, block.fontSize || 10);
@@ -204,13 +249,17 @@ function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (
   });
   let box = { ...piece.box, t: piece.box.t - shift, b: piece.box.b - shift };
   let fit = fitIn(box);
-  // Only when the text would have to go below the size floor: a short line's box ends where its
-  // source text ended, so the translation may use the measure of its column instead.
-  if (fit.belowFloor && piece.grow && (align === 'left' || align === 'justify')) {
-    const wider = { ...box, r: columnRight(page, box) };
+  // A short line's box ends where its source text ended, so a translation that would have to shrink
+  // noticeably (a Chinese line becomes twice as long in English) may use the measure of its column
+  // instead, when that keeps it larger.
+  if ((fit.belowFloor || fit.size < size * WIDEN_BELOW - 1e-9) && piece.grow && (align === 'left' || align === 'justify')) {
+    const wider = { ...box, r: columnRight(page, box, obstacles) };
     if (wider.r > box.r + 1) {
-      box = wider;
-      fit = fitIn(box);
+      const widened = fitIn(wider);
+      if (fit.belowFloor || widened.size > fit.size + 1e-9) {
+        box = wider;
+        fit = widened;
+      }
     }
   }
   return { ...fit, box };
@@ -255,12 +304,17 @@ function drawPiece(pdf: Doc, page: Page, piece: Piece, placed: Placed<Fitted>, r
     const gaps = (line.match(/ /g) ?? []).length;
     let x = box.l + indent;
     let wordSpacing = 0;
+    let characterSpacing = 0;
     if (align === 'center') x += Math.max(0, (width - lineWidth) / 2);
     else if (align === 'right') x += Math.max(0, width - lineWidth);
-    else if (align === 'justify' && !last && gaps > 0) wordSpacing = Math.max(0, (width - lineWidth) / gaps);
+    else if (align === 'justify' && !last && CJK_CHAR.test(line)) {
+      // Chinese and Japanese are justified between characters, not at the odd space beside a Latin word.
+      const chars = [...line].length;
+      if (chars > 1) characterSpacing = Math.max(0, (width - lineWidth) / (chars - 1));
+    } else if (align === 'justify' && !last && gaps > 0) wordSpacing = Math.max(0, (width - lineWidth) / gaps);
     pdf.save();
     if (block.italic) pdf.transform(1, 0, -ITALIC_SKEW, 1, ITALIC_SKEW * baseline, 0);
-    pdf.text(line, x, baseline, { lineBreak: false, baseline: 'alphabetic', wordSpacing });
+    pdf.text(line, x, baseline, { lineBreak: false, baseline: 'alphabetic', wordSpacing, characterSpacing });
     pdf.restore();
   });
 }
@@ -278,14 +332,17 @@ function drawMarker(pdf: Doc, marker: string, x: number, baseline: number, size:
 /**
  * The right edge of the text column a left-aligned block stands in: a short line's box ends where
  * its source text ended, but its translation may use the measure of the column (the right edge of
- * the blocks that start at the same left edge), as long as nothing stands in between.
+ * the blocks that start at the same left edge), as long as nothing stands in between — no block,
+ * picture, kept text or drawing beside it, and never into the next column: a block of running text
+ * that starts to the right of this one anywhere on the page marks where the next column begins.
  */
-function columnRight(page: Page, box: BoundingBox): number {
+function columnRight(page: Page, box: BoundingBox, obstacles: BoundingBox[] = []): number {
   let right = box.r;
-  const body = page.blocks.filter((b) => b.label !== 'page_header' && b.label !== 'page_footer').map((b) => b.bbox);
-  for (const other of body) if (Math.abs(other.l - box.l) < 24 && other.r > right) right = other.r;
-  right = Math.min(right, page.width * (1 - PAGE_MARGIN));
-  for (const other of [...page.blocks.map((b) => b.bbox), ...(page.pictures ?? []).map((p) => p.bbox), ...keptRegions(page)]) {
+  const body = page.blocks.filter((b) => b.label !== 'page_header' && b.label !== 'page_footer');
+  const nextColumn = Math.min(page.width, ...body.filter((b) => b.bbox.l >= box.r - 0.5 && b.text.length > 20 && b.label !== 'table').map((b) => b.bbox.l - 4));
+  for (const other of body.map((b) => b.bbox)) if (Math.abs(other.l - box.l) < 24 && other.r > right) right = other.r;
+  right = Math.min(right, page.width * (1 - PAGE_MARGIN), Math.max(box.r, nextColumn));
+  for (const other of [...page.blocks.map((b) => b.bbox), ...(page.pictures ?? []).map((p) => p.bbox), ...keptRegions(page), ...obstacles]) {
     const beside = other.l >= box.r - 0.5 && other.l < right && other.b < box.t && other.t > box.b;
     if (beside && other !== box) right = Math.min(right, other.l - 4);
   }

@@ -105,22 +105,43 @@ export function wrap(text: string, width: number, widthOf: (text: string) => num
   return lines.length > 0 ? lines : [''];
 }
 
-/** Words, single spaces and single CJK characters (each a place a line may break). */
-function tokenize(text: string): string[] {
+/**
+ * Line-breaking rules for CJK (kinsoku shori, as JIS X 4051 and the Chinese typesetting guidelines
+ * state them, and as PDFMathTranslate/BabelDOC's typesetter applies them): closing punctuation never
+ * starts a line, opening brackets never end one. Latin words are never broken (unless one alone is
+ * wider than the line).
+ */
+const NO_LINE_START = /[，。、；：！？）」』》】〕〉”’．・…—～ー々ゝゞぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ%‰℃,.;:!?)\]}]/u;
+const NO_LINE_END = /[（「『《【〔〈“‘([{]/u;
+
+/** Words, single spaces and single CJK characters (each a place a line may break), with kinsoku applied. */
+export function tokenize(text: string): string[] {
   const tokens: string[] = [];
   let word = '';
+  let openPending = '';
+  const push = (token: string) => {
+    const last = tokens.at(-1);
+    // Closing punctuation stays on the line of what it closes.
+    if (last !== undefined && last !== ' ' && NO_LINE_START.test(token[0]!) && (CJK.test(token[0]!) || CJK.test(last.at(-1)!))) tokens[tokens.length - 1] = last + token;
+    else tokens.push(token);
+  };
+  const emit = (token: string) => {
+    // An opening bracket goes to the next line with what it opens.
+    if (token !== ' ' && [...token].every((c) => NO_LINE_END.test(c)) && CJK.test(token)) { openPending += token; return; }
+    push(openPending + token);
+    openPending = '';
+  };
   for (const char of text.replace(/\s+/g, ' ').trim()) {
     if (char === ' ' || CJK.test(char)) {
-      if (word) tokens.push(word);
+      if (word) emit(word);
       word = '';
-      // CJK punctuation stays on the line of the character before it.
-      if (char !== ' ' && /[，。、；：！？）」』》]/u.test(char) && tokens.length > 0 && tokens.at(-1) !== ' ') tokens[tokens.length - 1] += char;
-      else tokens.push(char);
+      emit(char);
     } else {
       word += char;
     }
   }
-  if (word) tokens.push(word);
+  if (word) emit(word);
+  if (openPending) push(openPending);
   return tokens;
 }
 

@@ -1,0 +1,112 @@
+// A translated block never spans columns (issue 26). Where the parser hands over a block whose lines
+// stand in two columns of the page (on the aviation handbook page, a paragraph of the left column
+// joined with one of the right), its translation set into the union box would run across the gutter
+// and over the other column's text. Before translation, such a block is split by its lines' columns:
+// one block per column (and per paragraph, where a column's lines leave a paragraph's gap), in
+// reading order — columns left to right, lines top to bottom — so each part is translated and set in
+// its own column. The parser's own fix (reading order by columns) makes this rare; it stays as the
+// guard for whatever a parser still joins.
+//
+// The page's lines and gutters are poppler's (`pdftotext -bbox-layout`), as the check sees them.
+import type { Block, BoundingBox, Page, ParsedDocument } from '../../document.ts';
+import { gutters, type Box, type Gutter } from './check.ts';
+import { popplerPages, type PopplerPage } from './check-pdf.ts';
+
+type Line = Box & { text: string };
+
+const SPLITTABLE = new Set(['text', 'list_item', 'caption', 'footnote', 'section_header', 'title']);
+const squash = (text: string) => text.normalize('NFKC').replace(/[\s\u00ad-]+/g, '').toLowerCase();
+
+/** The source's lines with their text, top-down points. */
+export function linesOf(page: PopplerPage): Line[] {
+  // Words belong to the line whose box holds their middle; pdftotext lists lines with their words.
+  return page.lineWords.map((line) => ({ ...line.box, text: line.words.join(' ') }));
+}
+
+/** The gutters that cut through a box (top-down), over at least two of its lines' height. */
+function guttersAcross(box: Box, strips: Gutter[]): Gutter[] {
+  return strips.filter((g) => g.xMin > box.xMin + 4 && g.xMax < box.xMax - 4 && Math.min(g.yMax, box.yMax) - Math.max(g.yMin, box.yMin) > 12);
+}
+
+const isCjk = (char: string | undefined) => char !== undefined && /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\u3000-\u303f\uff00-\uffef]/u.test(char);
+
+/** Lines of one paragraph joined as the parser joins them: a space between words, none between CJK characters, hyphenation undone. */
+export function joinLines(lines: string[]): string {
+  let text = '';
+  for (const line of lines.map((l) => l.trim()).filter(Boolean)) {
+    if (text === '') text = line;
+    else if (/\p{Ll}-$/u.test(text) && /^\p{Ll}/u.test(line)) text = text.slice(0, -1) + line;
+    else if (isCjk(text.at(-1)) || isCjk(line[0])) text += line;
+    else text += ` ${line}`;
+  }
+  return text;
+}
+
+/** Splits one block by the columns of its lines; undefined when it stands in one column (or cannot be split safely). */
+export function splitBlock(block: Block, pageHeight: number, lines: Line[], strips: Gutter[]): Block[] | undefined {
+  if (!SPLITTABLE.has(block.label)) return undefined;
+  const box: Box = { xMin: block.bbox.l, xMax: block.bbox.r, yMin: pageHeight - block.bbox.t, yMax: pageHeight - block.bbox.b };
+  const across = guttersAcross(box, strips);
+  if (across.length === 0) return undefined;
+  const text = squash(block.text);
+  // The block's own lines: inside its box, and part of its text (another block's lines may lie in the same box).
+  const own = lines.filter((l) => {
+    const x = (l.xMin + l.xMax) / 2;
+    const y = (l.yMin + l.yMax) / 2;
+    return x >= box.xMin - 1 && x <= box.xMax + 1 && y >= box.yMin - 2 && y <= box.yMax + 2 && squash(l.text).length > 0 && text.includes(squash(l.text));
+  });
+  if (own.length < 2) return undefined;
+  // A line that itself crosses a gutter: the block is not a join of columns; leave it to the parser.
+  if (own.some((l) => across.some((g) => l.xMin < g.xMin && l.xMax > g.xMax))) return undefined;
+  const columnOf = (l: Line) => across.filter((g) => g.xMax <= (l.xMin + l.xMax) / 2).length;
+  const columns = new Map<number, Line[]>();
+  for (const line of own) columns.set(columnOf(line), [...(columns.get(columnOf(line)) ?? []), line]);
+  if (columns.size < 2) return undefined;
+  const parts: Block[] = [];
+  for (const key of [...columns.keys()].sort((a, b) => a - b)) {
+    const column = columns.get(key)!.sort((a, b) => a.yMin - b.yMin);
+    // A paragraph's gap inside one column (more than 1.6 × the usual line pitch) starts a new part.
+    const pitches = column.slice(1).map((l, i) => l.yMin - column[i]!.yMin).sort((a, b) => a - b);
+    const pitch = pitches[Math.floor(pitches.length / 2)] ?? 0;
+    let current: Line[] = [];
+    const flush = () => {
+      if (current.length === 0) return;
+      const bbox: BoundingBox = { l: Math.min(...current.map((l) => l.xMin)), r: Math.max(...current.map((l) => l.xMax)), t: pageHeight - Math.min(...current.map((l) => l.yMin)), b: pageHeight - Math.max(...current.map((l) => l.yMax)) };
+      parts.push({ ...block, text: joinLines(current.map((l) => l.text)), bbox });
+      current = [];
+    };
+    for (const line of column) {
+      const last = current.at(-1);
+      if (last && pitch > 0 && line.yMin - last.yMin > pitch * 1.6) flush();
+      current.push(line);
+    }
+    flush();
+  }
+  return parts;
+}
+
+/** The document with every block that spans columns split into one block per column, in reading order. */
+export function splitPages(document: ParsedDocument, poppler: PopplerPage[]): { document: ParsedDocument; split: number } {
+  let split = 0;
+  const pages: Page[] = document.pages.map((page, i) => {
+    const found = poppler[i];
+    if (!found || page.textSource === 'ocr') return page;
+    const lines = linesOf(found);
+    const strips = gutters(lines);
+    if (strips.length === 0) return page;
+    const parts = page.blocks.map((block) => splitBlock(block, page.height, lines, strips) ?? [block]);
+    if (parts.every((p) => p.length === 1)) return page;
+    split += parts.filter((p) => p.length > 1).length;
+    // A caption names its table by index: the index moves with the parts inserted before it.
+    const newIndex = (index: number) => parts.slice(0, index).reduce((n, p) => n + p.length, 0);
+    const blocks = parts.flat().map((b) => (b.captionOf?.kind === 'table' ? { ...b, captionOf: { ...b.captionOf, index: newIndex(b.captionOf.index) } } : b));
+    return { ...page, blocks };
+  });
+  return { document: { ...document, pages }, split };
+}
+
+/** Reads the source's lines with poppler and splits the blocks that span columns (before translation). */
+export async function splitColumnSpanningBlocks(source: Uint8Array, document: ParsedDocument, signal?: AbortSignal): Promise<ParsedDocument> {
+  const poppler = await popplerPages(source, signal);
+  return splitPages(document, poppler).document;
+}
