@@ -9,10 +9,27 @@ import path from 'node:path';
 
 export type EngineName = 'signet' | 'opendataloader' | 'pdftotext';
 
-/** One engine's run over a batch: each input's Markdown (or text) by input base name, and the wall time. */
-export type BatchRun = { outputs: Map<string, string>; seconds: number; command: string; failures: string[] };
+/**
+ * One engine's run over a batch: each input's Markdown (or text) by input base name, the wall time and
+ * the CPU time of the processes it ran (user + system of every reaped descendant: on a machine shared
+ * with other work the wall time moves with the neighbours, the CPU time much less).
+ */
+export type BatchRun = { outputs: Map<string, string>; seconds: number; cpuSeconds: number | undefined; command: string; failures: string[] };
 
 const ROOT = path.join(import.meta.dirname, '..', '..');
+
+const TICKS_PER_SECOND = 100;
+
+/** CPU seconds of this process's reaped children so far (cutime + cstime of /proc/self/stat), or undefined off Linux. */
+export function childrenCpuSeconds(): number | undefined {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[13]) + Number(fields[14])) / TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
+}
 
 function run(command: string, args: string[], options: { cwd?: string } = {}): Promise<{ code: number | null; stderr: string; seconds: number }> {
   const start = performance.now();
@@ -33,6 +50,11 @@ function readOutputs(dir: string, extension: string): Map<string, string> {
   for (const name of readdirSync(dir)) if (name.endsWith(extension)) outputs.set(name.slice(0, -extension.length), readFileSync(path.join(dir, name), 'utf8'));
   return outputs;
 }
+
+const cpuSince = (before: number | undefined) => {
+  const now = childrenCpuSeconds();
+  return before === undefined || now === undefined ? undefined : now - before;
+};
 
 const base = (file: string) => path.basename(file, '.pdf');
 
@@ -59,9 +81,10 @@ export function signetCommand(): { args: (outDir: string, files: string[]) => st
 export async function runSignet(files: string[], outDir: string): Promise<BatchRun> {
   mkdirSync(outDir, { recursive: true });
   const command = signetCommand();
+  const cpu = childrenCpuSeconds();
   const result = await run(process.execPath, command.args(outDir, files));
   const outputs = readOutputs(outDir, '.md');
-  return { outputs, seconds: result.seconds, command: command.label, failures: failuresOf(files, outputs, result.stderr) };
+  return { outputs, seconds: result.seconds, cpuSeconds: cpuSince(cpu), command: command.label, failures: failuresOf(files, outputs, result.stderr) };
 }
 
 /** Why opendataloader-pdf cannot run here (no Java, or the package is not installed), or undefined. */
@@ -89,9 +112,10 @@ export const OPENDATALOADER_ARGS = ['--format', 'markdown', '--table-method', 'c
 export async function runOpendataloader(files: string[], outDir: string): Promise<BatchRun> {
   mkdirSync(outDir, { recursive: true });
   const cli = opendataloaderCli();
+  const cpu = childrenCpuSeconds();
   const result = await run(process.execPath, [cli, ...OPENDATALOADER_ARGS, '--output-dir', outDir, ...files]);
   const outputs = readOutputs(outDir, '.md');
-  return { outputs, seconds: result.seconds, command: `opendataloader-pdf ${OPENDATALOADER_ARGS.map((a) => (a.includes(' ') ? `'${a}'` : a)).join(' ')} --output-dir DIR FILE…`, failures: failuresOf(files, outputs, result.stderr) };
+  return { outputs, seconds: result.seconds, cpuSeconds: cpuSince(cpu), command: `opendataloader-pdf ${OPENDATALOADER_ARGS.map((a) => (a.includes(' ') ? `'${a}'` : a)).join(' ')} --output-dir DIR FILE…`, failures: failuresOf(files, outputs, result.stderr) };
 }
 
 /** Why pdftotext cannot run here, or undefined. */
@@ -104,6 +128,7 @@ export function pdftotextMissing(): string | undefined {
 export async function runPdftotext(files: string[], outDir: string): Promise<BatchRun> {
   mkdirSync(outDir, { recursive: true });
   const start = performance.now();
+  const cpu = childrenCpuSeconds();
   let stderr = '';
   for (const file of files) {
     const result = await run('pdftotext', ['-enc', 'UTF-8', file, path.join(outDir, `${base(file)}.txt`)]);
@@ -111,7 +136,7 @@ export async function runPdftotext(files: string[], outDir: string): Promise<Bat
   }
   const seconds = (performance.now() - start) / 1000;
   const outputs = readOutputs(outDir, '.txt');
-  return { outputs, seconds, command: 'pdftotext -enc UTF-8 FILE OUT (one process per file)', failures: failuresOf(files, outputs, stderr) };
+  return { outputs, seconds, cpuSeconds: cpuSince(cpu), command: 'pdftotext -enc UTF-8 FILE OUT (one process per file)', failures: failuresOf(files, outputs, stderr) };
 }
 
 /** pdftotext's text cut into pages at its form feeds, as Markdown-like page texts by page number. */

@@ -73,17 +73,18 @@ export function scoreTable(pages: PageResult[], engines: EngineName[]): string {
   return lines.join('\n');
 }
 
-export type Timing = { batch: string; files: number; pages: number; seconds: Partial<Record<EngineName, number>> };
+export type Timing = { batch: string; files: number; pages: number; seconds: Partial<Record<EngineName, number>>; cpuSeconds: Partial<Record<EngineName, number>> };
 
 export function timingTable(timings: Timing[], engines: EngineName[]): string {
-  const header = ['batch', 'files', 'pages', ...engines.map((e) => `${e} s (pages/s)`)];
+  const header = ['batch', 'files', 'pages', ...engines.map((e) => `${e} wall s (pages/s)`), ...engines.map((e) => `${e} CPU s`)];
   const lines = [`| ${header.join(' | ')} |`, `|---|${header.slice(1).map(() => '---:').join('|')}|`];
   for (const t of timings) {
     const cell = (e: EngineName) => {
       const s = t.seconds[e];
       return s === undefined ? '–' : `${s.toFixed(1)} (${(t.pages / s).toFixed(1)})`;
     };
-    lines.push(`| ${t.batch} | ${t.files} | ${t.pages} | ${engines.map(cell).join(' | ')} |`);
+    const cpu = (e: EngineName) => (t.cpuSeconds[e] === undefined ? '–' : (t.cpuSeconds[e] ?? 0).toFixed(1));
+    lines.push(`| ${t.batch} | ${t.files} | ${t.pages} | ${engines.map(cell).join(' | ')} | ${engines.map(cpu).join(' | ')} |`);
   }
   return lines.join('\n');
 }
