@@ -108,7 +108,7 @@ export async function publicBenchmark(options: PublicOptions): Promise<void> {
     const machine = `${cpus().length} cores, load average at the end ${loadavg().map((n) => n.toFixed(1)).join(', ')}`;
     const dir = path.join(import.meta.dirname, '..', 'results');
     const sets = [...new Set(docs.map((d) => d.set))];
-    const summary = { overall: summarise(pages, engines), notTex: summarise(pages.filter((p) => !p.tex), engines) };
+    const summary = { overall: summarise(pages, engines), textLayer: summarise(pages.filter((p) => p.class !== 'scan'), engines), notTex: summarise(pages.filter((p) => !p.tex), engines) };
     writeFileSync(path.join(dir, 'docparse-public.json'), `${JSON.stringify({ at, node: process.version, machine, sets, commands, skipped, failures, timings, summary, pages }, null, 1)}\n`);
     const commandLines = engines.map((e) => `- ${e}: \`${commands[e]}\``).join('\n');
     const md = [

@@ -54,6 +54,7 @@ export function groups(pages: PageResult[]): Array<{ label: string; pages: PageR
     ...by((p) => p.class).map((g) => ({ label: `class: ${g.value}`, pages: g.pages })),
     ...by((p) => p.set).map((g) => ({ label: `set: ${g.value}`, pages: g.pages })),
     { label: 'not typeset by TeX', pages: pages.filter((p) => !p.tex) },
+    { label: '**text-layer pages** (scans left out)', pages: pages.filter((p) => p.class !== 'scan') },
     { label: '**all pages**', pages },
   ];
 }
