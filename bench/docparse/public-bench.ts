@@ -59,7 +59,13 @@ async function runBatch(label: string, docs: PublicDocument[], work: string, eng
 }
 
 export async function publicBenchmark(options: PublicOptions): Promise<void> {
-  let docs = publicDocuments(options.sets ? { sets: options.sets } : {});
+  const malformed: string[] = [];
+  const onMalformed = (set: string, problems: string[]) => {
+    if (process.env.CI === 'true') throw new Error(`the corpus set ${set} is malformed:\n${problems.join('\n')}`);
+    malformed.push(`set ${set} left out, its manifest is malformed: ${problems.join('; ')}`);
+    process.stdout.write(`skipped: ${malformed.at(-1)}\n`);
+  };
+  let docs = publicDocuments({ ...(options.sets ? { sets: options.sets } : {}), onMalformed });
   if (options.only) docs = docs.filter((d) => options.only?.some((o) => d.id === o || `${d.set}/${d.id}` === o));
   if (docs.length === 0) throw new Error('no documents in the public corpus match (bench/docparse/public/<set>/manifest.json)');
   const skipped: Array<{ engine: EngineName; reason: string }> = [];
@@ -96,7 +102,7 @@ export async function publicBenchmark(options: PublicOptions): Promise<void> {
     const timeMd = timingTable(timings, engines);
     const worst = `${worstPages(pages, 'nid')}\n\n${worstPages(pages, 'teds')}\n\n${worstPages(pages, 'mhs')}`;
     const failed = engines.flatMap((e) => (failures[e] ?? []).map((f) => `- ${e}: ${f}`)).join('\n');
-    const skippedMd = skipped.map((s) => `- skipped: ${s.engine} — ${s.reason}`).join('\n');
+    const skippedMd = [...skipped.map((s) => `- skipped: ${s.engine} — ${s.reason}`), ...malformed.map((m) => `- skipped: ${m}`)].join('\n');
     process.stdout.write(`\n${scoreMd}\n\n${timeMd}\n\n${worst}\n${failed ? `\n${failed}\n` : ''}${skippedMd ? `\n${skippedMd}\n` : ''}`);
 
     const subset = options.sets !== undefined || options.only !== undefined;
@@ -109,7 +115,7 @@ export async function publicBenchmark(options: PublicOptions): Promise<void> {
     const dir = path.join(import.meta.dirname, '..', 'results');
     const sets = [...new Set(docs.map((d) => d.set))];
     const summary = { overall: summarise(pages, engines), textLayer: summarise(pages.filter((p) => p.class !== 'scan'), engines), notTex: summarise(pages.filter((p) => !p.tex), engines) };
-    writeFileSync(path.join(dir, 'docparse-public.json'), `${JSON.stringify({ at, node: process.version, machine, sets, commands, skipped, failures, timings, summary, pages }, null, 1)}\n`);
+    writeFileSync(path.join(dir, 'docparse-public.json'), `${JSON.stringify({ at, node: process.version, machine, sets, commands, skipped, malformed, failures, timings, summary, pages }, null, 1)}\n`);
     const commandLines = engines.map((e) => `- ${e}: \`${commands[e]}\``).join('\n');
     const md = [
       `Run ${at} (Node ${process.version}; ${machine}). Sets: ${sets.join(', ')}; ${docs.length} files, ${pages.length} pages with truth.`,

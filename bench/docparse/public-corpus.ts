@@ -14,7 +14,12 @@ export type DocumentClass = (typeof DOCUMENT_CLASSES)[number];
 const entrySchema = z.object({
   id: z.string().regex(/^[\w.+-]+$/),
   file: z.string().regex(/^[\w.+-]+\.pdf$/),
-  source: z.object({ repo: z.string().min(1), path: z.string().min(1), commit: z.string().min(1) }),
+  // Where the PDF comes from: a file of a public repository (at a commit), of a Debian package, or an address.
+  source: z.union([
+    z.object({ repo: z.string().min(1), path: z.string().min(1), commit: z.string().min(1).optional() }),
+    z.object({ debian: z.string().min(1), path: z.string().min(1), version: z.string().optional() }),
+    z.object({ url: z.string().url() }),
+  ]),
   license: z.string().min(1),
   pages: z.number().int().positive(),
   class: z.enum(DOCUMENT_CLASSES),
@@ -77,13 +82,20 @@ export function manifestProblems(root: string, set: string): string[] {
   return problems;
 }
 
-/** The documents of every set (or of `sets`), with their truth read; a malformed manifest throws. */
-export function publicDocuments(options: { root?: string; sets?: string[] } = {}): PublicDocument[] {
+/**
+ * The documents of every set (or of `sets`), with their truth read. A malformed set throws, or with
+ * `onMalformed` is reported there and left out (the benchmark runs the others and says why).
+ */
+export function publicDocuments(options: { root?: string; sets?: string[]; onMalformed?: (set: string, problems: string[]) => void } = {}): PublicDocument[] {
   const root = options.root ?? PUBLIC_CORPUS;
   const documents: PublicDocument[] = [];
   for (const set of corpusSets(root)) {
     if (options.sets && !options.sets.includes(set)) continue;
     const problems = manifestProblems(root, set);
+    if (problems.length > 0 && options.onMalformed) {
+      options.onMalformed(set, problems);
+      continue;
+    }
     if (problems.length > 0) throw new Error(`the corpus set ${set} is malformed:\n${problems.join('\n')}`);
     const entries = z.array(entrySchema).parse(JSON.parse(readFileSync(path.join(root, set, 'manifest.json'), 'utf8')));
     for (const entry of entries) {
