@@ -75,7 +75,7 @@ export function signetCommand(): { args: (outDir: string, files: string[]) => st
     return { args: (outDir, files) => [cli, 'parse', ...files, '--out', outDir, '--format', 'md'], label: 'node bin/signet.js parse FILE… --out DIR --format md' };
   }
   const batch = path.join(import.meta.dirname, 'signet-batch.ts');
-  return { args: (outDir, files) => [batch, outDir, ...files], label: 'node bench/docparse/signet-batch.ts DIR FILE… (bin/signet.js has no `parse` yet)' };
+  return { args: (outDir, files) => [batch, outDir, ...files], label: 'node bench/docparse/signet-batch.ts DIR FILE… (bin/signet.js has no parse command yet)' };
 }
 
 export async function runSignet(files: string[], outDir: string): Promise<BatchRun> {
