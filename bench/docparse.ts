@@ -1,4 +1,8 @@
-// `npm run bench:docparse` — the document-parsing quality benchmark of issue 17 (item 7) and its
+// `npm run bench:docparse` — issue 25's benchmark on the public corpus, Signet beside opendataloader-pdf
+// and pdftotext (bench/docparse/public-bench.ts); options `--sets docling,tabula`, `--only SET/ID,…`,
+// `--dump DIR`, `--out` (write the results of a limited run too).
+//
+// `npm run bench:docparse -- --own` — the document-parsing quality benchmark of issue 17 (item 7) and its
 // speed figures (item 8). The corpus: generated PDFs whose truth is known by construction
 // (bench/docparse/generated.ts), pages of real Debian manuals with truth written by looking at the
 // pages (bench/docparse/debian.ts, bench/docparse/truth/), and 300-dpi scans of both (image-only PDFs
@@ -19,6 +23,7 @@ import { generatedDocuments, type CorpusDocument } from './docparse/generated.ts
 import { cpuOf } from './docparse/cpu.ts';
 import { speedRows, speedTable } from './docparse/speed.ts';
 import { scoreDocument, summarise, type DocumentScores, type Summary } from './docparse/score.ts';
+import { publicBenchmark } from './docparse/public-bench.ts';
 
 /** Text-layer documents are timed this many times (best run kept); scans once. */
 const TIMED_RUNS = 3;
@@ -88,7 +93,8 @@ function summaryRow(label: string, s: Summary): string {
   return `| **${label}** | ${s.scoredPages === s.pages ? s.pages : `${s.scoredPages} of ${s.pages}`} | ${fixed(s.nid)} | ${fixed(s.teds)} | ${fixed(s.mhs)} | ${s.cellAccuracy === undefined ? '–' : `${(100 * s.cellAccuracy).toFixed(1)} %`} | ${fixed(s.headingF1)} | ${s.ocrWordRecall === undefined ? '–' : `${(100 * s.ocrWordRecall).toFixed(1)} %`} | ${fixed(s.pagesPerSecond, 1)} | ${fixed(s.pagesPerCpuSecond, 1)} | ${fixed(s.pdftotextPagesPerSecond, 0)} |`;
 }
 
-async function main(): Promise<void> {
+/** Issue 17's benchmark on generated pages and Debian manuals (`--own`). */
+async function ownCorpus(): Promise<void> {
   const corpus: CorpusDocument[] = await generatedDocuments();
   const { documents: debian, skipped } = await debianDocuments();
   corpus.push(...debian);
@@ -142,7 +148,18 @@ async function main(): Promise<void> {
   process.stdout.write(`\nNID-S ${fixed(totals.textLayer.nidS)}, TEDS-S ${fixed(totals.textLayer.tedsS)}, MHS-S ${fixed(totals.textLayer.mhsS)}, heading level accuracy ${fixed(totals.textLayer.headingLevelAccuracy)} (text layer)\n`);
 }
 
+/** `--name a,b` as a list, or undefined. */
+function listOption(name: string): string[] | undefined {
+  const at = process.argv.indexOf(name);
+  return at > 0 ? (process.argv[at + 1] ?? '').split(',').filter((s) => s !== '') : undefined;
+}
+
 if (import.meta.main) {
-  await main();
+  if (process.argv.includes('--own')) await ownCorpus();
+  else {
+    const sets = listOption('--sets');
+    const only = listOption('--only');
+    await publicBenchmark({ ...(sets ? { sets } : {}), ...(only ? { only } : {}), ...(dumpDir ? { dump: dumpDir } : {}), out: process.argv.includes('--out') });
+  }
   process.exit(0);
 }

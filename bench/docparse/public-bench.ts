@@ -1,0 +1,135 @@
+// `npm run bench:docparse` — issue 25's benchmark: the public corpus (bench/docparse/public/, PDFs from
+// other projects' test suites with truth not written by Signet's authors) parsed by Signet,
+// opendataloader-pdf and pdftotext in the same run, every page scored with the same NID / TEDS / MHS,
+// and the wall time of each program over the whole corpus, its process start included. Text-layer
+// files and scans are timed as two batches (only Signet reads scans; opendataloader's local mode has
+// no OCR). Writes bench/results/docparse-public.json and .md on a full run.
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
+import { markdownPages } from './score.ts';
+import { publicDocuments, type PublicDocument } from './public-corpus.ts';
+import { opendataloaderMissing, pdftotextMissing, runOpendataloader, runPdftotext, runSignet, textPages, type BatchRun, type EngineName } from './public-engines.ts';
+import { scorePage, scoreTable, summarise, timingTable, worstPages, type PageResult, type Timing } from './public-report.ts';
+
+export type PublicOptions = { sets?: string[]; only?: string[]; dump?: string; out?: boolean };
+
+/** The name a document's file goes by in a batch: unique over all sets. */
+const batchName = (doc: PublicDocument) => `${doc.set}__${doc.id}`;
+
+function pagesOf(engine: EngineName, output: string | undefined): Map<number, string> {
+  if (output === undefined) return new Map();
+  return engine === 'pdftotext' ? textPages(output) : markdownPages(output);
+}
+
+function dump(dir: string, doc: PublicDocument, runs: Partial<Record<EngineName, BatchRun>>): void {
+  const at = path.join(dir, doc.set);
+  mkdirSync(at, { recursive: true });
+  const truth = [...doc.truthPages.entries()].map(([n, md]) => `<!-- page ${n} -->\n\n${md}`).join('\n\n');
+  writeFileSync(path.join(at, `${doc.id}.truth.md`), `${truth}\n`);
+  for (const [engine, run] of Object.entries(runs)) {
+    const output = run?.outputs.get(batchName(doc));
+    if (output !== undefined) writeFileSync(path.join(at, `${doc.id}.${engine}.${engine === 'pdftotext' ? 'txt' : 'md'}`), output);
+  }
+  copyFileSync(doc.pdfPath, path.join(at, doc.file));
+}
+
+async function runBatch(label: string, docs: PublicDocument[], work: string, engines: EngineName[]): Promise<{ runs: Partial<Record<EngineName, BatchRun>>; timing: Timing }> {
+  const inputs = path.join(work, label, 'in');
+  mkdirSync(inputs, { recursive: true });
+  const files = docs.map((doc) => {
+    const file = path.join(inputs, `${batchName(doc)}.pdf`);
+    symlinkSync(doc.pdfPath, file);
+    return file;
+  });
+  const runs: Partial<Record<EngineName, BatchRun>> = {};
+  const timing: Timing = { batch: label, files: docs.length, pages: docs.reduce((n, d) => n + d.pages, 0), seconds: {}, cpuSeconds: {} };
+  if (files.length === 0) return { runs, timing };
+  // One after the other, never side by side: each has the machine to itself.
+  for (const engine of engines) {
+    const out = path.join(work, label, engine);
+    process.stdout.write(`${label}: ${engine} on ${files.length} files … `);
+    const run = engine === 'signet' ? await runSignet(files, out) : engine === 'opendataloader' ? await runOpendataloader(files, out) : await runPdftotext(files, out);
+    runs[engine] = run;
+    timing.seconds[engine] = run.seconds;
+    if (run.cpuSeconds !== undefined) timing.cpuSeconds[engine] = run.cpuSeconds;
+    process.stdout.write(`${run.seconds.toFixed(1)} s wall, ${run.cpuSeconds?.toFixed(1) ?? '–'} s CPU${run.failures.length > 0 ? ` (${run.failures.length} failed)` : ''}\n`);
+  }
+  return { runs, timing };
+}
+
+export async function publicBenchmark(options: PublicOptions): Promise<void> {
+  const malformed: string[] = [];
+  const onMalformed = (set: string, problems: string[]) => {
+    if (process.env.CI === 'true') throw new Error(`the corpus set ${set} is malformed:\n${problems.join('\n')}`);
+    malformed.push(`set ${set} left out, its manifest is malformed: ${problems.join('; ')}`);
+    process.stdout.write(`skipped: ${malformed.at(-1)}\n`);
+  };
+  let docs = publicDocuments({ ...(options.sets ? { sets: options.sets } : {}), onMalformed });
+  if (options.only) docs = docs.filter((d) => options.only?.some((o) => d.id === o || `${d.set}/${d.id}` === o));
+  if (docs.length === 0) throw new Error('no documents in the public corpus match (bench/docparse/public/<set>/manifest.json)');
+  const skipped: Array<{ engine: EngineName; reason: string }> = [];
+  const engines: EngineName[] = ['signet'];
+  const odlMissing = opendataloaderMissing();
+  if (odlMissing && process.env.CI === 'true') throw new Error(`opendataloader-pdf cannot run under CI: ${odlMissing}`);
+  if (odlMissing) skipped.push({ engine: 'opendataloader', reason: odlMissing });
+  else engines.push('opendataloader');
+  const popplerMissing = pdftotextMissing();
+  if (popplerMissing) skipped.push({ engine: 'pdftotext', reason: popplerMissing });
+  else engines.push('pdftotext');
+  for (const s of skipped) process.stdout.write(`skipped: ${s.engine} — ${s.reason}\n`);
+
+  const work = mkdtempSync(path.join(tmpdir(), 'signet-docbench-public-'));
+  try {
+    const textLayer = await runBatch('text layer', docs.filter((d) => d.class !== 'scan'), work, engines);
+    const scans = await runBatch('scans', docs.filter((d) => d.class === 'scan'), work, engines);
+    const runsOf = (doc: PublicDocument) => (doc.class === 'scan' ? scans.runs : textLayer.runs);
+    const pages: PageResult[] = [];
+    for (const doc of docs) {
+      const runs = runsOf(doc);
+      if (options.dump) dump(options.dump, doc, runs);
+      const predicted = Object.fromEntries(engines.map((e) => [e, pagesOf(e, runs[e]?.outputs.get(batchName(doc)))])) as Record<EngineName, Map<number, string>>;
+      for (const [page, truth] of doc.truthPages) {
+        const scores: PageResult['scores'] = {};
+        for (const engine of engines) scores[engine] = scorePage(truth, predicted[engine].get(page) ?? '', doc.scope, engine);
+        pages.push({ set: doc.set, id: doc.id, page, class: doc.class, tex: doc.tex, scope: doc.scope, scores });
+      }
+    }
+    const timings = [textLayer.timing, scans.timing].filter((t) => t.files > 0);
+    const failures = Object.fromEntries(engines.map((e) => [e, [...(textLayer.runs[e]?.failures ?? []), ...(scans.runs[e]?.failures ?? [])]]));
+    const commands = Object.fromEntries(engines.map((e) => [e, textLayer.runs[e]?.command ?? scans.runs[e]?.command ?? '']));
+    const scoreMd = scoreTable(pages, engines);
+    const timeMd = timingTable(timings, engines);
+    const worst = `${worstPages(pages, 'nid')}\n\n${worstPages(pages, 'teds')}\n\n${worstPages(pages, 'mhs')}`;
+    const failed = engines.flatMap((e) => (failures[e] ?? []).map((f) => `- ${e}: ${f}`)).join('\n');
+    const skippedMd = [...skipped.map((s) => `- skipped: ${s.engine} — ${s.reason}`), ...malformed.map((m) => `- skipped: ${m}`)].join('\n');
+    process.stdout.write(`\n${scoreMd}\n\n${timeMd}\n\n${worst}\n${failed ? `\n${failed}\n` : ''}${skippedMd ? `\n${skippedMd}\n` : ''}`);
+
+    const subset = options.sets !== undefined || options.only !== undefined;
+    if (subset && !options.out) {
+      process.stdout.write('\n(a run limited with --sets or --only writes no results file unless --out is given)\n');
+      return;
+    }
+    const at = new Date().toISOString();
+    const machine = `${cpus().length} cores, load average at the end ${loadavg().map((n) => n.toFixed(1)).join(', ')}`;
+    const dir = path.join(import.meta.dirname, '..', 'results');
+    const sets = [...new Set(docs.map((d) => d.set))];
+    const summary = { overall: summarise(pages, engines), textLayer: summarise(pages.filter((p) => p.class !== 'scan'), engines), notTex: summarise(pages.filter((p) => !p.tex), engines) };
+    writeFileSync(path.join(dir, 'docparse-public.json'), `${JSON.stringify({ at, node: process.version, machine, sets, commands, skipped, malformed, failures, timings, summary, pages }, null, 1)}\n`);
+    const commandLines = engines.map((e) => `- ${e}: \`${commands[e]}\``).join('\n');
+    const md = [
+      `Run ${at} (Node ${process.version}; ${machine}). Sets: ${sets.join(', ')}; ${docs.length} files, ${pages.length} pages with truth.`,
+      'Every page scored with the same functions (bench/docparse/metrics.ts, opendataloader-bench\'s NID / TEDS / MHS); a figure is the mean over the pages whose truth defines it (NID and MHS: whole-page truth; TEDS: pages whose truth has a table). pdftotext writes plain text: only its NID is given.',
+      scoreMd,
+      'Wall time of each program over the batch, its process start included (one process over all files; pdftotext one process per file), and the CPU time of the processes it ran (user + system, children included once reaped — the figure less moved by other work on a shared machine):',
+      timeMd,
+      commandLines,
+      worst,
+      ...(failed ? [failed] : []),
+      ...(skippedMd ? [skippedMd] : []),
+    ].join('\n\n');
+    writeFileSync(path.join(dir, 'docparse-public.md'), `${md}\n`);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
