@@ -64,18 +64,12 @@ function failuresOf(inputs: string[], outputs: Map<string, string>, stderr: stri
 }
 
 /**
- * How Signet is run: `bin/signet.js parse FILE… --out DIR --format md` once the CLI has it (issue 25
- * item 3), until then bench/docparse/signet-batch.ts, which does the same with the engine. Either way
- * a fresh Node process over all files, its start included in the time.
+ * How Signet is run: `signet parse FILE… --out DIR --format md --no-pictures`, a fresh Node process
+ * over all files, its start included in the time — as opendataloader-pdf runs with `--image-output off`.
  */
 export function signetCommand(): { args: (outDir: string, files: string[]) => string[]; label: string } {
   const cli = path.join(ROOT, 'bin', 'signet.js');
-  const help = spawnSync(process.execPath, [cli, 'parse', '--help'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, SIGNET_LOG_LEVEL: 'silent' } });
-  if (help.status === 0 && /--out/.test(help.stdout)) {
-    return { args: (outDir, files) => [cli, 'parse', ...files, '--out', outDir, '--format', 'md'], label: 'node bin/signet.js parse FILE… --out DIR --format md' };
-  }
-  const batch = path.join(import.meta.dirname, 'signet-batch.ts');
-  return { args: (outDir, files) => [batch, outDir, ...files], label: 'node bench/docparse/signet-batch.ts DIR FILE… (bin/signet.js has no parse command yet)' };
+  return { args: (outDir, files) => [cli, 'parse', ...files, '--out', outDir, '--format', 'md', '--no-pictures'], label: 'node bin/signet.js parse FILE… --out DIR --format md --no-pictures' };
 }
 
 export async function runSignet(files: string[], outDir: string): Promise<BatchRun> {

@@ -14,7 +14,7 @@ import { stageResults, type Staged } from './parse-output.ts';
 
 export type ParseFormat = 'md' | 'json';
 
-type ParseOptions = { out?: string; format: string; ocr: OcrMode; lang?: string; json?: boolean };
+type ParseOptions = { out?: string; format: string; ocr: OcrMode; lang?: string; json?: boolean; pictures: boolean };
 
 /** What the summary says of one file. */
 export type FileSummary =
@@ -94,7 +94,7 @@ class ProgressLine {
   }
 }
 
-type RunFileOptions = { out?: string; formats: ParseFormat[]; ocrMode: OcrMode; ocrLanguages: OcrLanguages; signal: AbortSignal };
+type RunFileOptions = { out?: string; formats: ParseFormat[]; ocrMode: OcrMode; ocrLanguages: OcrLanguages; pictures: boolean; signal: AbortSignal };
 
 /** Parses one input and writes its results; throws with a one-line reason when it fails. */
 async function parseFile(input: string, options: RunFileOptions, progress: ProgressLine): Promise<Parsed> {
@@ -119,7 +119,8 @@ async function parseFile(input: string, options: RunFileOptions, progress: Progr
       signal: options.signal,
       ocrMode: options.ocrMode,
       ocrLanguages: options.ocrLanguages,
-      onPicture: (file, png) => target.writePicture(file, png),
+      // Without pictures nothing is rendered: a picture's caption stays in the text.
+      ...(options.pictures ? { onPicture: (file: string, png: Uint8Array) => target.writePicture(file, png) } : {}),
       onProgress: (done, total) => progress.show(`${input}: ${done}/${total} pages`),
     });
     if (options.formats.includes('md')) await staged.writeFile(`${name}.md`, markdown);
@@ -176,7 +177,7 @@ async function parseCommand(inputs: string[], o: ParseOptions): Promise<void> {
     try {
       if (earlier !== undefined) throw new Error(`its results would overwrite those of ${earlier} (same name, same folder); parse it on its own with another --out`);
       claimed.set(key, input);
-      const result = await parseFile(input, { out: o.out, formats, ocrMode: o.ocr, ocrLanguages, signal: controller.signal }, progress);
+      const result = await parseFile(input, { out: o.out, formats, ocrMode: o.ocr, ocrLanguages, pictures: o.pictures, signal: controller.signal }, progress);
       progress.end(doneLine(result));
       if (process.stderr.isTTY) for (const note of result.notes) process.stderr.write(`  note: ${note}\n`);
       results.push(result);
@@ -219,6 +220,7 @@ export function registerParseCommand(program: Command): void {
     .option('--format <formats>', 'md, json or md,json', 'md,json')
     .addOption(new Option('--ocr <mode>', 'auto: OCR the pages without a text layer; off: never; force: every page').choices(['auto', 'off', 'force']).default('auto'))
     .option('--lang <languages>', 'OCR languages, tesseract names joined by + (e.g. eng+chi_sim); default: English, and Chinese too when English reads poorly')
+    .option('--no-pictures', 'do not cut the pictures out as PNG files (faster; their captions stay in the text)')
     .option('--json', 'print the summary as JSON')
     .action((files: string[], o: ParseOptions) => parseCommand(files, o));
 }

@@ -132,6 +132,18 @@ describe('signet parse: the parsing engine on local files, no server, no databas
     ]);
   });
 
+  test('--no-pictures renders no picture: NAME.md only, with each figure\'s caption kept as text', async () => {
+    const dir = emptyFolder();
+    copyFileSync(path.join(PUBLIC, FIGURES), path.join(dir, FIGURES));
+    const result = await parse([FIGURES, '--format', 'md', '--no-pictures'], dir);
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(summaryOf(result).files[0]!.outputs, ['picture_classification.md']);
+    assert.deepEqual(filesUnder(dir), ['picture_classification.md', FIGURES]);
+    const markdown = readFileSync(path.join(dir, 'picture_classification.md'), 'utf8');
+    assert.doesNotMatch(markdown, /!\[/);
+    assert.match(markdown, /Figure 1/);
+  });
+
   test('a file that fails (encrypted, damaged, a folder) leaves nothing written — not even the --out folder it would have created — and says why', async () => {
     const dir = emptyFolder(ENCRYPTED);
     // A real PDF cut short, as an interrupted download leaves it.
