@@ -29,7 +29,7 @@ export async function startDictionaryChatServer(dictionary: Record<string, strin
         const whole = entries.get(normal(text));
         if (whole !== undefined) return whole;
         // A parser may join or cut paragraphs differently: sentence by sentence, when all are known.
-        const sentences = normal(text).split(/(?<=[.!?。！？])\s+/u);
+        const sentences = normal(text).split(/(?<=[.!?])\s+|(?<=[。！？])\s*/u).filter((s) => s !== '');
         const parts = sentences.map((sentence) => entries.get(sentence));
         return sentences.length > 1 && parts.every((p) => p !== undefined) ? parts.join(joiner) : undefined;
       };
