@@ -76,7 +76,22 @@ export function scoreTable(pages: PageResult[], engines: EngineName[]): string {
 
 export type Timing = { batch: string; files: number; pages: number; seconds: Partial<Record<EngineName, number>>; cpuSeconds: Partial<Record<EngineName, number>> };
 
-export function timingTable(timings: Timing[], engines: EngineName[]): string {
+/** The batches added up: the whole corpus, for each program that ran every batch. */
+function wholeCorpus(timings: Timing[], engines: EngineName[]): Timing {
+  const total: Timing = { batch: '**whole corpus**', files: 0, pages: 0, seconds: {}, cpuSeconds: {} };
+  for (const t of timings) {
+    total.files += t.files;
+    total.pages += t.pages;
+  }
+  for (const e of engines) {
+    if (timings.every((t) => t.seconds[e] !== undefined)) total.seconds[e] = timings.reduce((n, t) => n + (t.seconds[e] ?? 0), 0);
+    if (timings.every((t) => t.cpuSeconds[e] !== undefined)) total.cpuSeconds[e] = timings.reduce((n, t) => n + (t.cpuSeconds[e] ?? 0), 0);
+  }
+  return total;
+}
+
+export function timingTable(batches: Timing[], engines: EngineName[]): string {
+  const timings = batches.length > 1 ? [...batches, wholeCorpus(batches, engines)] : batches;
   const header = ['batch', 'files', 'pages', ...engines.map((e) => `${e} wall s (pages/s)`), ...engines.map((e) => `${e} CPU s`)];
   const lines = [`| ${header.join(' | ')} |`, `|---|${header.slice(1).map(() => '---:').join('|')}|`];
   for (const t of timings) {
