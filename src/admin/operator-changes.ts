@@ -12,6 +12,7 @@ import * as clients from '../clients/clients.ts';
 import type { Clock } from '../config/clock.ts';
 import type { Db } from '../db/database.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
+import * as signingKeys from '../oauth/oidc/keys.ts';
 
 export type OperatorContext = {
   db: Db;
@@ -31,7 +32,7 @@ type EventBase = { type: AuditType; sub?: string | undefined; clientId?: string 
 
 /** A domain error's code (e.g. email_taken), for the trail of a refused change. */
 function reasonOf(error: unknown): string {
-  if (error instanceof accounts.AccountError || error instanceof clients.ClientError) return error.code;
+  if (error instanceof accounts.AccountError || error instanceof clients.ClientError || error instanceof signingKeys.SigningKeyError) return error.code;
   return 'error';
 }
 
@@ -171,6 +172,9 @@ function clientFields(input: Partial<clients.ClientInput> & clients.ClientChange
     ['scopes', 'scopes'],
     ['isPublic', 'public'],
     ['allowedOrigins', 'allowed_origins'],
+    ['oidc', 'oidc'],
+    ['postLogoutRedirectUris', 'post_logout_redirect_uris'],
+    ['idTokenAlg', 'id_token_signed_response_alg'],
   ];
   return names.filter(([key]) => input[key] !== undefined).map(([, name]) => name);
 }
@@ -205,4 +209,17 @@ export async function rotateClientSecretAsOperator(op: OperatorContext, clientId
 /** Removes the application with its grants, codes and tokens. */
 export async function deleteClientAsOperator(op: OperatorContext, clientId: string): Promise<void> {
   await audited(op, { type: 'client.deleted', clientId }, () => clients.deleteClient(op.db, clientId));
+}
+
+// ---- id_token signing keys (issue 28) ----
+
+/** `signet keys rotate`: new keys sign at once (audited: signing_key.rotated, with each new kid). */
+export async function rotateSigningKeysAsOperator(op: OperatorContext, sealKey: Buffer, algs?: readonly signingKeys.SigningAlg[]): Promise<signingKeys.SigningKeyView[]> {
+  const made = await audited(op, { type: 'signing_key.rotated' }, () => signingKeys.rotateSigningKeys(op.db, sealKey, op.clock, algs), (views) => ({ detail: { kids: views.map((v) => v.kid) } }));
+  return made;
+}
+
+/** `signet keys retire KID`: removes a rotated-out key whose id_tokens have expired (audited: signing_key.retired). */
+export async function retireSigningKeyAsOperator(op: OperatorContext, kid: string): Promise<void> {
+  await audited(op, { type: 'signing_key.retired', detail: { kids: [kid] } }, () => signingKeys.retireSigningKey(op.db, op.clock, kid));
 }

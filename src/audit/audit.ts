@@ -45,6 +45,9 @@ export const AUDIT_TYPES = [
   'passkey.added',
   'passkey.removed',
   'passkey.signin',
+  'signing_key.rotated',
+  'signing_key.retired',
+  'logout.succeeded',
 ] as const;
 
 export type AuditType = (typeof AUDIT_TYPES)[number];
@@ -93,6 +96,8 @@ const DETAIL_KEYS = {
   recovery_codes_left: isCount,
   /** an operator key's id (its public half) */
   key_id: (v: unknown) => typeof v === 'string' && /^ak_[0-9a-f]{1,64}$/.test(v),
+  /** id_token signing keys' ids (public: they are in the JWKS) */
+  kids: (v: unknown) => Array.isArray(v) && v.length <= 10 && v.every((k) => typeof k === 'string' && /^[A-Za-z0-9_-]{1,100}$/.test(k)),
 } satisfies Record<string, (v: unknown) => boolean>;
 
 function isCount(v: unknown): boolean {
