@@ -48,6 +48,7 @@ export async function tokenRoutes(app: FastifyInstance, { deps }: { deps: AppDep
   preflightRoute(app, deps.db, '/oauth/token', 'POST');
   postOnly(app, '/oauth/token');
   const limits = clientEndpointLimits(deps.db, deps.clock);
+  const idTokens = { db: deps.db, sealKey: deps.keys.signingKey, clock: deps.clock, defaultAlg: deps.settings.idTokenAlg };
 
   app.post('/oauth/token', async (request, reply) => {
     noStore(reply);
@@ -56,7 +57,7 @@ export async function tokenRoutes(app: FastifyInstance, { deps }: { deps: AppDep
     await corsForTokenRequest(deps, request, reply);
     try {
       const params = OAuthParams.from(request.body);
-      const response = await handleTokenRequest({ db: deps.db, hashKey: deps.keys.tokenHash, now: deps.clock(), origin: requestOrigin(request), ip: request.ip, log: request.log }, params);
+      const response = await handleTokenRequest({ db: deps.db, hashKey: deps.keys.tokenHash, now: deps.clock(), origin: requestOrigin(request), ip: request.ip, log: request.log, idTokens }, params);
       // Never the tokens themselves: which grant, for which application.
       const grantType = params.optional('grant_type');
       request.log.info({ grantType, clientId: params.optional('client_id') }, 'tokens issued');

@@ -175,7 +175,8 @@ const ceremonyRoutes: FastifyPluginAsync<PasskeyRouteOptions> = async (app, { ct
       return refusePasskey(request, reply, error, ctx.clock());
     }
     await recordAuditSafely(ctx.db, ctx.clock, { ...about, type: 'passkey.signin', sub, outcome: 'success' }, request.log);
-    await reply.signIn(sub);
+    // RFC 8176: a passkey with user verification is a hardware-bound key and a second factor on its own.
+    await reply.signIn(sub, ['hwk', 'mfa']);
     rotateCsrfSecret(request, reply);
     setDeviceCookie(request, reply, deviceCookieAfterSignIn(deviceKey, sub, request.cookies[request.server.cookieNames.device], ctx.clock()));
     request.log.info({ event: 'signed_in', method: 'passkey' }, 'person signed in with a passkey');
@@ -211,7 +212,7 @@ const ceremonyRoutes: FastifyPluginAsync<PasskeyRouteOptions> = async (app, { ct
       await recordAuditSafely(ctx.db, ctx.clock, { type: 'mfa.failed', sub: state.sub, ip: request.ip, outcome: 'failure', detail: { stage: 'signin', factor: 'passkey', reason: error.code } }, request.log);
       return refusePasskey(request, reply, error, ctx.clock());
     }
-    if (!(await completeSecondStep(factors, request, reply, state))) return refuse(reply, 400, 'request_expired', textsOf(request).twoStep.stepExpired);
+    if (!(await completeSecondStep(factors, request, reply, state, ['pwd', 'hwk', 'mfa']))) return refuse(reply, 400, 'request_expired', textsOf(request).twoStep.stepExpired);
     await recordAuditSafely(ctx.db, ctx.clock, { type: 'passkey.signin', sub: state.sub, ip: request.ip, outcome: 'success', detail: { stage: 'signin' } }, request.log);
     await recordAuditSafely(ctx.db, ctx.clock, { type: 'signin.succeeded', sub: state.sub, ip: request.ip, outcome: 'success', detail: { factor: 'passkey' } }, request.log);
     if (bodyValue(request.body, 'remember') === true) await rememberThisBrowser(factors, request, reply, state.sub);
