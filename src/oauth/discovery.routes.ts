@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { servedOrigins } from '../config/settings.ts';
 import type { AppDeps } from '../web/app.ts';
 import { accurateDiscovery, legacyDiscovery } from './discovery.ts';
+import { ensureSigningKeys, jwks } from './oidc/keys.ts';
 
 export async function discoveryRoutes(app: FastifyInstance, { deps }: { deps: AppDeps }): Promise<void> {
   const origins = servedOrigins(deps.settings).map((url) => url.origin);
@@ -11,5 +12,19 @@ export async function discoveryRoutes(app: FastifyInstance, { deps }: { deps: Ap
     const document = deps.settings.compat === 'legacy' ? legacyDiscovery(served, origins) : accurateDiscovery(served);
     // Varies by Host; short caching is fine, the document changes only with the settings.
     return reply.header('cache-control', 'public, max-age=300').header('vary', 'Host').type('application/json; charset=utf-8').send(document);
+  });
+
+  // issue 28: the public halves of the id_token signing keys (RFC 7517), every one a relying party may
+  // still meet. Cacheable briefly: a rotation's new key signs at once, and relying parties fetch the set
+  // again when they meet a kid they do not know.
+  let ensured: Promise<unknown> | undefined;
+  app.get('/oauth/jwks', async (_request, reply) => {
+    // The keys are made at first start (server.ts); an app built without it makes them here once.
+    ensured ??= ensureSigningKeys(deps.db, deps.keys.signingKey, deps.clock).catch((error: unknown) => {
+      ensured = undefined;
+      throw error;
+    });
+    await ensured;
+    return reply.header('cache-control', 'public, max-age=300').type('application/json; charset=utf-8').send(await jwks(deps.db));
   });
 }
