@@ -235,7 +235,8 @@ export async function answerWithoutInterface(ctx: FlowContext, request: Authoriz
   if (who.sub === undefined) return { url: back({ error: 'login_required' }) };
   // OpenID Connect Core §3.1.2.1: with prompt=none, "the Authorization Server MUST NOT display any
   // authentication … user interface pages" — a sign-in that max_age, acr_values or the hint want is login_required.
-  if (request.oidc && who.signIn && signInRequired(request.oidc, ctx.clock(), who.signIn, ctx.clock())) return { url: back({ error: 'login_required' }) };
+  // No sign-in can happen within this request: every sign-in counts as older than it (createdAt +∞).
+  if (request.oidc && who.signIn && signInRequired(request.oidc, Number.POSITIVE_INFINITY, who.signIn, ctx.clock())) return { url: back({ error: 'login_required' }) };
   if (who.hintMatches && !(await who.hintMatches())) return { url: back({ error: 'login_required' }) };
   let covered: boolean;
   try {
