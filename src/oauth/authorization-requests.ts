@@ -114,7 +114,7 @@ export function signInRequired(oidc: OidcRequest | null, createdAt: number, sess
 /** What the code's id_tokens will say (issue 28): for an OpenID request granted `openid` only. */
 function idTokenContextFor(oidc: OidcRequest | null, issuer: string, scope: readonly Scope[], signIn: SignInFacts | undefined): string | null {
   if (!oidc || !signIn || !scope.includes('openid')) return null;
-  return idTokenContext(issuer, signIn, { nonce: oidc.nonce, acrValues: oidc.acrValues });
+  return idTokenContext(issuer, signIn, { nonce: oidc.nonce, acrValues: oidc.acrValues, claims: oidc.idTokenClaims });
 }
 
 /** The parameters a pending request keeps (the id_token_hint is used at /oauth/authorize only). */

@@ -43,7 +43,27 @@ export type OidcRequest = {
   loginHint?: string | undefined;
   idTokenHint?: string | undefined;
   acrValues?: string[] | undefined;
+  /** the profile claims the `claims` parameter asks for in the id_token (Core §5.5), e.g. ["email"] */
+  idTokenClaims?: string[] | undefined;
 };
+
+/** The claims the `claims` parameter may ask for in the id_token; each is released only with its scope. */
+export const ID_TOKEN_REQUESTABLE_CLAIMS = ['name', 'picture', 'email', 'email_verified', 'phone_number', 'phone_number_verified'] as const;
+
+/** OpenID Connect Core §5.5: the `claims` parameter's `id_token` member — the profile claims it names. */
+function idTokenClaimsOf(text: string | undefined): string[] | undefined {
+  if (text === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new OAuthError('invalid_request', 'claims must be a JSON object (OpenID Connect Core §5.5), e.g. {"id_token":{"email":null}}.');
+  }
+  const idToken = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>).id_token : undefined;
+  if (typeof idToken !== 'object' || idToken === null) return undefined;
+  const asked = Object.keys(idToken).filter((name) => (ID_TOKEN_REQUESTABLE_CLAIMS as readonly string[]).includes(name));
+  return asked.length > 0 ? asked : undefined;
+}
 
 /** The longest nonce, login_hint or acr_values accepted (each is stored with the pending request). */
 export const MAX_OIDC_PARAMETER_LENGTH = 500;
@@ -204,6 +224,7 @@ function readOidcParameters(query: AuthorizeQuery): OidcRequest {
   if (maxAgeText !== undefined && !/^\d{1,9}$/.test(maxAgeText)) throw new OAuthError('invalid_request', 'max_age must be a whole number of seconds.');
   const prompt = single(query, 'prompt')?.split(' ').filter((p) => p === 'login' || p === 'consent');
   const acrValues = bounded('acr_values')?.split(' ').filter(Boolean);
+  const idTokenClaims = idTokenClaimsOf(bounded('claims', 2000));
   return {
     nonce: bounded('nonce'),
     ...(prompt && prompt.length > 0 ? { prompt } : {}),
@@ -211,6 +232,7 @@ function readOidcParameters(query: AuthorizeQuery): OidcRequest {
     loginHint: bounded('login_hint'),
     idTokenHint: bounded('id_token_hint', 8000),
     ...(acrValues && acrValues.length > 0 ? { acrValues } : {}),
+    ...(idTokenClaims ? { idTokenClaims } : {}),
   };
 }
 

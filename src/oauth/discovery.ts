@@ -42,7 +42,7 @@ export function accurateDiscovery(servedOrigin: string): DiscoveryDocument {
     acr_values_supported: [...ACR_VALUES_SUPPORTED],
     response_modes_supported: ['query'],
     prompt_values_supported: ['none', 'login', 'consent'],
-    claims_parameter_supported: false,
+    claims_parameter_supported: true,
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
     // RFC 9207: every callback carries `iss` (mix-up defence); clients may then require it.

@@ -7,6 +7,8 @@ import type { Client } from '../../clients/clients.ts';
 import type { Clock } from '../../config/clock.ts';
 import type { Db } from '../../db/database.ts';
 import type { TokenResponse } from '../token/grant.ts';
+import { findAccount } from '../../accounts/accounts.ts';
+import { claimsFor } from '../userinfo.ts';
 import { currentSigningKey, ID_TOKEN_LIFETIME_SECONDS, isSigningAlg, publicKeyOf, type SigningAlg } from './keys.ts';
 
 /** acr values (OpenID Connect Core §2 `acr`): `mfa` asks for a second factor; `pwd` is one factor. */
@@ -28,13 +30,15 @@ export type IdTokenContext = {
   /** present when the request carried acr_values */
   acr?: string | undefined;
   sid?: string | undefined;
+  /** profile claims the `claims` parameter asked for in the id_token (each still needs its scope) */
+  claims?: string[] | undefined;
 };
 
 /** The sign-in behind a code, as the session tells it. */
 export type SignInFacts = { authTime: number; amr: readonly string[]; sid: string | null };
 
 /** OpenID request parameters that reach the id_token. */
-export type IdTokenRequest = { nonce?: string | undefined; acrValues?: readonly string[] | undefined };
+export type IdTokenRequest = { nonce?: string | undefined; acrValues?: readonly string[] | undefined; claims?: readonly string[] | undefined };
 
 /** The acr of a sign-in: `mfa` when two factors (or a passkey, which is two on its own) were used. */
 export function acrOf(amr: readonly string[]): 'pwd' | 'mfa' {
@@ -49,6 +53,7 @@ export function idTokenContext(issuer: string, signIn: SignInFacts, request: IdT
     amr: [...signIn.amr],
     ...(request.acrValues && request.acrValues.length > 0 ? { acr: acrOf(signIn.amr) } : {}),
     ...(signIn.sid === null ? {} : { sid: signIn.sid }),
+    ...(request.claims && request.claims.length > 0 ? { claims: [...request.claims] } : {}),
   };
   return JSON.stringify(context);
 }
@@ -117,8 +122,21 @@ export async function withIdToken(
     amr: context.amr,
     ...(context.acr === undefined ? {} : { acr: context.acr }),
     ...(context.sid === undefined ? {} : { sid: context.sid }),
+    ...(await requestedProfileClaims(signing.db, chain.sub, response.scope, context.claims)),
   };
   return { ...response, id_token: signJws({ alg, kid, typ: 'JWT' }, claims, key) };
+}
+
+/**
+ * Core §5.5: profile claims the `claims` parameter asked for in the id_token — released only as userinfo
+ * would release them for the granted scope (spec "Scopes"); without a `claims` request they stay in userinfo.
+ */
+async function requestedProfileClaims(db: Db, sub: string, scope: string, asked: readonly string[] | undefined): Promise<Record<string, unknown>> {
+  if (!asked || asked.length === 0) return {};
+  const profile = await findAccount(db, sub);
+  if (!profile) return {};
+  const released = claimsFor(profile, scope) as Record<string, unknown>;
+  return Object.fromEntries(asked.filter((name) => name !== 'sub' && released[name] !== undefined).map((name) => [name, released[name]]));
 }
 
 /** What an id_token_hint says, once its signature checked out with one of our keys (its expiry is not required: a hint may be old). */

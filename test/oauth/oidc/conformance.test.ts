@@ -160,6 +160,16 @@ describe('OpenID Connect Basic OP, written from the conformance suite module lis
     assert.ok(tokens.id_token);
   });
 
+  test('oidcc-claims-essential: claims={"id_token":{"email":{"essential":true}}} puts email in the id_token when the email scope is granted, never beyond the scope', async () => {
+    const claims = JSON.stringify({ id_token: { email: { essential: true }, phone_number: null } });
+    const { tokens } = await signedIn({ scope: 'openid email', claims });
+    const idToken = decode(tokens.id_token!).claims;
+    assert.equal(idToken.email, EMAIL);
+    assert.equal('phone_number' in idToken, false, 'phone was not granted: it stays out');
+    const plain = decode((await signedIn({ scope: 'openid email' })).tokens.id_token!).claims;
+    assert.equal('email' in plain, false, 'without a claims request, e-mail stays in userinfo');
+  });
+
   test('oidcc-codereuse: a code presented twice is refused', async () => {
     const callback = await completeFlow(new TinyBrowser(flow), { nonce: 'n' });
     await exchange(flow, callback);
@@ -208,6 +218,5 @@ describe('OpenID Connect Basic OP, written from the conformance suite module lis
 //   error is shown at the endpoint, which the suite accepts (screenshot), not redirected.
 // - oidcc-server with client_secret_basic: the spec allows client_secret_post only (run the plan with the
 //   client_secret_post variant).
-// - oidcc-unsigned-request-object-supported-correctly-or-rejected-as-unsupported, oidcc-claims-essential:
-//   `request` and `claims` are ignored like every unknown parameter (request_parameter_supported and
-//   claims_parameter_supported are false); the suite marks ignoring `request` as a warning.
+// - oidcc-unsigned-request-object-supported-correctly-or-rejected-as-unsupported: `request` is ignored like
+//   every unknown parameter (request_parameter_supported is false); the suite marks that as a warning.
