@@ -11,8 +11,22 @@ import * as store from './sessions.store.ts';
 /** Sessions end this long after sign-in. */
 export const SESSION_LIFETIME_MS = 14 * DAY;
 
-/** `checkedAt`: when this session last proved the password or a second factor (null: never, e.g. from before step-up existed). */
-export type Session = { sub: string; expiresAt: number; checkedAt: number | null };
+/**
+ * `checkedAt`: when this session last proved the password or a second factor (null: never, e.g. from
+ * before step-up existed). `authTime`: when the person signed in (the id_token's auth_time); `amr`: how
+ * (RFC 8176 values); `sid`: a public id of the session for id_tokens and logout (never the cookie value).
+ */
+export type Session = { sub: string; expiresAt: number; checkedAt: number | null; authTime: number; amr: string[]; sid: string | null };
+
+/** RFC 8176 methods of a sign-in: `pwd`, `otp`, `hwk` (a passkey), `mfa` when two factors were used. */
+export type SignInMethods = readonly string[];
+export const PASSWORD_ONLY: SignInMethods = ['pwd'];
+
+function parseAmr(text: string | null | undefined): string[] {
+  if (!text) return [...PASSWORD_ONLY];
+  const value = JSON.parse(text) as unknown;
+  return Array.isArray(value) && value.every((m) => typeof m === 'string') ? value : [...PASSWORD_ONLY];
+}
 
 function idHash(key: Buffer, origin: string, id: string): string {
   return keyedHash(key, `${origin}\n${id}`);
@@ -26,16 +40,18 @@ export async function startSession(
   db: Db,
   key: Buffer,
   clock: Clock,
-  input: { sub: string; origin: string; previousId?: string | undefined; client?: SessionClient | undefined },
-): Promise<{ id: string; expiresAt: number; checkedAt: number }> {
+  input: { sub: string; origin: string; previousId?: string | undefined; client?: SessionClient | undefined; amr?: SignInMethods | undefined },
+): Promise<{ id: string; session: Session }> {
   if (input.previousId) await store.deleteSession(db, idHash(key, input.origin, input.previousId));
   const id = newOpaqueToken();
   const now = clock();
   const expiresAt = now + SESSION_LIFETIME_MS;
   const client = recordedClient(input.client);
-  await store.insertSession(db, { id_hash: idHash(key, input.origin, id), sub: input.sub, created_at: now, expires_at: expiresAt, user_agent: client.userAgent, ip: client.ip, checked_at: now });
+  const amr = [...(input.amr ?? PASSWORD_ONLY)];
+  const sid = newOpaqueToken().slice(0, 22);
+  await store.insertSession(db, { id_hash: idHash(key, input.origin, id), sub: input.sub, created_at: now, expires_at: expiresAt, user_agent: client.userAgent, ip: client.ip, checked_at: now, amr: JSON.stringify(amr), sid });
   // A session starts right after the password (and the second step, when due): it counts as checked now.
-  return { id, expiresAt, checkedAt: now };
+  return { id, session: { sub: input.sub, expiresAt, checkedAt: now, authTime: now, amr, sid } };
 }
 
 /** Where a sign-in came from, shown in the person's list of sessions: the browser and the client address. */
@@ -81,7 +97,7 @@ export async function findSession(db: Db, key: Buffer, clock: Clock, id: string,
   if (!row) return undefined;
   const account = await findAccount(db, row.sub);
   if (!account || account.disabled) return undefined;
-  return { sub: row.sub, expiresAt: row.expires_at, checkedAt: row.checked_at };
+  return { sub: row.sub, expiresAt: row.expires_at, checkedAt: row.checked_at, authTime: row.created_at, amr: parseAmr(row.amr), sid: row.sid ?? null };
 }
 
 /** Records that this session just proved the password or a second factor (a step-up confirmation). */

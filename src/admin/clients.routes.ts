@@ -8,8 +8,9 @@ import * as changes from './operator-changes.ts';
 import { clientCreateBody, clientIdParams, clientList, clientPatchBody, errorResponses, ref } from './schemas.ts';
 
 type ClientParams = { Params: { client_id: string } };
-type CreateBody = { name: string; redirect_uris: string[]; scopes?: string[]; public?: boolean; allowed_origins?: string[] };
-type PatchBody = { name?: string; redirect_uris?: string[]; scopes?: string[]; allowed_origins?: string[]; enabled?: boolean };
+type OidcFields = { oidc?: boolean; post_logout_redirect_uris?: string[]; id_token_signed_response_alg?: 'ES256' | 'RS256' | null };
+type CreateBody = { name: string; redirect_uris: string[]; scopes?: string[]; public?: boolean; allowed_origins?: string[] } & OidcFields;
+type PatchBody = { name?: string; redirect_uris?: string[]; scopes?: string[]; allowed_origins?: string[]; enabled?: boolean } & OidcFields;
 const notFound = { 404: { ...ref('Error'), description: 'no application with this client_id' } } as const;
 const tags = ['clients'];
 
@@ -41,6 +42,9 @@ export async function clientRoutes(app: FastifyInstance, { ctx }: { ctx: AdminCo
         scopes: b.scopes,
         isPublic: b.public,
         allowedOrigins: b.allowed_origins,
+        oidc: b.oidc,
+        postLogoutRedirectUris: b.post_logout_redirect_uris,
+        idTokenAlg: b.id_token_signed_response_alg,
       });
       return reply.code(201).send(toView(client, clientSecret));
     },
@@ -75,6 +79,9 @@ export async function clientRoutes(app: FastifyInstance, { ctx }: { ctx: AdminCo
         scopes: b.scopes,
         allowedOrigins: b.allowed_origins,
         enabled: b.enabled,
+        oidc: b.oidc,
+        postLogoutRedirectUris: b.post_logout_redirect_uris,
+        idTokenAlg: b.id_token_signed_response_alg,
       });
       return toView(client);
     },

@@ -16,6 +16,7 @@ import type { Clock } from '../config/clock.ts';
 import type { Db } from '../db/database.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { AdminKeyError, createAdminKey, revokeAdminKey, type AdminKeyView } from './admin-keys.ts';
+import * as signingKeys from '../oauth/oidc/keys.ts';
 
 export type OperatorContext = {
   db: Db;
@@ -35,7 +36,7 @@ type EventBase = { type: AuditType; sub?: string | undefined; clientId?: string 
 
 /** A domain error's code (e.g. email_taken), for the trail of a refused change. */
 function reasonOf(error: unknown): string {
-  if (error instanceof accounts.AccountError || error instanceof clients.ClientError || error instanceof AdminKeyError) return error.code;
+  if (error instanceof accounts.AccountError || error instanceof clients.ClientError || error instanceof AdminKeyError || error instanceof signingKeys.SigningKeyError) return error.code;
   // the tasks domain's errors (loaded lazily, so matched by shape): `code` is a short snake_case word
   if (error instanceof Error && 'code' in error && typeof error.code === 'string' && /^[a-z_]{1,40}$/.test(error.code)) return error.code;
   return 'error';
@@ -200,6 +201,9 @@ function clientFields(input: Partial<clients.ClientInput> & clients.ClientChange
     ['scopes', 'scopes'],
     ['isPublic', 'public'],
     ['allowedOrigins', 'allowed_origins'],
+    ['oidc', 'oidc'],
+    ['postLogoutRedirectUris', 'post_logout_redirect_uris'],
+    ['idTokenAlg', 'id_token_signed_response_alg'],
   ];
   return names.filter(([key]) => input[key] !== undefined).map(([, name]) => name);
 }
@@ -255,3 +259,15 @@ export async function revokeAdminKeyAsOperator(op: OperatorContext, id: string):
   return audited(op, { type: 'admin_key.revoked', ...(/^ak_[0-9a-f]{16}$/.test(id) ? { detail: { key_id: id } } : {}) }, () => revokeAdminKey(op.db, op.clock, id));
 }
 
+// ---- id_token signing keys (issue 28) ----
+
+/** `signet keys rotate`: new keys sign at once (audited: signing_key.rotated, with each new kid). */
+export async function rotateSigningKeysAsOperator(op: OperatorContext, sealKey: Buffer, algs?: readonly signingKeys.SigningAlg[]): Promise<signingKeys.SigningKeyView[]> {
+  const made = await audited(op, { type: 'signing_key.rotated' }, () => signingKeys.rotateSigningKeys(op.db, sealKey, op.clock, algs), (views) => ({ detail: { kids: views.map((v) => v.kid) } }));
+  return made;
+}
+
+/** `signet keys retire KID`: removes a rotated-out key whose id_tokens have expired (audited: signing_key.retired). */
+export async function retireSigningKeyAsOperator(op: OperatorContext, kid: string): Promise<void> {
+  await audited(op, { type: 'signing_key.retired', detail: { kids: [kid] } }, () => signingKeys.retireSigningKey(op.db, op.clock, kid));
+}

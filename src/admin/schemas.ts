@@ -65,6 +65,9 @@ export const sharedSchemas = [
       public: { type: 'boolean' },
       enabled: { type: 'boolean' },
       allowed_origins: { type: 'array', items: { type: 'string' } },
+      oidc: { type: 'boolean', description: 'OpenID Connect: an id_token when granted openid' },
+      post_logout_redirect_uris: { type: 'array', items: { type: 'string' } },
+      id_token_signed_response_alg: { type: ['string', 'null'], description: 'ES256 or RS256; null: the deployment default' },
       created_at: isoTime,
       updated_at: isoTime,
     },
@@ -187,6 +190,9 @@ export const clientCreateBody = {
     scopes: { type: 'array', items: { type: 'string', enum: [...KNOWN_SCOPES] }, description: 'default: openid profile' },
     public: { type: 'boolean', description: 'a public client (PKCE, no secret)' },
     allowed_origins: stringList('browser origins allowed to call the token endpoint'),
+    oidc: { type: 'boolean', description: 'OpenID Connect (issue 28): an id_token when the application is granted openid; false: none, ever' },
+    post_logout_redirect_uris: stringList('RP-initiated logout callbacks, compared byte for byte'),
+    id_token_signed_response_alg: { type: ['string', 'null'], enum: ['ES256', 'RS256', null], description: 'null: SIGNET_ID_TOKEN_ALG' },
   },
 } as const;
 
@@ -201,6 +207,9 @@ export const clientPatchBody = {
     scopes: { type: 'array', items: { type: 'string', enum: [...KNOWN_SCOPES] } },
     allowed_origins: stringList('browser origins allowed to call the token endpoint'),
     enabled: { type: 'boolean', description: 'false: no new tokens, its access tokens stop working' },
+    oidc: { type: 'boolean', description: 'OpenID Connect (issue 28): an id_token when the application is granted openid; false: none, ever' },
+    post_logout_redirect_uris: stringList('RP-initiated logout callbacks, compared byte for byte'),
+    id_token_signed_response_alg: { type: ['string', 'null'], enum: ['ES256', 'RS256', null], description: 'null: SIGNET_ID_TOKEN_ALG' },
   },
 } as const;
 

@@ -49,6 +49,9 @@ export const AUDIT_TYPES = [
   'passkey.added',
   'passkey.removed',
   'passkey.signin',
+  'signing_key.rotated',
+  'signing_key.retired',
+  'logout.succeeded',
 ] as const;
 
 export type AuditType = (typeof AUDIT_TYPES)[number];
@@ -101,6 +104,8 @@ const DETAIL_KEYS = {
   role: (v: unknown) => v === 'operator',
   /** a task an operator cancelled (its id, a UUID) */
   task_id: (v: unknown) => typeof v === 'string' && /^[0-9a-f-]{36}$/.test(v),
+  /** id_token signing keys' ids (public: they are in the JWKS) */
+  kids: (v: unknown) => Array.isArray(v) && v.length <= 10 && v.every((k) => typeof k === 'string' && /^[A-Za-z0-9_-]{1,100}$/.test(k)),
 } satisfies Record<string, (v: unknown) => boolean>;
 
 function isCount(v: unknown): boolean {

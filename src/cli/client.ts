@@ -28,6 +28,12 @@ const listView: HumanView = {
 };
 const secretView: HumanView = { secretField: 'client_secret' };
 
+function idTokenAlgOption(value: string | undefined): 'ES256' | 'RS256' | undefined {
+  if (value === undefined) return undefined;
+  if (value !== 'ES256' && value !== 'RS256') throw new UsageError('--id-token-alg takes ES256 or RS256');
+  return value;
+}
+
 export function registerClientCommands(program: Command, run: Run): void {
   const client = program.command('client').description('manage applications: create, list, show, update, disable, enable, rotate-secret, delete');
 
@@ -39,8 +45,11 @@ export function registerClientCommands(program: Command, run: Run): void {
     .option('--scope <scopes>', 'permitted scopes', 'openid profile')
     .option('--public', 'a public client (PKCE, no secret)', false)
     .option('--allowed-origin <origin>', 'browser origin allowed to call the token endpoint (repeat for more)', collect)
+    .option('--oidc', 'OpenID Connect: an id_token when it asks for openid (without it, never)', false)
+    .option('--post-logout-redirect-uri <uri>', 'where logout may return to, compared byte for byte (repeat for more)', collect)
+    .option('--id-token-alg <alg>', 'ES256 or RS256 (default: SIGNET_ID_TOKEN_ALG)')
     .option('--json', 'print JSON')
-    .action((o: { name: string; redirectUri: string[]; scope: string; public: boolean; allowedOrigin?: string[]; json?: boolean }) =>
+    .action((o: { name: string; redirectUri: string[]; scope: string; public: boolean; allowedOrigin?: string[]; oidc: boolean; postLogoutRedirectUri?: string[]; idTokenAlg?: string; json?: boolean }) =>
       run(async (ctx) => {
         const { client: created, clientSecret } = await createClientAsOperator(cliOperator(ctx), {
           name: o.name,
@@ -48,6 +57,9 @@ export function registerClientCommands(program: Command, run: Run): void {
           scopes: scopeList(o.scope),
           isPublic: o.public,
           allowedOrigins: o.allowedOrigin ?? [],
+          oidc: o.oidc,
+          postLogoutRedirectUris: o.postLogoutRedirectUri ?? [],
+          idTokenAlg: idTokenAlgOption(o.idTokenAlg),
         });
         return clients.toView(created, clientSecret);
       }, o, secretView),
@@ -72,16 +84,24 @@ export function registerClientCommands(program: Command, run: Run): void {
     .option('--scope <scopes>', 'replaces the permitted scopes')
     .option('--allowed-origin <origin>', 'replaces the browser origins (repeat for more)', collect)
     .option('--no-allowed-origins', 'removes every allowed browser origin')
+    .option('--oidc', 'OpenID Connect: an id_token when it asks for openid')
+    .option('--no-oidc', 'no id_token, ever (the spec\'s rule)')
+    .option('--post-logout-redirect-uri <uri>', 'replaces the logout callbacks (repeat for more)', collect)
+    .option('--no-post-logout-redirect-uris', 'removes every logout callback')
+    .option('--id-token-alg <alg>', 'ES256, RS256, or default (SIGNET_ID_TOKEN_ALG)')
     .option('--json', 'print JSON')
-    .action((id: string, o: { name?: string; redirectUri?: string[]; scope?: string; allowedOrigin?: string[]; allowedOrigins?: boolean; json?: boolean }) =>
+    .action((id: string, o: { name?: string; redirectUri?: string[]; scope?: string; allowedOrigin?: string[]; allowedOrigins?: boolean; oidc?: boolean; postLogoutRedirectUri?: string[]; postLogoutRedirectUris?: boolean; idTokenAlg?: string; json?: boolean }) =>
       run(async (ctx) => {
         const changes: clients.ClientChanges = {
           name: o.name,
           redirectUris: o.redirectUri,
           scopes: o.scope === undefined ? undefined : scopeList(o.scope),
           allowedOrigins: o.allowedOrigins === false ? [] : o.allowedOrigin,
+          oidc: o.oidc,
+          postLogoutRedirectUris: o.postLogoutRedirectUris === false ? [] : o.postLogoutRedirectUri,
+          idTokenAlg: o.idTokenAlg === undefined ? undefined : o.idTokenAlg === 'default' ? null : idTokenAlgOption(o.idTokenAlg),
         };
-        if (Object.values(changes).every((v) => v === undefined)) throw new UsageError('nothing to change: give --name, --redirect-uri, --scope or --allowed-origin');
+        if (Object.values(changes).every((v) => v === undefined)) throw new UsageError('nothing to change: give --name, --redirect-uri, --scope, --allowed-origin, --oidc/--no-oidc, --post-logout-redirect-uri or --id-token-alg');
         return clients.toView(await updateClientAsOperator(cliOperator(ctx), id, changes));
       }, o),
     );

@@ -5,6 +5,7 @@ import { migrate } from '../db/database.ts';
 import { registerAdminKeyCommands } from './admin-key.ts';
 import { registerAuditCommands } from './audit.ts';
 import { registerClientCommands } from './client.ts';
+import { registerKeysCommands } from './keys.ts';
 import { loadSettingsFromProcess, openContext } from './context.ts';
 import { registerParseCommand } from './parse.ts';
 import { describe, fail, makeRun } from './run.ts';
@@ -133,6 +134,7 @@ registerUserCommands(program, run);
 registerAdminKeyCommands(program, run);
 registerAuditCommands(program, run);
 registerParseCommand(program);
+registerKeysCommands(program, run);
 
 try {
   // Bare `signet`: the command list on stdout, exit 0 (commander would print it on stderr and exit 1).

@@ -27,6 +27,12 @@ export type Client = {
   isPublic: boolean;
   enabled: boolean;
   allowedOrigins: string[];
+  /** issue 28: an OpenID application — an id_token when it is granted `openid`; false: none ever (spec rule 5) */
+  oidc: boolean;
+  /** RP-Initiated Logout 1.0: where the end-session endpoint may send the browser back, byte for byte */
+  postLogoutRedirectUris: string[];
+  /** how its id_tokens are signed; null: the deployment's SIGNET_ID_TOKEN_ALG */
+  idTokenAlg: 'ES256' | 'RS256' | null;
   /** keyed hash of the secret; null for public clients */
   secretHash: string | null;
   createdAt: number;
@@ -43,6 +49,10 @@ export type ClientView = {
   public: boolean;
   enabled: boolean;
   allowed_origins: string[];
+  oidc: boolean;
+  post_logout_redirect_uris: string[];
+  /** null: the deployment's default (SIGNET_ID_TOKEN_ALG) */
+  id_token_signed_response_alg: 'ES256' | 'RS256' | null;
   created_at: string;
   updated_at: string;
 };
@@ -87,6 +97,9 @@ export function clientFromRow(row: store.ClientRow): Client {
     isPublic: row.is_public === 1,
     enabled: row.enabled === 1,
     allowedOrigins: lists.allowedOrigins.slice(),
+    oidc: row.oidc === 1,
+    postLogoutRedirectUris: row.post_logout_redirect_uris ? (JSON.parse(row.post_logout_redirect_uris) as string[]) : [],
+    idTokenAlg: row.id_token_alg === 'ES256' || row.id_token_alg === 'RS256' ? row.id_token_alg : null,
     secretHash: row.secret_hash,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -103,6 +116,9 @@ export function toView(client: Client, clientSecret?: string): ClientView {
     public: client.isPublic,
     enabled: client.enabled,
     allowed_origins: client.allowedOrigins,
+    oidc: client.oidc,
+    post_logout_redirect_uris: client.postLogoutRedirectUris,
+    id_token_signed_response_alg: client.idTokenAlg,
     created_at: new Date(client.createdAt).toISOString(),
     updated_at: new Date(client.updatedAt).toISOString(),
   };
@@ -148,7 +164,15 @@ export type ClientInput = {
   scopes?: string[] | undefined;
   isPublic?: boolean | undefined;
   allowedOrigins?: string[] | undefined;
+  oidc?: boolean | undefined;
+  postLogoutRedirectUris?: string[] | undefined;
+  idTokenAlg?: 'ES256' | 'RS256' | null | undefined;
 };
+
+/** RP-Initiated Logout 1.0 §3: a post-logout callback is checked as a redirect URI and compared byte for byte. */
+function checkPostLogoutRedirectUris(uris: string[]): string {
+  return JSON.stringify([...new Set(uris.map(checkRedirectUri))]);
+}
 
 function checkName(name: string): string {
   const trimmed = name.trim();
@@ -186,6 +210,9 @@ export async function registerClient(db: Db, clock: Clock, hashKey: Buffer, inpu
     allowed_origins: JSON.stringify(allowedOrigins),
     created_at: now,
     updated_at: now,
+    oidc: input.oidc ? 1 : 0,
+    post_logout_redirect_uris: checkPostLogoutRedirectUris(input.postLogoutRedirectUris ?? []),
+    id_token_alg: input.idTokenAlg ?? null,
   };
   await store.insertClient(db, row);
   return clientSecret === undefined ? { client: clientFromRow(row) } : { client: clientFromRow(row), clientSecret };
@@ -225,6 +252,9 @@ export type ClientChanges = {
   scopes?: string[] | undefined;
   allowedOrigins?: string[] | undefined;
   enabled?: boolean | undefined;
+  oidc?: boolean | undefined;
+  postLogoutRedirectUris?: string[] | undefined;
+  idTokenAlg?: 'ES256' | 'RS256' | null | undefined;
 };
 
 export async function updateClient(db: Db, clock: Clock, clientId: string, changes: ClientChanges): Promise<Client> {
@@ -237,6 +267,9 @@ export async function updateClient(db: Db, clock: Clock, clientId: string, chang
   if (changes.scopes !== undefined) row.scopes = JSON.stringify(checkScopes(changes.scopes));
   if (changes.allowedOrigins !== undefined) row.allowed_origins = JSON.stringify([...new Set(changes.allowedOrigins.map(checkOrigin))]);
   if (changes.enabled !== undefined) row.enabled = changes.enabled ? 1 : 0;
+  if (changes.oidc !== undefined) row.oidc = changes.oidc ? 1 : 0;
+  if (changes.postLogoutRedirectUris !== undefined) row.post_logout_redirect_uris = checkPostLogoutRedirectUris(changes.postLogoutRedirectUris);
+  if (changes.idTokenAlg !== undefined) row.id_token_alg = changes.idTokenAlg;
   if (!(await store.updateClient(db, clientId, row))) throw new ClientError('not_found', `no application with client_id ${clientId}`);
   return getClient(db, clientId);
 }

@@ -26,6 +26,8 @@ export type Keys = {
    * 30 days" at the second step skips it for that account (accounts/factors/remembered-browser.ts).
    */
   rememberedBrowser: Buffer;
+  /** AES-256-GCM key of the id_token signing keys' private halves at rest (oauth/oidc/keys.ts; good for nothing else). */
+  signingKey: Buffer;
 };
 
 const SECRET_FILE = 'secret.key';
@@ -70,5 +72,5 @@ function tightenDataDir(dataDir: string): void {
 
 export function deriveKeys(rootSecret: string): Keys {
   const derive = (purpose: string) => Buffer.from(hkdfSync('sha256', rootSecret, 'signet', purpose, 32));
-  return { tokenHash: derive('token-hash'), cookie: derive('cookie'), unsubscribe: derive('unsubscribe-token'), accountToken: derive('account-token'), deviceCookie: derive('device-cookie'), factorSecret: derive('factor-secret'), rememberedBrowser: derive('remembered-browser') };
+  return { tokenHash: derive('token-hash'), cookie: derive('cookie'), unsubscribe: derive('unsubscribe-token'), accountToken: derive('account-token'), deviceCookie: derive('device-cookie'), factorSecret: derive('factor-secret'), rememberedBrowser: derive('remembered-browser'), signingKey: derive('signing-key') };
 }

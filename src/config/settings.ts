@@ -115,6 +115,7 @@ const schema = z.object({
     .default('127.0.0.1:9465'),
   SIGNET_SIGNUP: z.enum(['open', 'closed'], 'expected open or closed').default('closed'),
   SIGNET_MFA: z.enum(['optional', 'required'], 'expected optional or required').default('optional'),
+  SIGNET_ID_TOKEN_ALG: z.enum(['ES256', 'RS256'], 'expected ES256 or RS256').default('ES256'),
   SIGNET_PRODUCT_NAME: z
     .string()
     .max(60, 'expected a name of at most 60 characters')
@@ -169,6 +170,8 @@ export type Settings = {
   signup: 'open' | 'closed';
   /** SIGNET_MFA: `required` leads a person without a second factor to set one up after the password, before any consent or callback */
   mfa: 'optional' | 'required';
+  /** SIGNET_ID_TOKEN_ALG: how id_tokens are signed for applications that name no algorithm of their own (issue 28) */
+  idTokenAlg: 'ES256' | 'RS256';
   /** shown on every page and in account mail: SIGNET_PRODUCT_NAME, SIGNET_LOGO_URL, SIGNET_ACCENT_COLOR */
   brand: { productName: string; logoUrl: string | undefined; accentColor: string | undefined };
 };
@@ -261,6 +264,7 @@ export function parseSettings(env: Record<string, string | undefined>, cwd = pro
     auditRetentionDays: s.SIGNET_AUDIT_RETENTION_DAYS,
     signup: s.SIGNET_SIGNUP,
     mfa: s.SIGNET_MFA,
+    idTokenAlg: s.SIGNET_ID_TOKEN_ALG,
     brand: { productName: s.SIGNET_PRODUCT_NAME, logoUrl: s.SIGNET_LOGO_URL, accentColor: s.SIGNET_ACCENT_COLOR?.toLowerCase() },
   };
 }

@@ -2,6 +2,7 @@
 import { findClient, type Client } from '../clients/clients.ts';
 import { approvePendingRequest, declinePendingRequest, findPendingRequest, type FlowContext, type PendingRequest } from '../oauth/authorization-requests.ts';
 import { isKnownScope, type Scope } from '../oauth/scopes.ts';
+import type { SignInFacts } from '../oauth/oidc/id-token.ts';
 import { grantCoversRequest, recordConsent } from './grants.ts';
 
 export type NextStep =
@@ -24,11 +25,13 @@ async function openRequest(ctx: FlowContext, id: string, origin: string): Promis
  * After sign-in: a grant that covers every requested scope skips the consent page and a code is
  * issued at once; otherwise the person is asked.
  */
-export async function continueAuthorization(ctx: FlowContext, id: string, origin: string, sub: string): Promise<NextStep> {
+export async function continueAuthorization(ctx: FlowContext, id: string, origin: string, sub: string, signIn?: SignInFacts): Promise<NextStep> {
   const open = await openRequest(ctx, id, origin);
   if (!open) return { kind: 'expired' };
-  if (await grantCoversRequest(ctx.db, sub, open.client.clientId, open.pending.scope)) {
-    const url = await approvePendingRequest(ctx, id, origin, sub, open.pending.scope);
+  // OpenID Connect Core §3.1.2.1: "prompt=consent — the Authorization Server SHOULD prompt the End-User for consent".
+  const askAnyway = open.pending.oidc?.prompt?.includes('consent') === true;
+  if (!askAnyway && (await grantCoversRequest(ctx.db, sub, open.client.clientId, open.pending.scope))) {
+    const url = await approvePendingRequest(ctx, id, origin, sub, open.pending.scope, signIn);
     return url ? { kind: 'redirect', url } : { kind: 'expired' };
   }
   return { kind: 'ask', ...open };
@@ -55,7 +58,7 @@ export type DecisionResult =
  * remembered (`locale`: the page's language, for the notification of a first authorization). Deny:
  * the callback receives `error=access_denied` and the `state`.
  */
-export async function decide(ctx: FlowContext, id: string, origin: string, sub: string, choice: Decision, locale: string): Promise<DecisionResult> {
+export async function decide(ctx: FlowContext, id: string, origin: string, sub: string, choice: Decision, locale: string, signIn?: SignInFacts): Promise<DecisionResult> {
   const open = await openRequest(ctx, id, origin);
   if (!open) return { kind: 'expired' };
   if (choice.decision === 'deny') {
@@ -64,7 +67,7 @@ export async function decide(ctx: FlowContext, id: string, origin: string, sub: 
   }
   const granted = grantedScope(open.pending.scope, choice.ticked);
   if (granted.length === 0) return { kind: 'nothing_granted', ...open };
-  const url = await approvePendingRequest(ctx, id, origin, sub, granted);
+  const url = await approvePendingRequest(ctx, id, origin, sub, granted, signIn);
   if (!url) return { kind: 'expired' };
   await recordConsent(ctx.db, ctx.clock, sub, open.client.clientId, open.pending.scope, granted, { dialect: ctx.dialect, locale });
   return { kind: 'granted', url, clientId: open.client.clientId, scope: granted };

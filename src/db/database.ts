@@ -34,6 +34,7 @@ import * as m0007 from './migrations/0007_second_factors.ts';
 import * as m0008 from './migrations/0008_passkeys.ts';
 import * as m0009 from './migrations/0009_task_glossary.ts';
 import * as m0010 from './migrations/0010_token_chains.ts';
+import * as m0011 from './migrations/0011_oidc.ts';
 import * as m0012 from './migrations/0012_operator_role.ts';
 
 export type Db = Kysely<Database>;
@@ -67,6 +68,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0008_passkeys': m0008,
   '0009_task_glossary': m0009,
   '0010_token_chains': m0010,
+  '0011_oidc': m0011,
   '0012_operator_role': m0012,
 };
 

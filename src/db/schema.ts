@@ -33,6 +33,12 @@ export interface ClientsTable {
   allowed_origins: string;
   created_at: number;
   updated_at: number;
+  /** issue 28: an id_token when it asks for `openid` (0: the spec's rule 5, none ever) */
+  oidc?: Flag;
+  /** JSON array of RP-initiated logout callbacks, compared byte for byte */
+  post_logout_redirect_uris?: string;
+  /** 'ES256' | 'RS256', or null for the deployment's default */
+  id_token_alg?: string | null;
 }
 
 export interface SessionsTable {
@@ -46,6 +52,10 @@ export interface SessionsTable {
   ip: string | null;
   /** when this session last proved the password or a second factor (sign-in, a step-up confirmation) */
   checked_at: number | null;
+  /** JSON array of the sign-in's methods (RFC 8176: pwd, otp, hwk, mfa …); null before migration 0011 */
+  amr?: string | null;
+  /** a public id of the session for the id_token's `sid` (never the cookie value) */
+  sid?: string | null;
 }
 
 export interface AuthorizationRequestsTable {
@@ -61,6 +71,8 @@ export interface AuthorizationRequestsTable {
   created_at: number;
   expires_at: number;
   completed_at: number | null;
+  /** JSON of the OpenID request parameters (nonce, max_age, prompt, acr_values, login_hint), or null */
+  oidc?: string | null;
 }
 
 export interface GrantsTable {
@@ -117,6 +129,18 @@ export interface TokenChainsTable {
   redirect_uri: string | null;
   code_challenge: string | null;
   code_challenge_method: string | null;
+  /** JSON of what the chain's id_tokens say about the sign-in (iss, nonce, auth_time, amr, acr, sid), or null */
+  id_token_context?: string | null;
+}
+
+/** An id_token signing key (migration 0011). */
+export interface SigningKeysTable {
+  kid: string;
+  alg: string;
+  public_jwk: string;
+  private_key_enc: string;
+  created_at: number;
+  rotated_at: number | null;
 }
 
 export interface RevokedAccessTokensTable {
@@ -230,6 +254,7 @@ export interface Database {
   refresh_tokens: RefreshTokensTable;
   token_chains: TokenChainsTable;
   revoked_access_tokens: RevokedAccessTokensTable;
+  signing_keys: SigningKeysTable;
   signin_throttle: SigninThrottleTable;
   tasks: TasksTable;
   notifications: NotificationsTable;

@@ -5,7 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { countInWindow } from '../accounts/throttle.ts';
 import { MINUTE, SECOND, type Clock } from '../config/clock.ts';
 import type { Db, Dialect } from '../db/database.ts';
-import type { AuthorizeRequest } from './authorize.ts';
+import type { AuthorizeRequest, OidcRequest } from './authorize.ts';
+import { idTokenContext, type SignInFacts } from './oidc/id-token.ts';
 import { callbackUrl } from './callback.ts';
 import { issueAuthorizationCode, type CodeChallengeMethod } from './codes.ts';
 import { OAuthError } from './errors.ts';
@@ -75,6 +76,10 @@ export type PendingRequest = {
   /** the served origin that received /oauth/authorize; the pages of this flow live there */
   origin: string;
   expiresAt: number;
+  /** when /oauth/authorize received it: prompt=login wants a sign-in after this */
+  createdAt: number;
+  /** issue 28: the OpenID request parameters (an application registered with --oidc), else null */
+  oidc: OidcRequest | null;
 };
 
 function fromRow(row: store.AuthorizationRequestRow): PendingRequest {
@@ -87,7 +92,36 @@ function fromRow(row: store.AuthorizationRequestRow): PendingRequest {
     codeChallengeMethod: row.code_challenge === null ? null : row.code_challenge_method === 'S256' ? 'S256' : 'plain',
     origin: row.origin,
     expiresAt: row.expires_at,
+    createdAt: row.created_at,
+    oidc: row.oidc ? (JSON.parse(row.oidc) as OidcRequest) : null,
   };
+}
+
+/**
+ * Whether the person must sign in (again) before this request is answered (OpenID Connect Core
+ * §3.1.2.1): `prompt=login`; `max_age` past since the last sign-in; `acr_values` asking for `mfa` from
+ * a session of one factor. A sign-in made after the request started always satisfies it, so the person
+ * is asked once.
+ */
+export function signInRequired(oidc: OidcRequest | null, createdAt: number, session: SignInFacts, now: number): boolean {
+  if (!oidc || session.authTime >= createdAt) return false;
+  if (oidc.prompt?.includes('login')) return true;
+  if (oidc.maxAge !== undefined && now - session.authTime > oidc.maxAge * 1000) return true;
+  if (oidc.acrValues?.includes('mfa') && !session.amr.includes('mfa')) return true;
+  return false;
+}
+
+/** What the code's id_tokens will say (issue 28): for an OpenID request granted `openid` only. */
+function idTokenContextFor(oidc: OidcRequest | null, issuer: string, scope: readonly Scope[], signIn: SignInFacts | undefined): string | null {
+  if (!oidc || !signIn || !scope.includes('openid')) return null;
+  return idTokenContext(issuer, signIn, { nonce: oidc.nonce, acrValues: oidc.acrValues, claims: oidc.idTokenClaims });
+}
+
+/** The parameters a pending request keeps (the id_token_hint is used at /oauth/authorize only). */
+function storedOidc(oidc: OidcRequest | null): string | null {
+  if (!oidc) return null;
+  const { idTokenHint: _hint, ...kept } = oidc;
+  return JSON.stringify(kept);
 }
 
 /**
@@ -119,6 +153,7 @@ export async function createPendingRequest(ctx: FlowContext, request: AuthorizeR
     created_at: now,
     expires_at: now + PENDING_REQUEST_LIFETIME_MS,
     completed_at: null,
+    oidc: storedOidc(request.oidc),
   });
   return id;
 }
@@ -139,7 +174,7 @@ export async function findPendingRequest(ctx: FlowContext, id: string, origin: s
  * client, redirect URI, granted scope and PKCE challenge; the result is the callback URL with `code`
  * and `state`. `grantedScope` may be narrower than the requested one.
  */
-export async function approvePendingRequest(ctx: FlowContext, id: string, origin: string, sub: string, grantedScope: readonly Scope[]): Promise<string | undefined> {
+export async function approvePendingRequest(ctx: FlowContext, id: string, origin: string, sub: string, grantedScope: readonly Scope[], signIn?: SignInFacts): Promise<string | undefined> {
   const row = await finish(ctx, id, origin);
   if (!row) return undefined;
   const request = fromRow(row);
@@ -150,6 +185,7 @@ export async function approvePendingRequest(ctx: FlowContext, id: string, origin
     scope: formatScope(grantedScope),
     codeChallenge: request.codeChallenge,
     codeChallengeMethod: request.codeChallengeMethod,
+    idTokenContext: idTokenContextFor(request.oidc, request.origin, grantedScope, signIn),
   });
   return callbackUrl(request.redirectUri, { code }, { state: request.state, compat: ctx.compat, issuer: request.origin });
 }
@@ -177,6 +213,10 @@ export type SilentContext = {
   grantCovers: () => Promise<boolean>;
   /** true when the person must set up a second factor first (SIGNET_MFA=required and none yet) */
   mustEnrol?: () => Promise<boolean>;
+  /** issue 28: the session's sign-in (auth_time, amr, sid), for an OpenID request */
+  signIn?: SignInFacts | undefined;
+  /** issue 28: whether the id_token_hint (when one was sent) names the signed-in person */
+  hintMatches?: () => Promise<boolean>;
 };
 
 /**
@@ -193,6 +233,11 @@ export type SilentContext = {
 export async function answerWithoutInterface(ctx: FlowContext, request: AuthorizeRequest, who: SilentContext, origin: string): Promise<{ url: string; failure?: unknown }> {
   const back = (outcome: Parameters<typeof callbackUrl>[1]) => callbackUrl(request.redirectUri, outcome, { state: request.state, compat: ctx.compat, issuer: origin });
   if (who.sub === undefined) return { url: back({ error: 'login_required' }) };
+  // OpenID Connect Core §3.1.2.1: with prompt=none, "the Authorization Server MUST NOT display any
+  // authentication … user interface pages" — a sign-in that max_age, acr_values or the hint want is login_required.
+  // No sign-in can happen within this request: every sign-in counts as older than it (createdAt +∞).
+  if (request.oidc && who.signIn && signInRequired(request.oidc, Number.POSITIVE_INFINITY, who.signIn, ctx.clock())) return { url: back({ error: 'login_required' }) };
+  if (who.hintMatches && !(await who.hintMatches())) return { url: back({ error: 'login_required' }) };
   let covered: boolean;
   try {
     covered = await who.grantCovers();
@@ -208,6 +253,7 @@ export async function answerWithoutInterface(ctx: FlowContext, request: Authoriz
     scope: formatScope(request.scope),
     codeChallenge: request.codeChallenge,
     codeChallengeMethod: request.codeChallengeMethod,
+    idTokenContext: idTokenContextFor(request.oidc, origin, request.scope, who.signIn),
   });
   return { url: back({ code }) };
 }

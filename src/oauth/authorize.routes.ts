@@ -5,6 +5,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { grantCoversRequest } from '../consent/grants.ts';
 import { validateAuthorizeRequest, type AuthorizeQuery } from './authorize.ts';
 import { OAuthError } from './errors.ts';
+import { readIdTokenHint } from './oidc/id-token.ts';
 import { FRAMED_DESCRIPTION, isFramedNavigation } from './framing.ts';
 import {
   answerWithoutInterface,
@@ -35,10 +36,15 @@ export const authorizeRoutes: FastifyPluginAsync<{ ctx: FlowContext; mustEnrol?:
     if (authorization.prompt === 'none') {
       const session = await request.currentSession();
       const sub = session?.sub;
+      const hint = authorization.oidc?.idTokenHint;
       const { url, failure } = await answerWithoutInterface(ctx, authorization, {
         sub,
         grantCovers: () => grantCoversRequest(ctx.db, sub ?? '', authorization.client.clientId, authorization.scope),
         ...(mustEnrol && sub !== undefined ? { mustEnrol: () => mustEnrol(sub) } : {}),
+        signIn: session,
+        // OpenID Connect Core §3.1.2.1: id_token_hint — "If the End-User identified by the ID Token is
+        // not logged in or is not the one logged in, … return an error, such as login_required."
+        ...(hint === undefined ? {} : { hintMatches: async () => (await readIdTokenHint(ctx.db, hint, request.servedOrigin.origin))?.sub === sub }),
       }, request.servedOrigin.origin);
       if (failure !== undefined) request.log.warn({ err: failure }, 'prompt=none: the grant check failed');
       return reply.redirect(url, 302);

@@ -26,7 +26,47 @@ export type AuthorizeRequest = {
   methodReadAsPlain: string | null;
   /** spec: "`none` requests an attempt with no interface"; other values ask for the normal pages */
   prompt: 'none' | null;
+  /**
+   * issue 28: the OpenID Connect request parameters (Core §3.1.2.1) — read only for an application
+   * registered with --oidc; for any other they are ignored like every unknown parameter (spec rule 5).
+   */
+  oidc: OidcRequest | null;
 };
+
+/** The OpenID request parameters a pending request keeps until its code (stored as JSON). */
+export type OidcRequest = {
+  nonce?: string | undefined;
+  /** `login`, `consent` (with `none` in AuthorizeRequest.prompt) */
+  prompt?: string[] | undefined;
+  /** seconds */
+  maxAge?: number | undefined;
+  loginHint?: string | undefined;
+  idTokenHint?: string | undefined;
+  acrValues?: string[] | undefined;
+  /** the profile claims the `claims` parameter asks for in the id_token (Core §5.5), e.g. ["email"] */
+  idTokenClaims?: string[] | undefined;
+};
+
+/** The claims the `claims` parameter may ask for in the id_token; each is released only with its scope. */
+export const ID_TOKEN_REQUESTABLE_CLAIMS = ['name', 'picture', 'email', 'email_verified', 'phone_number', 'phone_number_verified'] as const;
+
+/** OpenID Connect Core §5.5: the `claims` parameter's `id_token` member — the profile claims it names. */
+function idTokenClaimsOf(text: string | undefined): string[] | undefined {
+  if (text === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new OAuthError('invalid_request', 'claims must be a JSON object (OpenID Connect Core §5.5), e.g. {"id_token":{"email":null}}.');
+  }
+  const idToken = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>).id_token : undefined;
+  if (typeof idToken !== 'object' || idToken === null) return undefined;
+  const asked = Object.keys(idToken).filter((name) => (ID_TOKEN_REQUESTABLE_CLAIMS as readonly string[]).includes(name));
+  return asked.length > 0 ? asked : undefined;
+}
+
+/** The longest nonce, login_hint or acr_values accepted (each is stored with the pending request). */
+export const MAX_OIDC_PARAMETER_LENGTH = 500;
 
 /** What the checks learn, step by step. */
 type Validation = {
@@ -172,6 +212,30 @@ const stateCarriableUnescaped: Check = (v) => {
 /** Checks of the optional parameters, run only after the spec's five (whose order and answers stay as the spec says). */
 export const PARAMETER_CHECKS: readonly Check[] = [stateWithinLimit, codeChallengeWellFormed, stateCarriableUnescaped];
 
+/** OpenID Connect Core §3.1.2.1, for an OpenID application: nonce, prompt, max_age, login_hint, id_token_hint, acr_values. */
+function readOidcParameters(query: AuthorizeQuery): OidcRequest {
+  const bounded = (name: string, max = MAX_OIDC_PARAMETER_LENGTH) => {
+    const value = single(query, name);
+    if (value !== undefined && value.length > max) throw new OAuthError('invalid_request', `${name} is longer than ${max} characters.`);
+    return value;
+  };
+  const maxAgeText = single(query, 'max_age');
+  // Core §3.1.2.1: "max_age — Maximum Authentication Age … in seconds"
+  if (maxAgeText !== undefined && !/^\d{1,9}$/.test(maxAgeText)) throw new OAuthError('invalid_request', 'max_age must be a whole number of seconds.');
+  const prompt = single(query, 'prompt')?.split(' ').filter((p) => p === 'login' || p === 'consent');
+  const acrValues = bounded('acr_values')?.split(' ').filter(Boolean);
+  const idTokenClaims = idTokenClaimsOf(bounded('claims', 2000));
+  return {
+    nonce: bounded('nonce'),
+    ...(prompt && prompt.length > 0 ? { prompt } : {}),
+    ...(maxAgeText === undefined ? {} : { maxAge: Number(maxAgeText) }),
+    loginHint: bounded('login_hint'),
+    idTokenHint: bounded('id_token_hint', 8000),
+    ...(acrValues && acrValues.length > 0 ? { acrValues } : {}),
+    ...(idTokenClaims ? { idTokenClaims } : {}),
+  };
+}
+
 /** Runs the five checks in order, then checks and reads the optional parameters. Throws the first failure. */
 export async function validateAuthorizeRequest(db: Db, query: AuthorizeQuery, compat?: 'legacy' | undefined): Promise<AuthorizeRequest> {
   const v: Validation = { query, db, compat };
@@ -193,5 +257,6 @@ export async function validateAuthorizeRequest(db: Db, query: AuthorizeQuery, co
     codeChallengeMethod: codeChallenge === null ? null : normalizeChallengeMethod(method),
     methodReadAsPlain: codeChallenge === null ? null : (methodReadAsPlainAgainstIntent(method) ?? null),
     prompt: prompt === 'none' ? 'none' : null,
+    oidc: learned(v.client, 'validateAuthorizeRequest').oidc ? readOidcParameters(query) : null,
   };
 }

@@ -20,6 +20,8 @@ export type NewCode = {
   scope: string;
   codeChallenge: string | null;
   codeChallengeMethod: CodeChallengeMethod | null;
+  /** issue 28: what the chain's id_tokens say about the sign-in (oidc/id-token.ts), or null */
+  idTokenContext?: string | null | undefined;
 };
 
 /**
@@ -50,6 +52,7 @@ export async function issueAuthorizationCode(db: Db, hashKey: Buffer, clock: Clo
     redirect_uri: input.redirectUri,
     code_challenge: input.codeChallenge,
     code_challenge_method: input.codeChallenge === null ? null : input.codeChallengeMethod,
+    ...(input.idTokenContext ? { id_token_context: input.idTokenContext } : {}),
   });
   return encodeCode(hashKey, id);
 }

@@ -3,6 +3,8 @@
 // service's document with its documented defects, reproduced on purpose.
 import { CLAIMS_BY_SCOPE, KNOWN_SCOPES } from './scopes.ts';
 import { SUPPORTED_GRANT_TYPES } from './token/grants.ts';
+import { ACR_VALUES_SUPPORTED, ID_TOKEN_CLAIMS } from './oidc/id-token.ts';
+import { SIGNING_ALGS } from './oidc/keys.ts';
 
 export type DiscoveryDocument = Record<string, string | string[] | boolean>;
 
@@ -18,8 +20,10 @@ function accurateFields(): DiscoveryDocument {
 }
 
 /**
- * The accurate document: issuer and every endpoint on the host that was asked; no `jwks_uri` and no
- * id_token algorithms, because no id_token is issued (spec "What the service does" 5).
+ * The accurate document, an OpenID Provider document (OpenID Connect Discovery 1.0 §3; issue 28): issuer
+ * and every endpoint on the host that was asked, and each OpenID field true — the JWKS that verifies the
+ * id_tokens, both signing algorithms, the end-session endpoint. id_tokens go only to applications
+ * registered with --oidc; every other application still gets none (spec "What the service does" 5).
  */
 export function accurateDiscovery(servedOrigin: string): DiscoveryDocument {
   return {
@@ -30,8 +34,17 @@ export function accurateDiscovery(servedOrigin: string): DiscoveryDocument {
     revocation_endpoint: `${servedOrigin}/oauth/revoke`,
     ...accurateFields(),
     revocation_endpoint_auth_methods_supported: ['client_secret_post'],
+    jwks_uri: `${servedOrigin}/oauth/jwks`,
+    end_session_endpoint: `${servedOrigin}/oauth/end-session`,
+    id_token_signing_alg_values_supported: [...SIGNING_ALGS],
     subject_types_supported: ['public'],
-    claims_supported: ['sub', ...KNOWN_SCOPES.flatMap((scope) => CLAIMS_BY_SCOPE[scope])],
+    claims_supported: [...new Set([...ID_TOKEN_CLAIMS, ...KNOWN_SCOPES.flatMap((scope) => CLAIMS_BY_SCOPE[scope])])],
+    acr_values_supported: [...ACR_VALUES_SUPPORTED],
+    response_modes_supported: ['query'],
+    prompt_values_supported: ['none', 'login', 'consent'],
+    claims_parameter_supported: true,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
     // RFC 9207: every callback carries `iss` (mix-up defence); clients may then require it.
     authorization_response_iss_parameter_supported: true,
   };

@@ -266,9 +266,12 @@ const CHAIN_COLUMNS = [
 ] as const satisfies readonly (keyof ChainRow)[];
 
 const insertChainStatement = compiledOnce(CHAIN_COLUMNS, (db, row) => db.insertInto('token_chains').values(row));
+/** issue 28: a code of an OpenID request also stores what its id_tokens will say (the statement above stays as it was for every other). */
+const insertChainWithIdTokenContextStatement = compiledOnce([...CHAIN_COLUMNS, 'id_token_context'], (db, row) => db.insertInto('token_chains').values(row));
 
 export async function insertChain(db: Db, row: ChainRow): Promise<void> {
-  await insertChainStatement(db, row);
+  if (row.id_token_context) await insertChainWithIdTokenContextStatement(db, { ...row, id_token_context: row.id_token_context });
+  else await insertChainStatement(db, row);
 }
 
 const findChainStatement = compiledOnce(['id'], (db, p) => db.selectFrom('token_chains').selectAll().where('id', '=', p.id));

@@ -230,10 +230,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // OAuth endpoints (token and revoke read form bodies only, in their own encapsulated contexts).
   // Each takes the narrow options it declares: nothing under oauth/ imports this file.
   const endpoints = { db: deps.db, clock: deps.clock, hashKey: deps.keys.tokenHash };
-  await app.register(tokenRoutes, { ctx: endpoints });
+  await app.register(tokenRoutes, { ctx: endpoints, idTokens: { db: deps.db, sealKey: deps.keys.signingKey, clock: deps.clock, defaultAlg: deps.settings.idTokenAlg } });
   await app.register(revokeRoutes, { ctx: endpoints });
   await app.register(userinfoRoutes, { ctx: endpoints });
-  await app.register(discoveryRoutes, { settings: deps.settings });
+  await app.register(discoveryRoutes, { settings: deps.settings, signing: { db: deps.db, sealKey: deps.keys.signingKey, clock: deps.clock } });
   // First-party APIs (session cookie).
   await app.register(taskRoutes, { ctx: tasks, localeOf });
   await app.register(unsubscribeRoutes, { ctx: { db: deps.db, clock: deps.clock, unsubscribeKey: deps.keys.unsubscribe }, localeOf });

@@ -13,6 +13,8 @@ import { MINUTE, type Clock } from '../config/clock.ts';
 import type { Db } from '../db/database.ts';
 import { forgetExpiredPendingRequests } from '../oauth/authorization-requests.ts';
 import { forgetExpiredCodesAndTokens } from '../oauth/expiry.ts';
+import { recordAudit } from '../audit/audit.ts';
+import { forgetRetiredSigningKeys } from '../oauth/oidc/keys.ts';
 
 export const SWEEP_INTERVAL_MS = 10 * MINUTE;
 
@@ -28,7 +30,18 @@ export async function sweepExpired(db: Db, clock: Clock): Promise<Record<string,
     accountRequestCounters: await forgetStaleRequestCounters(db, clock),
     passkeyChallenges: await forgetExpiredPasskeyChallenges(db, clock),
     secondSteps: await forgetExpiredSecondSteps(db, clock),
+    signingKeys: await retireExpiredSigningKeys(db, clock),
   };
+}
+
+/**
+ * issue 28: a rotated-out signing key leaves the JWKS once the longest id_token it signed has expired
+ * (audited as signing_key.retired, with no actor: the sweep did it).
+ */
+async function retireExpiredSigningKeys(db: Db, clock: Clock): Promise<number> {
+  const kids = await forgetRetiredSigningKeys(db, clock);
+  if (kids.length > 0) await recordAudit(db, clock, { type: 'signing_key.retired', outcome: 'success', detail: { kids: kids.slice(0, 10), reason: 'sweep' } });
+  return kids.length;
 }
 
 /** Starts the periodic sweep; returns a function that stops it. */

@@ -9,6 +9,7 @@ import { systemClock } from '../config/clock.ts';
 import { deriveKeys, loadRootSecret } from '../config/keys.ts';
 import type { Settings } from '../config/settings.ts';
 import { migrate, openDatabase } from '../db/database.ts';
+import { ensureSigningKeys } from '../oauth/oidc/keys.ts';
 import { openObjectStore, parseStorageUrl } from '../storage/open.ts';
 import { createFanout } from '../notifications/fanout.ts';
 import { createTranslator } from '../documents/translate/create.ts';
@@ -25,6 +26,8 @@ export async function startServer(settings: Settings, logDestination?: Destinati
   const keys = deriveKeys(loadRootSecret(settings));
   const database = openDatabase(settings.database);
   await migrate(database.db);
+  // issue 28: the id_token signing keys, generated at first start (kept in the database, so every node signs alike).
+  await ensureSigningKeys(database.db, keys.signingKey, systemClock);
   const metrics = settings.metrics === 'off' ? undefined : createMetrics();
   if (metrics) registerAuditCounters(metrics.registry);
   // In a `serve --processes` worker the metrics listener is the primary's (cluster.ts): it asks every

@@ -17,7 +17,9 @@ forEachDatabase('sessions', (open) => {
     const { sub } = await accounts.createAccount(db, clock, { email: 's@example.com', password: 'password-1' });
     const { id } = await startSession(db, KEY, clock, { sub, origin: A });
     assert.equal(id.length, 44);
-    assert.deepEqual(await findSession(db, KEY, clock, id, A), { sub, expiresAt: clock() + SESSION_LIFETIME_MS, checkedAt: clock() });
+    const found = await findSession(db, KEY, clock, id, A);
+    // issue 28: a session also knows when and how the person signed in (auth_time, amr) and its public sid
+    assert.deepEqual({ ...found, sid: typeof found?.sid }, { sub, expiresAt: clock() + SESSION_LIFETIME_MS, checkedAt: clock(), authTime: clock(), amr: ['pwd'], sid: 'string' });
     assert.equal(await findSession(db, KEY, clock, id, B), undefined);
     const row = await db.selectFrom('sessions').selectAll().executeTakeFirstOrThrow();
     assert.notEqual(row.id_hash, id);

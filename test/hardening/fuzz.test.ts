@@ -139,6 +139,8 @@ type Surface = 'oauth' | 'api' | 'admin' | 'page' | 'public';
 
 function surfaceOf(route: FuzzRoute): Surface {
   if (route.app === 'admin') return 'admin';
+  // issue 28: RP-initiated logout is a browser navigation answered with pages (a confirmation, an error page).
+  if (route.url.startsWith('/oauth/end-session')) return 'page';
   if (route.url.startsWith('/oauth/')) return 'oauth';
   if (route.url.startsWith('/api/')) return 'api';
   if (route.url.startsWith('/.well-known/') || ['/favicon.ico', '/healthz', '/readyz', '/static/brand.css'].includes(route.url)) return 'public';
@@ -171,7 +173,8 @@ function assertErrorShape(route: FuzzRoute, options: InjectOptions, res: LightMy
     assert.equal(typeof json.error, 'string', 'an error code');
     // A method the path does not serve reaches no route: the app's own 404 answers, {error, message}.
     const notFound = !routed && res.statusCode === 404 && json.error === 'not_found' && apiShape;
-    if (surface === 'oauth') assert.ok(oauthShape || notFound, `OAuth error shape: ${body.toString('utf8').slice(0, 300)}`);
+    // The end-session pages live under /oauth/, where the app's error handler answers JSON in OAuth's shape.
+    if (surface === 'oauth' || route.url.startsWith('/oauth/')) assert.ok(oauthShape || notFound, `OAuth error shape: ${body.toString('utf8').slice(0, 300)}`);
     else assert.ok(apiShape, `{error, message}: ${body.toString('utf8').slice(0, 300)}`);
     return;
   }
@@ -221,6 +224,8 @@ function allowedChanges(req: FuzzRequest, res: LightMyRequestResponse): Readonly
   const add = (...tables: string[]) => tables.forEach((t) => allowed.add(t));
   // A pending request; or, for prompt=none within a grant the fixture's person gave, a code.
   if (route.url === '/oauth/authorize' && status === 302) add('authorization_requests', 'token_chains');
+  // issue 28: an app built without startServer makes its id_token signing keys at the first JWKS request.
+  if (route.url === '/oauth/jwks') add('signing_keys');
   // A code or refresh token presented again is audited (token.replay_detected, code.replay_detected), as are redemptions and refreshes.
   if (route.url === '/oauth/token' && method === 'POST') add('audit_events');
   if (route.url === '/oauth/token' && method === 'POST' && success) add('token_chains');
@@ -247,6 +252,8 @@ function allowedChanges(req: FuzzRequest, res: LightMyRequestResponse): Readonly
   if (route.url === '/consent') add('authorization_requests', 'token_chains', 'grants', 'notifications', 'notification_deliveries', 'audit_events');
   if (['/signup', '/forgot-password', '/account/verify-email'].includes(route.url)) add('users', 'mail_outbox', 'account_tokens', 'audit_events');
   if (['/signout', '/account/sessions/end', '/account/sessions/end-others'].includes(route.url)) add('sessions', 'second_steps');
+  // issue 28: RP-initiated logout ends the session and is audited (logout.succeeded).
+  if (route.url.startsWith('/oauth/end-session')) add('sessions', 'audit_events');
   if (route.url === '/account/withdraw') add('grants', 'notification_preferences', 'audit_events');
   if (['/account/mute', '/account/unmute', '/account/notifications', '/unsubscribe', '/api/v1/notification-preferences'].includes(route.url)) add('notification_preferences');
   if (route.url.startsWith('/api/v1/:kind/tasks')) add('tasks', 'notifications', 'notification_deliveries');

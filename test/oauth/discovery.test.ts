@@ -31,7 +31,7 @@ forEachDatabase('discovery', (open) => {
     }
   });
 
-  test('default: an accurate document — issuer and endpoints of the host that serves it, no jwks_uri, no id_token algorithms', async () => {
+  test('default (issue 28): an OpenID Provider document — issuer and endpoints of the host that serves it, jwks_uri, both id_token algorithms, end_session_endpoint, acr values', async () => {
     const { app } = await testApp(await open());
     for (const base of [TEST_BASE_URL, TEST_ALT_BASE_URL]) {
       const doc = (await app.inject({ url: '/.well-known/openid-configuration', headers: { host: host(base) } })).json<Record<string, unknown>>();
@@ -41,9 +41,16 @@ forEachDatabase('discovery', (open) => {
       assert.equal(doc.userinfo_endpoint, `${base}/oauth/userinfo`);
       assert.equal(doc.revocation_endpoint, `${base}/oauth/revoke`);
       assert.deepEqual(doc.revocation_endpoint_auth_methods_supported, ['client_secret_post']);
-      assert.equal('jwks_uri' in doc, false);
-      assert.equal('id_token_signing_alg_values_supported' in doc, false);
-      assert.deepEqual(doc.claims_supported, ['sub', 'name', 'picture', 'email', 'email_verified', 'phone_number', 'phone_number_verified']);
+      assert.equal(doc.jwks_uri, `${base}/oauth/jwks`);
+      assert.equal(doc.end_session_endpoint, `${base}/oauth/end-session`);
+      assert.deepEqual(doc.id_token_signing_alg_values_supported, ['ES256', 'RS256']);
+      assert.deepEqual(doc.subject_types_supported, ['public']);
+      assert.deepEqual(doc.acr_values_supported, ['pwd', 'mfa']);
+      assert.deepEqual(doc.claims_supported, ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'amr', 'acr', 'sid', 'name', 'picture', 'email', 'email_verified', 'phone_number', 'phone_number_verified']);
+      // each one true: the JWKS it names holds a key of every advertised algorithm
+      const keys = (await app.inject({ url: '/oauth/jwks', headers: { host: host(base) } })).json<{ keys: Array<{ alg: string; kid: string; d?: string }> }>().keys;
+      assert.deepEqual([...new Set(keys.map((k) => k.alg))].sort(), ['ES256', 'RS256']);
+      assert.ok(keys.every((k) => k.d === undefined && typeof k.kid === 'string'), 'public keys only, each with its kid');
     }
     await app.close();
   });

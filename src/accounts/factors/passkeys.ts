@@ -185,7 +185,8 @@ export async function startPasskeyAuthentication(ctx: PasskeyContext, rp: Relyin
   });
 }
 
-export type PasskeyAssertion = { sub: string; passkey: PasskeySummary; userVerified: boolean };
+/** `amr`: RFC 8176's method for it — `swk` for a synced (multi-device) passkey, `hwk` for one bound to its authenticator. */
+export type PasskeyAssertion = { sub: string; passkey: PasskeySummary; userVerified: boolean; amr: 'hwk' | 'swk' };
 
 /**
  * Checks the browser's answer to startPasskeyAuthentication and returns whose passkey signed it. In
@@ -229,14 +230,14 @@ export async function verifyPasskeyAssertion(
   if (handle !== undefined && !constantTimeEqual(handle.replace(/=+$/, ''), Buffer.from(userHandleOf(ctx.hashKey, sub)).toString('base64url'))) {
     throw new PasskeyError('not_verified', 'the user handle is not the passkey owner’s', { sub });
   }
-  const { newCounter, userVerified } = verification.authenticationInfo;
+  const { newCounter, userVerified, credentialDeviceType } = verification.authenticationInfo;
   if (options.requireUserVerification && !userVerified) throw new PasskeyError('user_not_verified', 'the authenticator did not verify the person', { sub });
   const account = await findAccount(ctx.db, sub);
   if (!account || account.disabled) throw new PasskeyError('account_disabled', 'the account is disabled', { sub });
   const now = ctx.clock();
   // A use racing this one with the same counter: only one counts (the counter must grow, or stay 0).
   if (!(await store.recordUse(ctx.db, row.id, row.counter, newCounter, now))) throw new PasskeyError('not_verified', 'the passkey was used at the same moment elsewhere', { sub });
-  return { sub, passkey: summary({ ...row, counter: newCounter, last_used_at: now }), userVerified };
+  return { sub, passkey: summary({ ...row, counter: newCounter, last_used_at: now }), userVerified, amr: credentialDeviceType === 'multiDevice' ? 'swk' : 'hwk' };
 }
 
 /** A short, secret-free description of a verifier failure for logs (the library's messages can quote the challenge). */

@@ -2,7 +2,8 @@
 // steps — through the maintained `otpauth` package. The secret is 20 random bytes (RFC 4226 §4's
 // recommended 160 bits), shown once as base32 and as an otpauth:// URI, and stored only encrypted
 // (AES-256-GCM under keys.factorSecret, derived from SIGNET_SECRET); it is never logged.
-import { createCipheriv, createDecipheriv, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { seal, unseal } from '../../config/sealing.ts';
 import { Secret, TOTP } from 'otpauth';
 import type { Clock } from '../../config/clock.ts';
 import type { Db } from '../../db/database.ts';
@@ -16,23 +17,14 @@ export const TOTP_WINDOW = 1;
 
 // ---- the secret at rest ----
 
-/** Encrypts a secret: "v1.<iv>.<ciphertext>.<tag>", a fresh 12-byte IV each time; the sub is bound as associated data. */
+/** Encrypts a secret (config/sealing.ts); the sub is bound as associated data. */
 export function sealSecret(key: Buffer, sub: string, secret: Buffer): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
-  cipher.setAAD(Buffer.from(`totp\n${sub}`));
-  const body = Buffer.concat([cipher.update(secret), cipher.final()]);
-  return ['v1', iv.toString('base64url'), body.toString('base64url'), cipher.getAuthTag().toString('base64url')].join('.');
+  return seal(key, `totp\n${sub}`, secret);
 }
 
 /** Decrypts a sealed secret; throws when it was changed, or sealed for another account or under another key. */
 export function openSecret(key: Buffer, sub: string, sealed: string): Buffer {
-  const [version, iv, body, tag] = sealed.split('.');
-  if (version !== 'v1' || !iv || body === undefined || !tag) throw new Error('unreadable sealed factor secret');
-  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
-  decipher.setAAD(Buffer.from(`totp\n${sub}`));
-  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-  return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]);
+  return unseal(key, `totp\n${sub}`, sealed);
 }
 
 function totpOf(secret: Buffer, issuer = 'Signet', label = 'account'): TOTP {

@@ -12,6 +12,7 @@ import { revokedDetail } from '../revocation-detail.ts';
 import type { GrantHandler, TokenContext } from './grant.ts';
 import { decodeCode, isChainId } from '../token-format.ts';
 import { newChainRow, newIssuance, REFRESH_CHAIN_LIFETIME_MS, tokensFor } from './issue-tokens.ts';
+import { withIdToken } from '../oidc/id-token.ts';
 
 /**
  * A presented authorization code, in either format: a chain-format code (its chain row, generation 0
@@ -201,7 +202,8 @@ export const authorizationCodeGrant: GrantHandler<CheckedCode> = {
         // code's issue, the chain row's created_at.
         chainLifetimeMs: REFRESH_CHAIN_LIFETIME_MS,
       });
-      if (chain) return tokensFor(ctx.hashKey, chain, chain.generation, ctx.now, chain.scope);
+      // issue 28: an id_token for an OpenID application granted `openid`; nothing more for any other.
+      if (chain) return withIdToken(ctx.idTokens, client, chain, tokensFor(ctx.hashKey, chain, chain.generation, ctx.now, chain.scope), 'authorization_code');
       // Refused: the rules from a read of the code say why (a second presentation revokes its chain).
       // Should they all hold now — the row changed between the two statements — it is redeemed as usual.
       return authorizationCodeGrant.issue(ctx, await checkByReading(ctx, client, checked.params));
@@ -216,7 +218,7 @@ export const authorizationCodeGrant: GrantHandler<CheckedCode> = {
       // tokens with it.
       const chain = await store.redeemChainCode(ctx.db, { id: code.chainId, now: ctx.now, issuance: newIssuance(), chainExpiresAt });
       if (!chain) return refuseReusedCode(ctx, code);
-      return tokensFor(ctx.hashKey, chain, chain.generation, ctx.now, code.scope);
+      return withIdToken(ctx.idTokens, client, chain, tokensFor(ctx.hashKey, chain, chain.generation, ctx.now, code.scope), 'authorization_code');
     }
     // A code from before migration 0010: its redemption and a new chain row, atomically.
     const current = isChainId(code.chainId);

@@ -4,6 +4,7 @@
 import type { RequestAuditLog } from '../../audit/audit.ts';
 import type { Db } from '../../db/database.ts';
 import type { OAuthParams } from '../form-params.ts';
+import type { IdTokenSigning } from '../oidc/id-token.ts';
 
 export type TokenContext = {
   db: Db;
@@ -17,6 +18,8 @@ export type TokenContext = {
   ip?: string | undefined;
   /** the request's logger: audit lines, and a failure to record one */
   log?: RequestAuditLog | undefined;
+  /** issue 28: how id_tokens are signed (absent: none is ever issued) */
+  idTokens?: IdTokenSigning | undefined;
 };
 
 /** spec "POST /oauth/token — Response 200 for both grants". */
@@ -26,6 +29,8 @@ export type TokenResponse = {
   expires_in: number;
   refresh_token: string;
   scope: string;
+  /** issue 28: only for an application registered with --oidc that was granted `openid` */
+  id_token?: string;
 };
 
 export interface GrantHandler<Checked> {

@@ -9,6 +9,7 @@ import { keyedHash } from '../secrets.ts';
 import * as store from '../tokens.store.ts';
 import { revokedDetail } from '../revocation-detail.ts';
 import { decodeRefreshToken, newChainId, type RefreshTokenFields } from '../token-format.ts';
+import { withIdToken } from '../oidc/id-token.ts';
 import type { GrantHandler, TokenContext, TokenResponse } from './grant.ts';
 import { newIssuance, tokensFor } from './issue-tokens.ts';
 
@@ -143,7 +144,8 @@ function accessScopeFor(token: PresentedRefresh, requested: string | undefined):
 async function rotate(ctx: TokenContext, client: Client, token: PresentedRefresh, accessScope: string): Promise<TokenResponse | undefined> {
   if (token.format === 'chain') {
     const rotated = await store.rotateChain(ctx.db, { id: token.chain.id, generation: token.generation, clientId: client.clientId, now: ctx.now, issuance: newIssuance() });
-    return rotated && tokensFor(ctx.hashKey, rotated, rotated.generation, ctx.now, accessScope);
+    // OpenID Connect Core §12.2: a refresh of an OpenID application's chain carries a fresh id_token.
+    return rotated && withIdToken(ctx.idTokens, client, rotated, tokensFor(ctx.hashKey, rotated, rotated.generation, ctx.now, accessScope), 'refresh_token');
   }
   const chain = await store.rotateLegacyIntoChain(ctx.db, token.tokenHash, client.clientId, ctx.now, { id: newChainId(), issuance: newIssuance() });
   return chain && tokensFor(ctx.hashKey, chain, chain.generation, ctx.now, accessScope);
@@ -176,7 +178,7 @@ export const refreshTokenGrant: GrantHandler<CheckedRefresh> = {
       const { chainId, generation } = checked.fast;
       const rotated = await store.rotateChain(ctx.db, { id: chainId, generation, clientId: client.clientId, now: ctx.now, issuance: newIssuance() });
       // The access token gets the scope granted to the chain (no narrower one was asked for).
-      if (rotated) return tokensFor(ctx.hashKey, rotated, rotated.generation, ctx.now, rotated.scope);
+      if (rotated) return withIdToken(ctx.idTokens, client, rotated, tokensFor(ctx.hashKey, rotated, rotated.generation, ctx.now, rotated.scope), 'refresh_token');
       return refuseRotation(ctx, client, presentedFromChain(await store.findChainWithPerson(ctx.db, chainId), generation));
     }
     const { token, accessScope } = checked;

@@ -7,6 +7,7 @@ import type { Db } from '../../db/database.ts';
 import { allowOrigin, originAllowedFor, preflightRoute, requestOrigin, varyOnOrigin } from '../cors.ts';
 import { acceptFormBodiesOnly, clientIdIn, OAuthParams } from '../form-params.ts';
 import { clientEndpointLimits } from '../rate-limits.ts';
+import type { IdTokenSigning } from '../oidc/id-token.ts';
 import { handleTokenRequest } from './grants.ts';
 
 /** What the token, revocation and userinfo endpoints need: the database, the clock and the key of keyed hashes (keys.tokenHash). */
@@ -47,7 +48,8 @@ async function corsForTokenRequest(ctx: OAuthEndpointContext, request: FastifyRe
   if (originAllowedFor(client, origin)) allowOrigin(reply, origin);
 }
 
-export async function tokenRoutes(app: FastifyInstance, { ctx }: { ctx: OAuthEndpointContext }): Promise<void> {
+/** The token endpoint's options: the shared endpoint context, and how id_tokens are signed (issue 28). */
+export async function tokenRoutes(app: FastifyInstance, { ctx, idTokens }: { ctx: OAuthEndpointContext; idTokens: IdTokenSigning }): Promise<void> {
   acceptFormBodiesOnly(app);
   preflightRoute(app, ctx.db, '/oauth/token', 'POST');
   postOnly(app, '/oauth/token');
@@ -60,7 +62,7 @@ export async function tokenRoutes(app: FastifyInstance, { ctx }: { ctx: OAuthEnd
     await corsForTokenRequest(ctx, request, reply);
     try {
       const params = OAuthParams.from(request.body);
-      const response = await handleTokenRequest({ db: ctx.db, hashKey: ctx.hashKey, now: ctx.clock(), origin: requestOrigin(request), ip: request.ip, log: request.log }, params);
+      const response = await handleTokenRequest({ db: ctx.db, hashKey: ctx.hashKey, now: ctx.clock(), origin: requestOrigin(request), ip: request.ip, log: request.log, idTokens }, params);
       // Never the tokens themselves: which grant, for which application.
       const grantType = params.optional('grant_type');
       request.log.info({ grantType, clientId: params.optional('client_id') }, 'tokens issued');

@@ -417,6 +417,14 @@ export const en = {
     turnedOff: 'Two-step verification is off.',
     cancelLink: 'Cancel',
   },
+  endSession: {
+    title: 'Sign out',
+    question: 'Sign out of {product} in this browser?',
+    fromApp: (app: string) => `${app} asked to sign you out.`,
+    button: 'Sign out',
+    stay: 'Stay signed in',
+    invalid: 'This sign-out link is not valid: the application or its return address is not registered. Go back to the application.',
+  },
 };
 
 export type Messages = typeof en;

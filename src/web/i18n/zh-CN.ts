@@ -390,4 +390,12 @@ export const zhCN: Messages = {
     turnedOff: '两步验证已关闭。',
     cancelLink: '取消',
   },
+  endSession: {
+    title: '退出登录',
+    question: '要在此浏览器中退出 {product} 吗？',
+    fromApp: (app) => `${app} 请求让你退出登录。`,
+    button: '退出登录',
+    stay: '保持登录',
+    invalid: '此退出链接无效：应用或其返回地址未登记。请返回应用。',
+  },
 };

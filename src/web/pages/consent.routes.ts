@@ -6,7 +6,8 @@ import type { Client } from '../../clients/clients.ts';
 import { hasSecondFactor, type SecondStepContext } from '../../accounts/factors/second-step.ts';
 import { continueAuthorization, decide } from '../../consent/decision.ts';
 import { refuseFramedNavigation } from '../../oauth/framing.ts';
-import { forBrowser, type FlowContext, type PendingRequest } from '../../oauth/authorization-requests.ts';
+import { findPendingRequest, forBrowser, signInRequired, type FlowContext, type PendingRequest } from '../../oauth/authorization-requests.ts';
+import type { Session } from '../../accounts/sessions.ts';
 import { CLAIMS_BY_SCOPE, formatScope } from '../../oauth/scopes.ts';
 import type { Messages } from '../i18n/en.ts';
 import { allowFormRedirectTo } from '../plugins/security-headers.ts';
@@ -41,14 +42,20 @@ export const consentRoutes: FastifyPluginAsync<{ ctx: FlowContext; factors: Seco
     return `/account/two-step/setup?return=${encodeURIComponent(`/consent?request=${encodeURIComponent(requestId)}`)}`;
   }
 
+  /** issue 28: prompt=login, max_age or acr_values want a sign-in newer than this session's (OpenID Connect Core §3.1.2.1). */
+  async function mustSignInAgain(request: FastifyRequest, requestId: string, session: Session): Promise<boolean> {
+    const pending = await findPendingRequest(forBrowser(ctx, request.cookies[request.server.cookieNames.flow]), requestId, request.servedOrigin.origin);
+    return pending !== undefined && signInRequired(pending.oidc, pending.createdAt, session, ctx.clock());
+  }
+
   app.get('/consent', async (request, reply) => {
     const requestId = field(request.query, 'request');
     const session = await request.currentSession();
-    if (!session) return reply.redirect(`/signin?request=${encodeURIComponent(requestId)}`, 302);
+    if (!session || (await mustSignInAgain(request, requestId, session))) return reply.redirect(`/signin?request=${encodeURIComponent(requestId)}`, 302);
     const enrol = await enrolmentFirst(session.sub, requestId);
     if (enrol) return reply.redirect(enrol, 302);
     // The pending request is found only in the browser that started it (its binding cookie).
-    const next = await continueAuthorization(forBrowser(ctx, request.cookies[request.server.cookieNames.flow]), requestId, request.servedOrigin.origin, session.sub);
+    const next = await continueAuthorization(forBrowser(ctx, request.cookies[request.server.cookieNames.flow]), requestId, request.servedOrigin.origin, session.sub, session);
     if (next.kind === 'expired') return renderError(db, request, reply, 400, (t) => t.requestExpired, { header: true });
     if (next.kind === 'redirect') return reply.redirect(next.url, 302);
     return showConsent(request, reply, requestId, next.pending, next.client);
@@ -57,11 +64,11 @@ export const consentRoutes: FastifyPluginAsync<{ ctx: FlowContext; factors: Seco
   app.post('/consent', { preHandler: app.csrfProtection }, async (request, reply) => {
     const requestId = field(request.body, 'request');
     const session = await request.currentSession();
-    if (!session) return reply.redirect(`/signin?request=${encodeURIComponent(requestId)}`, 303);
+    if (!session || (await mustSignInAgain(request, requestId, session))) return reply.redirect(`/signin?request=${encodeURIComponent(requestId)}`, 303);
     const enrol = await enrolmentFirst(session.sub, requestId);
     if (enrol) return reply.redirect(enrol, 303);
     const choice = field(request.body, 'decision') === 'allow' ? { decision: 'allow' as const, ticked: fields(request.body, 'scope') } : { decision: 'deny' as const };
-    const result = await decide(forBrowser(ctx, request.cookies[request.server.cookieNames.flow]), requestId, request.servedOrigin.origin, session.sub, choice, localeOf(request));
+    const result = await decide(forBrowser(ctx, request.cookies[request.server.cookieNames.flow]), requestId, request.servedOrigin.origin, session.sub, choice, localeOf(request), session);
     if (result.kind === 'expired') return renderError(db, request, reply, 400, (t) => t.requestExpired, { header: true });
     if (result.kind === 'nothing_granted' || result.kind === 'ask') return showConsent(request, reply, requestId, result.pending, result.client, (t) => t.nothingGranted);
     request.log.info({ event: choice.decision === 'allow' ? 'consent_given' : 'consent_declined' }, 'consent decided');

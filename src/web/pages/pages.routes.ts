@@ -13,6 +13,7 @@ import { accountFactorRoutes } from './account-factors.routes.ts';
 import { accountRoutes } from './account.routes.ts';
 import { consentRoutes } from './consent.routes.ts';
 import { emailVerificationRoutes } from './email-verification.routes.ts';
+import { endSessionRoutes } from './end-session.routes.ts';
 import { inboxRoutes } from './inbox.routes.ts';
 import { homeRoutes } from './home.routes.ts';
 import { languageRoutes } from './language.routes.ts';
@@ -73,6 +74,7 @@ export const pageRoutes: FastifyPluginAsync<{ ctx: FlowContext; tasks: TaskConte
   await app.register(signinRoutes, { ctx, deviceKey, factors });
   await app.register(secondStepRoutes, { ctx: factors });
   await app.register(consentRoutes, { ctx, factors });
+  await app.register(endSessionRoutes, { ctx });
   await app.register(accountFactorRoutes, { ctx: factors });
   await app.register(passkeyRoutes, { ctx, deviceKey, factors, account: { db, clock: ctx.clock, sessionKey: accounts.hashKey } });
   await app.register(accountRoutes, { ctx: { db, clock: ctx.clock, sessionKey: accounts.hashKey }, links: accounts });

@@ -166,16 +166,18 @@ const ceremonyRoutes: FastifyPluginAsync<PasskeyRouteOptions> = async (app, { ct
     const returnTo = localPath(bodyValue(request.body, 'return'));
     const about = { clientId: pending?.clientId, ip: request.ip };
     let sub: string;
+    let method: 'hwk' | 'swk';
     try {
       // On its own a passkey must be two factors: the authenticator verified the person.
-      ({ sub } = await verifyPasskeyAssertion(passkeys, rp, bodyValue(request.body, 'response'), { requireUserVerification: true }));
+      ({ sub, amr: method } = await verifyPasskeyAssertion(passkeys, rp, bodyValue(request.body, 'response'), { requireUserVerification: true }));
     } catch (error) {
       if (!(error instanceof PasskeyError)) throw error;
       await recordAuditSafely(ctx.db, ctx.clock, { ...about, type: 'passkey.signin', sub: error.sub, outcome: 'failure', detail: { reason: error.code } }, request.log);
       return refusePasskey(request, reply, error, ctx.clock());
     }
     await recordAuditSafely(ctx.db, ctx.clock, { ...about, type: 'passkey.signin', sub, outcome: 'success' }, request.log);
-    await reply.signIn(sub);
+    // RFC 8176: a passkey with user verification is a hardware-bound key and a second factor on its own.
+    await reply.signIn(sub, [method, 'mfa']);
     rotateCsrfSecret(request, reply);
     setDeviceCookie(request, reply, deviceCookieAfterSignIn(deviceKey, sub, request.cookies[request.server.cookieNames.device], ctx.clock()));
     request.log.info({ event: 'signed_in', method: 'passkey' }, 'person signed in with a passkey');
@@ -204,14 +206,15 @@ const ceremonyRoutes: FastifyPluginAsync<PasskeyRouteOptions> = async (app, { ct
     const ceremony = await secondStepCeremony(request, reply);
     if (!('rp' in ceremony)) return ceremony;
     const { rp, state } = ceremony;
+    let method: 'hwk' | 'swk';
     try {
-      await verifyPasskeyAssertion(passkeys, rp, bodyValue(request.body, 'response'), { sub: state.sub });
+      ({ amr: method } = await verifyPasskeyAssertion(passkeys, rp, bodyValue(request.body, 'response'), { sub: state.sub }));
     } catch (error) {
       if (!(error instanceof PasskeyError)) throw error;
       await recordAuditSafely(ctx.db, ctx.clock, { type: 'mfa.failed', sub: state.sub, ip: request.ip, outcome: 'failure', detail: { stage: 'signin', factor: 'passkey', reason: error.code } }, request.log);
       return refusePasskey(request, reply, error, ctx.clock());
     }
-    if (!(await completeSecondStep(factors, request, reply, state))) return refuse(reply, 400, 'request_expired', textsOf(request).twoStep.stepExpired);
+    if (!(await completeSecondStep(factors, request, reply, state, ['pwd', method, 'mfa']))) return refuse(reply, 400, 'request_expired', textsOf(request).twoStep.stepExpired);
     await recordAuditSafely(ctx.db, ctx.clock, { type: 'passkey.signin', sub: state.sub, ip: request.ip, outcome: 'success', detail: { stage: 'signin' } }, request.log);
     await recordAuditSafely(ctx.db, ctx.clock, { type: 'signin.succeeded', sub: state.sub, ip: request.ip, outcome: 'success', detail: { factor: 'passkey' } }, request.log);
     if (bodyValue(request.body, 'remember') === true) await rememberThisBrowser(factors, request, reply, state.sub);

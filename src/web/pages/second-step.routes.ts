@@ -38,11 +38,11 @@ function clearStateCookie(request: FastifyRequest, reply: FastifyReply): void {
  * Turns the half-signed-in state into a session — once (the state is removed atomically first); false
  * when it was already used or expired. The code form and the passkey second step (passkeys.routes.ts) both end here.
  */
-export async function completeSecondStep(ctx: SecondStepContext, request: FastifyRequest, reply: FastifyReply, state: HalfSignedIn): Promise<boolean> {
+export async function completeSecondStep(ctx: SecondStepContext, request: FastifyRequest, reply: FastifyReply, state: HalfSignedIn, amr: readonly string[]): Promise<boolean> {
   const id = request.cookies[request.server.cookieNames.secondStep];
   if (!id || !(await finishSecondStep(ctx, id, request.servedOrigin.origin))) return false;
   clearStateCookie(request, reply);
-  await reply.signIn(state.sub);
+  await reply.signIn(state.sub, amr);
   rotateCsrfSecret(request, reply);
   return true;
 }
@@ -65,7 +65,8 @@ export const secondStepRoutes: FastifyPluginAsync<{ ctx: SecondStepPageContext }
     return reply.redirect('/signin?second_step=expired', 303);
   }
 
-  const complete = (request: FastifyRequest, reply: FastifyReply, state: HalfSignedIn) => completeSecondStep(ctx, request, reply, state);
+  // RFC 8176: the password and an authenticator code (`otp`) — or a recovery code — are two factors (`mfa`).
+  const complete = (request: FastifyRequest, reply: FastifyReply, state: HalfSignedIn, via: string = 'totp') => completeSecondStep(ctx, request, reply, state, via === 'recovery_code' ? ['pwd', 'mfa'] : ['pwd', 'otp', 'mfa']);
 
   async function renderStep(request: FastifyRequest, reply: FastifyReply, state: HalfSignedIn, extra: { status?: number; error?: (t: Messages) => string; remember?: boolean } = {}) {
     const hasPasskey = (await ctx.passkeys.count(db, state.sub)) > 0;
@@ -114,7 +115,7 @@ export const secondStepRoutes: FastifyPluginAsync<{ ctx: SecondStepPageContext }
         error: (t) => [result.outcome === 'wrong' ? t.twoStep.wrongCode : '', wait === undefined ? '' : t.twoStep.throttled(waitText(t, wait))].filter(Boolean).join(' '),
       });
     }
-    if (!(await complete(request, reply, state))) return expired(request, reply);
+    if (!(await complete(request, reply, state, result.via))) return expired(request, reply);
     if (result.via === 'recovery_code') {
       await recordAuditSafely(db, ctx.clock, { ...about, type: 'mfa.recovery_used', outcome: 'success', detail: { stage: 'signin', recovery_codes_left: result.remaining } }, request.log);
       await notifySecurity(db, ctx.clock, state.sub, localeOf(request), { category: 'security', outcome: 'recovery_code_used', remaining: result.remaining });

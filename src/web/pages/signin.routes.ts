@@ -10,7 +10,7 @@ import { recordAuditSafely, type AuditEventInput } from '../../audit/audit.ts';
 import { findClient } from '../../clients/clients.ts';
 import { SECOND, MINUTE } from '../../config/clock.ts';
 import { refuseFramedNavigation } from '../../oauth/framing.ts';
-import { findPendingRequest, forBrowser, type FlowContext, type PendingRequest } from '../../oauth/authorization-requests.ts';
+import { findPendingRequest, forBrowser, signInRequired, type FlowContext, type PendingRequest } from '../../oauth/authorization-requests.ts';
 import { allowFormRedirectTo } from '../plugins/security-headers.ts';
 import type { Messages } from '../i18n/en.ts';
 import { field, fields } from './forms.ts';
@@ -111,8 +111,11 @@ export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext; deviceKey: Buf
     const requestId = field(request.query, 'request');
     const pending = requestId ? await pendingFor(request, requestId) : undefined;
     if (requestId && !pending) return renderError(db, request, reply, 400, (t) => t.requestExpired);
-    const form: Form = { requestId, pending, returnTo: localPath(field(request.query, 'return')), identifier: '' };
-    if (await request.currentSession()) return reply.redirect(nextAfterSignIn(form), 302);
+    // issue 28: login_hint prefills the identifier (OpenID Connect Core §3.1.2.1).
+    const form: Form = { requestId, pending, returnTo: localPath(field(request.query, 'return')), identifier: pending?.oidc?.loginHint?.slice(0, 320) ?? '' };
+    const session = await request.currentSession();
+    // A session goes on to consent — unless prompt=login, max_age or acr_values want a newer sign-in.
+    if (session && !(pending && signInRequired(pending.oidc, pending.createdAt, session, ctx.clock()))) return reply.redirect(nextAfterSignIn(form), 302);
     const notice = fields(request.query, 'signed_out').length > 0 ? (t: Messages) => t.signedOut : field(request.query, 'second_step') === 'expired' ? (t: Messages) => t.twoStep.stepExpired : undefined;
     return show(request, reply, form, { notice });
   });

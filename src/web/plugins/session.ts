@@ -5,7 +5,7 @@
 // every form carries the token in a hidden `_csrf` field.
 import fp from 'fastify-plugin';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { endSession, findSession, startSession, type Session } from '../../accounts/sessions.ts';
+import { endSession, findSession, startSession, type Session, type SignInMethods } from '../../accounts/sessions.ts';
 import type { Clock } from '../../config/clock.ts';
 import type { Db } from '../../db/database.ts';
 
@@ -25,7 +25,7 @@ declare module 'fastify' {
   }
   interface FastifyReply {
     /** Starts a new session (a new id, the old one ended) and sets its cookie. */
-    signIn(sub: string): Promise<void>;
+    signIn(sub: string, amr?: SignInMethods): Promise<void>;
     /** Ends the session and clears its cookie. */
     signOut(): Promise<void>;
     /** A CSRF token for a form on this page (sets the secret cookie when needed). */
@@ -75,12 +75,12 @@ export const sessions = fp<{ db: Db; tokenHashKey: Buffer; clock: Clock }>(
       return session;
     });
 
-    app.decorateReply('signIn', async function (this: FastifyReply, sub: string) {
+    app.decorateReply('signIn', async function (this: FastifyReply, sub: string, amr?: SignInMethods) {
       const request = this.request;
       const client = { userAgent: request.headers['user-agent'], ip: request.ip }; // shown in the person's list of sessions
-      const { id, expiresAt, checkedAt } = await startSession(db, tokenHashKey, clock, { sub, origin: request.servedOrigin.origin, previousId: request.cookies[app.cookieNames.session], client });
-      this.setCookie(app.cookieNames.session, id, { path: '/', httpOnly: true, sameSite: 'lax', secure: isHttps(request), expires: new Date(expiresAt) });
-      lookups.set(request, Promise.resolve({ sub, expiresAt, checkedAt }));
+      const { id, session } = await startSession(db, tokenHashKey, clock, { sub, origin: request.servedOrigin.origin, previousId: request.cookies[app.cookieNames.session], client, amr });
+      this.setCookie(app.cookieNames.session, id, { path: '/', httpOnly: true, sameSite: 'lax', secure: isHttps(request), expires: new Date(session.expiresAt) });
+      lookups.set(request, Promise.resolve(session));
     });
 
     app.decorateReply('signOut', async function (this: FastifyReply) {
