@@ -63,12 +63,15 @@ function nearestAbove(drafts: Draft[], line: Line): Draft | undefined {
 const MAX_LEADING = 2.2;
 
 /**
- * The page's own line pitch in em: the most common distance from a line to the nearest line above
- * it of the same size. Latin body text is set about 1.2 em apart, but Korean and Chinese reports
- * commonly 1.6–1.9 em, and a fixed limit would make each of their lines a paragraph.
+ * The page's own line pitch in em: the distance from a line to the nearest line above it of the same
+ * size that recurs most tightly — the smallest pitch that at least a quarter of the lines (and two)
+ * share. Paragraph gaps are wider and rarer; a paragraph's own lines are the tight recurring pitch,
+ * however long its first lines run. Latin body text is set about 1.2 em apart, but Korean and Chinese
+ * reports commonly 1.6–1.9 em, and a fixed limit would make each of their lines a paragraph.
  */
 export function linePitch(lines: Line[]): number {
   const counts = new Map<number, number>();
+  let measured = 0;
   for (const line of lines) {
     let nearest = Infinity;
     for (const other of lines) {
@@ -76,10 +79,13 @@ export function linePitch(lines: Line[]): number {
       if (distance > 0 && distance < nearest && overlapsX(other.bbox, line.bbox) && similarSize(other.size, line.size)) nearest = distance;
     }
     const em = Math.round((nearest / line.size) * 20) / 20;
-    if (em >= 1 && em <= MAX_LEADING) counts.set(em, (counts.get(em) ?? 0) + line.text.length);
+    if (em < 1 || em > MAX_LEADING) continue;
+    counts.set(em, (counts.get(em) ?? 0) + 1);
+    measured += 1;
   }
-  const common = dominant([...counts]);
-  return common === undefined ? LINE_PITCH : Math.max(LINE_PITCH, Math.min(MAX_LEADING, common * 1.12));
+  const recurring = [...counts].filter(([, count]) => count >= Math.max(2, 0.25 * measured)).map(([em]) => em);
+  if (recurring.length === 0) return LINE_PITCH;
+  return Math.max(LINE_PITCH, Math.min(MAX_LEADING, Math.min(...recurring) * 1.12));
 }
 
 function continues(draft: Draft, line: Line, pitch: number): boolean {
