@@ -138,6 +138,8 @@ async function send(app: FastifyInstance, options: InjectOptions): Promise<{ res
 type Surface = 'oauth' | 'api' | 'admin' | 'page' | 'public';
 
 function surfaceOf(route: FuzzRoute): Surface {
+  // issue 27: the admin console's pages share the admin listener with the API (/admin/v1/…).
+  if (route.app === 'admin' && (route.url === '/admin' || route.url.startsWith('/admin/')) && !route.url.startsWith('/admin/v1/')) return 'page';
   if (route.app === 'admin') return 'admin';
   // issue 28: RP-initiated logout is a browser navigation answered with pages (a confirmation, an error page).
   if (route.url.startsWith('/oauth/end-session')) return 'page';

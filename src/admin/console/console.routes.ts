@@ -64,7 +64,11 @@ export async function consoleRoutes(app: FastifyInstance, { ctx, cookieKey }: { 
   const files = Object.fromEntries(Object.entries(STATIC).map(([name, { file, type }]) => [name, { body: readFileSync(file), type }]));
   app.get<{ Params: { name: string } }>('/admin/static/:name', async (request, reply) => {
     const found = files[request.params.name];
-    if (!found) return reply.code(404).type('text/plain; charset=utf-8').send('not found');
+    if (!found) {
+      // A console path answers as a console page, a missing file too.
+      const c = consoleMessages(consoleLocale(request));
+      return renderConsole(request, reply, 'message', { status: 404, title: () => c.errors.failed, data: () => ({ message: c.errors.notFound, failed: true }) }, ctx.productName);
+    }
     return reply.header('cache-control', 'public, max-age=3600').type(found.type).send(found.body);
   });
 
