@@ -21,18 +21,18 @@ export function bodyStyle(pages: Page[]): BodyStyle | undefined {
 }
 
 /**
- * How headings are numbered: "2.1", "(1)", "1", "A.", "IV.", "第一章", "第3节", "一、", "제1장". A
+ * How headings are numbered. A multi-level number ("2.1") or a CJK chapter or section mark
+ * ("第一章", "第3节", "一、", "제1장") says "heading" by itself; a single number ("(1)", "1", "A.",
+ * "IV.") is also how list items start, so its line must be set apart from the body as well. A
  * heading's number is followed by its title, which does not end like a sentence.
  */
-const HEADING_NUMBER = [
+const SELF_EVIDENT_NUMBER = [
   /^\d{1,2}(?:\.\d{1,2}){1,4}\.?\s+[\p{Lu}\p{Lo}]/u,
-  /^\(\d{1,2}\)\s*[\p{Lu}\p{Lo}「『“"]/u,
-  /^\d{1,2}\.?\s+[\p{Lu}\p{Lo}]/u,
-  /^(?:[A-H]|[IVX]{1,4})\.\s+\p{Lu}/u,
   /^第[一二三四五六七八九十百千\d]+[章节節條条部篇回]/u,
   /^[一二三四五六七八九十]{1,3}[、.]/u,
   /^제\s?\d{1,2}\s?[장절조편]/u,
 ];
+const LIST_LIKE_NUMBER = [/^\(\d{1,2}\)\s*[\p{Lu}\p{Lo}「『“"]/u, /^\d{1,2}\.?\s+[\p{Lu}\p{Lo}]/u, /^(?:[A-H]|[IVX]{1,4})\.\s+\p{Lu}/u];
 const SENTENCE_END = /[.,;:!?。，；：！？]$/u;
 /** A numbered heading fits on a line: at most this many characters. */
 const MAX_NUMBERED_HEADING_CHARS = 80;
@@ -55,10 +55,10 @@ function isStyledHeading(block: Block, body: BodyStyle, lines: number): boolean 
   const text = withMarker(block);
   if (lines >= 1 || SENTENCE_END.test(text) || isBullet(block.marker)) return false;
   if (block.fontSize < body.size * 0.97) return false;
-  const number = HEADING_NUMBER.findIndex((pattern) => pattern.test(text));
-  if (number >= 0 && text.length <= MAX_NUMBERED_HEADING_CHARS) {
-    const setApart = (block.bold && !body.bold) || block.fontSize >= body.size * 1.04 || number === 0 || number >= 4;
-    if (setApart) return true;
+  if (text.length <= MAX_NUMBERED_HEADING_CHARS) {
+    if (SELF_EVIDENT_NUMBER.some((pattern) => pattern.test(text))) return true;
+    const setApart = (block.bold && !body.bold) || block.fontSize >= body.size * 1.04;
+    if (setApart && LIST_LIKE_NUMBER.some((pattern) => pattern.test(text))) return true;
   }
   const words = text.split(/\s+/).length;
   return block.italic === true && !body.italic && /^[\p{Lu}\d]/u.test(text) && words >= 2 && words <= MAX_ITALIC_HEADING_WORDS;
