@@ -17,6 +17,8 @@ import type { Db } from '../db/database.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { AdminKeyError, createAdminKey, revokeAdminKey, type AdminKeyView } from './admin-keys.ts';
 import * as signingKeys from '../oauth/oidc/keys.ts';
+import * as upstream from '../accounts/upstream/providers.ts';
+import * as upstreamLinks from '../accounts/upstream/links.ts';
 
 export type OperatorContext = {
   db: Db;
@@ -270,4 +272,38 @@ export async function rotateSigningKeysAsOperator(op: OperatorContext, sealKey: 
 /** `signet keys retire KID`: removes a rotated-out key whose id_tokens have expired (audited: signing_key.retired). */
 export async function retireSigningKeyAsOperator(op: OperatorContext, kid: string): Promise<void> {
   await audited(op, { type: 'signing_key.retired', detail: { kids: [kid] } }, () => signingKeys.retireSigningKey(op.db, op.clock, kid));
+}
+
+// ---- upstream identity providers (issue 33) ----
+
+/** `signet idp add`: the client secret is sealed under `sealKey` (keys.upstreamSecret) and never shown again. */
+export async function addProviderAsOperator(op: OperatorContext, sealKey: Buffer, input: upstream.NewProvider): Promise<upstream.Provider> {
+  return audited(op, { type: 'idp.provider_added', detail: { provider: input.slug } }, () => upstream.addProvider(op.db, op.clock, sealKey, input));
+}
+
+/** `signet idp update|disable|enable`: `enabled` is recorded as idp.provider_enabled / _disabled. */
+export async function updateProviderAsOperator(op: OperatorContext, sealKey: Buffer, slug: string, changes: upstream.ProviderChanges): Promise<upstream.Provider> {
+  const { enabled, ...rest } = changes;
+  const fields = (['name', 'issuer', 'clientId', 'clientSecret', 'scope'] as const).filter((f) => rest[f] !== undefined).map((f) => ({ clientId: 'client_id', clientSecret: 'client_secret' } as Record<string, string>)[f] ?? f);
+  let provider: upstream.Provider | undefined;
+  if (fields.length > 0) provider = await audited(op, { type: 'idp.provider_updated', detail: { provider: slug, fields } }, () => upstream.updateProvider(op.db, op.clock, sealKey, slug, rest));
+  if (enabled !== undefined) {
+    const current = provider ?? (await upstream.getProvider(op.db, slug));
+    if (current.enabled === enabled) return current;
+    provider = await audited(op, { type: enabled ? 'idp.provider_enabled' : 'idp.provider_disabled', detail: { provider: slug } }, () => upstream.updateProvider(op.db, op.clock, sealKey, slug, { enabled }));
+  }
+  return provider ?? (await upstream.getProvider(op.db, slug));
+}
+
+/** `signet idp remove`: the provider goes with every identity linked through it. */
+export async function removeProviderAsOperator(op: OperatorContext, slug: string): Promise<void> {
+  await audited(op, { type: 'idp.provider_removed', detail: { provider: slug } }, () => upstream.removeProvider(op.db, slug));
+}
+
+/** `signet user unlink SUB SLUG`: an operator may remove the last way in (the person can still reset a password by e-mail). */
+export async function unlinkIdentityAsOperator(op: OperatorContext, sub: string, slug: string): Promise<void> {
+  await audited(op, { type: 'idp.unlinked', sub, detail: { provider: slug } }, async () => {
+    if (!(await accounts.findAccount(op.db, sub))) throw new accounts.AccountError('not_found', `no account with sub ${sub}`);
+    await upstreamLinks.unlinkIdentity(op.db, sub, slug, { force: true });
+  });
 }

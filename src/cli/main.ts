@@ -5,6 +5,7 @@ import { migrate } from '../db/database.ts';
 import { registerAdminKeyCommands } from './admin-key.ts';
 import { registerAuditCommands } from './audit.ts';
 import { registerClientCommands } from './client.ts';
+import { registerIdpCommands } from './idp.ts';
 import { registerKeysCommands } from './keys.ts';
 import { loadSettingsFromProcess, openContext } from './context.ts';
 import { registerParseCommand } from './parse.ts';
@@ -135,6 +136,7 @@ registerAdminKeyCommands(program, run);
 registerAuditCommands(program, run);
 registerParseCommand(program);
 registerKeysCommands(program, run);
+registerIdpCommands(program, run);
 
 try {
   // Bare `signet`: the command list on stdout, exit 0 (commander would print it on stderr and exit 1).
