@@ -190,6 +190,16 @@ function causeCode(error: unknown): string | undefined {
   return undefined;
 }
 
+function messagesOf(error: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    parts.push(current.message);
+    current = current.cause;
+  }
+  return parts.length > 0 ? parts.join(': ') : String(error);
+}
+
 function classify(step: string, error: unknown): UpstreamError {
   if (error instanceof UpstreamError) return error;
   if (error instanceof oidc.AuthorizationResponseError) {
@@ -201,7 +211,8 @@ function classify(step: string, error: unknown): UpstreamError {
   if (name === 'TimeoutError' || name === 'AbortError' || /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|UND_ERR_\w+)$/.test(code) || (error instanceof TypeError && error.message === 'fetch failed')) {
     return new UpstreamError('unavailable', `${step}_unavailable`, `the upstream did not answer (${step})`);
   }
-  const message = error instanceof Error ? error.message : String(error);
+  // openid-client wraps oauth4webapi's error: the words that say what failed are in the cause.
+  const message = messagesOf(error);
   if (step === 'token' && (code === 'OAUTH_JWT_CLAIM_COMPARISON_FAILED' || code === 'OAUTH_JWT_TIMESTAMP_CHECK_FAILED' || code === 'OAUTH_KEY_SELECTION_FAILED' || /JWT|ID Token|signature/i.test(message))) {
     return new UpstreamError('invalid_id_token', 'id_token_invalid', `the id_token did not verify: ${message}`);
   }
