@@ -181,13 +181,17 @@ async function guarded<T>(step: string, call: () => Promise<T>): Promise<T> {
   }
 }
 
-function causeCode(error: unknown): string | undefined {
+/** The `code`s and names along an error's cause chain (openid-client wraps the fetch and oauth4webapi errors). */
+function chainOf(error: unknown): { codes: string[]; names: string[] } {
+  const codes: string[] = [];
+  const names: string[] = [];
   let current: unknown = error;
-  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
-    if ('code' in current && typeof current.code === 'string') return current.code;
+  for (let depth = 0; depth < 6 && current instanceof Error; depth++) {
+    names.push(current.name);
+    if ('code' in current && typeof current.code === 'string') codes.push(current.code);
     current = current.cause;
   }
-  return undefined;
+  return { codes, names };
 }
 
 function messagesOf(error: unknown): string {
@@ -206,9 +210,10 @@ function classify(step: string, error: unknown): UpstreamError {
     return error.error === 'access_denied' ? new UpstreamError('access_denied', 'access_denied', 'the person cancelled at the upstream') : new UpstreamError('refused', `authorize_${safeCode(error.error)}`, `the upstream answered ${error.error}`);
   }
   if (error instanceof oidc.ResponseBodyError) return new UpstreamError('refused', `${step}_${safeCode(error.error)}`, `the upstream answered ${error.error} (${error.status})`);
-  const name = error instanceof Error ? error.name : '';
-  const code = causeCode(error) ?? '';
-  if (name === 'TimeoutError' || name === 'AbortError' || /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|UND_ERR_\w+)$/.test(code) || (error instanceof TypeError && error.message === 'fetch failed')) {
+  const { codes, names } = chainOf(error);
+  const code = codes[0] ?? '';
+  const unreachable = codes.some((c) => c === 'OAUTH_TIMEOUT' || /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|UND_ERR_\w+)$/.test(c));
+  if (unreachable || names.includes('TimeoutError') || names.includes('AbortError') || (error instanceof TypeError && error.message === 'fetch failed')) {
     return new UpstreamError('unavailable', `${step}_unavailable`, `the upstream did not answer (${step})`);
   }
   // openid-client wraps oauth4webapi's error: the words that say what failed are in the cause.
