@@ -25,6 +25,8 @@ export type UpstreamSignIn = {
   requestId: string | undefined;
   returnTo: string | undefined;
   linkSub: string | undefined;
+  /** max_age passed on upstream: the id_token's auth_time is checked against it */
+  maxAge: number | undefined;
 };
 
 export function isBrowserCookie(value: unknown): value is string {
@@ -43,12 +45,12 @@ const random = () => randomBytes(32).toString('base64url');
 
 export async function beginUpstreamSignIn(
   ctx: UpstreamStateContext,
-  input: { provider: string; origin: string; browser: string; requestId?: string | undefined; returnTo?: string | undefined; linkSub?: string | undefined },
+  input: { provider: string; origin: string; browser: string; requestId?: string | undefined; returnTo?: string | undefined; linkSub?: string | undefined; maxAge?: number | undefined },
 ): Promise<UpstreamSignIn> {
-  const signIn: UpstreamSignIn = { provider: input.provider, state: random(), nonce: random(), codeVerifier: random(), requestId: input.requestId, returnTo: input.returnTo, linkSub: input.linkSub };
+  const signIn: UpstreamSignIn = { provider: input.provider, state: random(), nonce: random(), codeVerifier: random(), requestId: input.requestId, returnTo: input.returnTo, linkSub: input.linkSub, maxAge: input.maxAge };
   const hash = stateHash(ctx.hashKey, input.origin, input.browser, signIn.state);
   const now = ctx.clock();
-  const payload = JSON.stringify({ nonce: signIn.nonce, codeVerifier: signIn.codeVerifier, requestId: signIn.requestId, returnTo: signIn.returnTo, linkSub: signIn.linkSub });
+  const payload = JSON.stringify({ nonce: signIn.nonce, codeVerifier: signIn.codeVerifier, requestId: signIn.requestId, returnTo: signIn.returnTo, linkSub: signIn.linkSub, maxAge: signIn.maxAge });
   await store.insertState(ctx.db, { state_hash: hash, provider_slug: input.provider, sealed: seal(ctx.sealKey, `upstream-state\n${hash}`, Buffer.from(payload)), origin: input.origin, created_at: now, expires_at: now + UPSTREAM_STATE_LIFETIME_MS });
   return signIn;
 }
@@ -63,5 +65,5 @@ export async function takeUpstreamSignIn(ctx: UpstreamStateContext, input: { ori
   const row = await store.takeState(ctx.db, hash, ctx.clock());
   if (!row || row.provider_slug !== input.provider) return undefined;
   const payload = JSON.parse(unseal(ctx.sealKey, `upstream-state\n${hash}`, row.sealed).toString('utf8')) as Omit<UpstreamSignIn, 'provider' | 'state'>;
-  return { provider: row.provider_slug, state: input.state, nonce: payload.nonce, codeVerifier: payload.codeVerifier, requestId: payload.requestId ?? undefined, returnTo: payload.returnTo ?? undefined, linkSub: payload.linkSub ?? undefined };
+  return { provider: row.provider_slug, state: input.state, nonce: payload.nonce, codeVerifier: payload.codeVerifier, requestId: payload.requestId ?? undefined, returnTo: payload.returnTo ?? undefined, linkSub: payload.linkSub ?? undefined, maxAge: typeof payload.maxAge === 'number' ? payload.maxAge : undefined };
 }

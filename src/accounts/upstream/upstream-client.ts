@@ -56,6 +56,9 @@ function isLoopbackHttp(issuer: string): boolean {
 }
 
 type ProviderWithSecret = Provider & { clientSecret: string };
+
+/** What the application's request asked of the sign-in's age (OpenID Connect Core §3.1.2.1), passed on upstream. */
+export type Freshness = { login: boolean; maxAge: number | undefined };
 type Cached = { config: oidc.Configuration; at: number };
 
 export function createUpstreamClient(options: UpstreamClientOptions) {
@@ -92,7 +95,7 @@ export function createUpstreamClient(options: UpstreamClientOptions) {
 
   return {
     /** The address to send the person to, with state, PKCE S256 and (OpenID) nonce. */
-    async authorizationUrl(provider: ProviderWithSecret, input: { redirectUri: string; state: string; nonce: string; codeVerifier: string }): Promise<URL> {
+    async authorizationUrl(provider: ProviderWithSecret, input: { redirectUri: string; state: string; nonce: string; codeVerifier: string; freshness?: Freshness | undefined }): Promise<URL> {
       const config = await configFor(provider);
       const params: Record<string, string> = {
         redirect_uri: input.redirectUri,
@@ -101,7 +104,12 @@ export function createUpstreamClient(options: UpstreamClientOptions) {
         code_challenge: await oidc.calculatePKCECodeChallenge(input.codeVerifier),
         code_challenge_method: 'S256',
       };
-      if (provider.kind === 'oidc') params['nonce'] = input.nonce;
+      if (provider.kind === 'oidc') {
+        params['nonce'] = input.nonce;
+        // The application asked for a fresh sign-in (prompt=login, max_age): the upstream is asked the same.
+        if (input.freshness?.login) params['prompt'] = 'login';
+        if (input.freshness?.maxAge !== undefined) params['max_age'] = String(input.freshness.maxAge);
+      }
       return oidc.buildAuthorizationUrl(config, params);
     },
 
@@ -110,13 +118,13 @@ export function createUpstreamClient(options: UpstreamClientOptions) {
      * when the upstream advertises it), exchanges the code with the PKCE verifier, checks the id_token,
      * and returns who the person is at the upstream.
      */
-    async identify(provider: ProviderWithSecret, input: { callbackUrl: URL; state: string; nonce: string; codeVerifier: string }): Promise<UpstreamIdentity> {
+    async identify(provider: ProviderWithSecret, input: { callbackUrl: URL; state: string; nonce: string; codeVerifier: string; maxAge?: number | undefined }): Promise<UpstreamIdentity> {
       const config = await configFor(provider);
       if (provider.kind === 'github') {
         const tokens = await guarded('token', () => oidc.authorizationCodeGrant(config, input.callbackUrl, { expectedState: input.state, pkceCodeVerifier: input.codeVerifier }));
         return githubIdentity(config, provider, tokens.access_token);
       }
-      const tokens = await guarded('token', () => oidc.authorizationCodeGrant(config, input.callbackUrl, { expectedState: input.state, expectedNonce: input.nonce, pkceCodeVerifier: input.codeVerifier, idTokenExpected: true }));
+      const tokens = await guarded('token', () => oidc.authorizationCodeGrant(config, input.callbackUrl, { expectedState: input.state, expectedNonce: input.nonce, pkceCodeVerifier: input.codeVerifier, idTokenExpected: true, ...(input.maxAge === undefined ? {} : { maxAge: input.maxAge }) }));
       const claims = tokens.claims();
       if (!claims) throw new UpstreamError('invalid_id_token', 'no_id_token', 'the upstream sent no id_token');
       let email = typeof claims['email'] === 'string' ? claims['email'] : undefined;

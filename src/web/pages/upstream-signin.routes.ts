@@ -94,9 +94,11 @@ export const upstreamSigninRoutes: FastifyPluginAsync<{ ctx: UpstreamPageContext
       reply.setCookie(request.server.cookieNames.idp, browser, cookieOptions(request, { maxAgeMs: BROWSER_COOKIE_MS }));
     }
     const origin = request.servedOrigin.origin;
-    const signIn = await beginUpstreamSignIn(states, { provider: provider.slug, origin, browser, requestId: pending ? requestId : undefined, returnTo, linkSub });
+    // spec: the request goes on "exactly as a password sign-in would" — prompt=login and max_age ask the upstream for a fresh sign-in too.
+    const freshness = { login: pending?.oidc?.prompt?.includes('login') ?? false, maxAge: pending?.oidc?.maxAge };
+    const signIn = await beginUpstreamSignIn(states, { provider: provider.slug, origin, browser, requestId: pending ? requestId : undefined, returnTo, linkSub, maxAge: freshness.maxAge });
     try {
-      const url = await ctx.client.authorizationUrl(provider, { redirectUri: redirectUriOf(origin, provider.slug), state: signIn.state, nonce: signIn.nonce, codeVerifier: signIn.codeVerifier });
+      const url = await ctx.client.authorizationUrl(provider, { redirectUri: redirectUriOf(origin, provider.slug), state: signIn.state, nonce: signIn.nonce, codeVerifier: signIn.codeVerifier, freshness });
       return reply.header('cache-control', 'no-store').redirect(url.href, 303);
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
@@ -125,7 +127,7 @@ export const upstreamSigninRoutes: FastifyPluginAsync<{ ctx: UpstreamPageContext
     const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '';
     let identity: UpstreamIdentity;
     try {
-      identity = await ctx.client.identify(provider, { callbackUrl: new URL(redirectUriOf(origin, provider.slug) + query), state: signIn.state, nonce: signIn.nonce, codeVerifier: signIn.codeVerifier });
+      identity = await ctx.client.identify(provider, { callbackUrl: new URL(redirectUriOf(origin, provider.slug) + query), state: signIn.state, nonce: signIn.nonce, codeVerifier: signIn.codeVerifier, maxAge: signIn.maxAge });
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
       request.log.info({ event: 'idp_signin_failed', provider: provider.slug, reason: error.reason, detail: error.message }, 'upstream sign-in refused');

@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { listAuditEvents } from '../../../src/audit/audit.ts';
 import { listLinks } from '../../../src/accounts/upstream/links.ts';
 import { auditCounters } from '../../../src/audit/audit-metrics.ts';
+import { beginTotpSetup, confirmTotpSetup, totpCode } from '../../../src/accounts/factors/totp.ts';
 import { sqliteDatabase } from '../../helpers/databases.ts';
 import {
   accounts,
@@ -79,6 +80,29 @@ describe('node-oidc-provider as the upstream (issue 33)', () => {
     assert.equal(afterCount, before + 1, 'sign-ins by provider are counted for /metrics');
     assert.equal(authorize.searchParams.get('code_challenge_method'), 'S256', 'PKCE S256 was sent upstream');
     assert.ok(authorize.searchParams.get('nonce') && authorize.searchParams.get('state'), 'a nonce and a state were sent upstream');
+  });
+
+  test('"then continues the original /oauth/authorize request exactly as a password sign-in would": prompt=login and max_age go upstream, the second step comes when the account has a factor, amr says fed, otp, mfa', async () => {
+    const account = (await accounts.findAccountByEmail(database.db, 'ada@upstream.example'))!;
+    const setup = await beginTotpSetup(database.db, down.deps.keys.factorSecret, down.clock, { sub: account.sub, issuer: 'Signet', label: 'ada' });
+    assert.equal(await confirmTotpSetup(database.db, down.deps.keys.factorSecret, down.clock, account.sub, totpCode(setup.secretBase32, down.clock())), 'enabled');
+    const browser = new HostBrowser();
+    const { url, verifier } = authorizeUrl(down, { prompt: 'login', max_age: '600' });
+    const signin = await browser.follow(url);
+    const start = await browser.get(new URL(linkNamed(signin.page!, 'Sign in with Reference OP'), down.baseUrl));
+    const authorize = new URL(start.headers.get('location')!);
+    assert.equal(authorize.searchParams.get('prompt'), 'login');
+    assert.equal(authorize.searchParams.get('max_age'), '600');
+    const atUpstream = await browser.follow(authorize);
+    const step = await passNodeOidcPages(browser, atUpstream, 'ada', isAppCallback(down));
+    assert.equal(step.url.pathname, '/signin/two-step', 'the account has an authenticator app: the second step first');
+    assert.equal(browser.jars.get('127.0.0.1')?.has('signet_session') ?? false, false, 'no session before the second step');
+    down.clock.advance(30_000);
+    const done = await browser.submit(step, /\/signin\/two-step$/, { code: totpCode(setup.secretBase32, down.clock()) }, isAppCallback(down));
+    assert.ok(isAppCallback(down)(done.url), `the application was allowed before: straight to its callback (${done.url.href})`);
+    const claims = await redeem(down, done.url, verifier);
+    assert.deepEqual(claims['amr'], ['fed', 'otp', 'mfa'], 'no password is claimed: the first step was the upstream');
+    assert.equal(claims['sub'], account.sub);
   });
 
   test('"a callback replayed" is refused: the state works once', async () => {
