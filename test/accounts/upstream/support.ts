@@ -16,6 +16,7 @@ import * as clients from '../../../src/clients/clients.ts';
 import { freePort, startSignet, type RunningSignet } from '../../helpers/live-server.ts';
 import type { TestDatabase } from '../../helpers/databases.ts';
 import { testApp } from '../../helpers/app.ts';
+import { cookieHeader, rememberCookies } from '../../helpers/cookie-jar.ts';
 
 // ---- a browser over HTTP ----
 
@@ -30,21 +31,11 @@ export class HostBrowser {
   }
 
   private remember(url: URL, response: Response): void {
-    const jar = this.jar(url);
-    for (const line of response.headers.getSetCookie()) {
-      const [pair, ...attributes] = line.split(';');
-      const eq = pair!.indexOf('=');
-      const name = pair!.slice(0, eq).trim();
-      const value = pair!.slice(eq + 1).trim();
-      const expired = attributes.some((a) => /^\s*max-age=0$/i.test(a) || (/^\s*expires=/i.test(a) && Date.parse(a.split('=')[1]!) < Date.now()));
-      if (value === '' || expired) jar.delete(name);
-      else jar.set(name, value);
-    }
+    rememberCookies(this.jar(url), response);
   }
 
   private headers(url: URL): Record<string, string> {
-    const jar = this.jar(url);
-    return jar.size ? { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } : {};
+    return cookieHeader(this.jar(url));
   }
 
   async get(target: string | URL): Promise<Response> {
