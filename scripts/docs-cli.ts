@@ -4,7 +4,7 @@
 // `npm run docs:cli -- --check` changes nothing and exits 1 when the page is stale
 // (test/readme/cli-reference.test.ts runs the same comparison).
 import { execFile } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -62,7 +62,8 @@ export function withReference(page: string, reference: string): string {
   return `${page.slice(0, begin + BEGIN.length)}\n\n${reference}\n\n${page.slice(end)}`;
 }
 
-if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+// Run as a script (not imported by the test); argv[1] may be a link to this file, import.meta.url is its real path.
+if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const page = readFileSync(CLI_PAGE, 'utf8');
   const updated = withReference(page, await generateReference());
   if (process.argv.includes('--check')) {

@@ -22,6 +22,12 @@ import { ROOT, documentationFiles, shellCommands } from './markdown.ts';
 /** The machine's own npx, the one a newcomer's shell finds. */
 const SYSTEM_BIN = '/usr/bin';
 
+/**
+ * No standard input, as in a terminal where nobody types: Node's pipes are sockets, and bash given a
+ * socket on stdin reads ~/.bashrc as if started by a remote shell.
+ */
+const NO_STDIN: ['ignore', 'pipe', 'pipe'] = ['ignore', 'pipe', 'pipe'];
+
 /** Long-running commands: started, probed, stopped. */
 const SERVES = /^(?:[A-Z_]+=\S+ )*(?:npm start|npx signet (?:--init )?serve\b)/;
 const WORKS = /^(?:[A-Z_]+=\S+ )*npx signet (?:--init )?worker\b/;
@@ -74,7 +80,7 @@ function environment(ports: { port: number; metrics: number; admin: number }, lo
 
 /** Runs a command that ends by itself; parsing reads and renders pages, so it may take longer on a loaded machine. */
 function runToEnd(page: Page, command: string) {
-  return spawnSync('bash', ['-c', command], { cwd: page.cwd, env: page.env, encoding: 'utf8', timeout: /\bsignet parse\b/.test(command) ? 240_000 : 90_000 });
+  return spawnSync('bash', ['-c', command], { cwd: page.cwd, env: page.env, encoding: 'utf8', stdio: NO_STDIN, timeout: /\bsignet parse\b/.test(command) ? 240_000 : 90_000 });
 }
 
 /** Starts a serving command, waits until it answers (or says it runs), stops it with SIGTERM; the reason it failed, else undefined. */
@@ -156,7 +162,7 @@ describe("every ```sh command of README.md and docs/ runs as printed with the ma
   });
 
   test('`node bin/signet.js` on the old system Node says, in one line, how to run it instead', () => {
-    const result = spawnSync('bash', ['-c', 'node bin/signet.js --version'], { cwd: ROOT, env: { PATH: `${SYSTEM_BIN}:/bin` }, encoding: 'utf8' });
+    const result = spawnSync('bash', ['-c', 'node bin/signet.js --version'], { cwd: ROOT, env: { PATH: `${SYSTEM_BIN}:/bin`, HOME: process.env.HOME ?? tmpdir() }, encoding: 'utf8', stdio: NO_STDIN });
     assert.notEqual(result.status, 0);
     assert.match(result.stderr.trim(), /npx signet|npm/);
     assert.equal(result.stderr.trim().split('\n').length, 1);
