@@ -18,8 +18,8 @@ test('docs/operations/cli.md is what `npm run docs:cli` generates from the comma
 test('`signet --help` names both halves, and every command it lists shows an example in its own help', async () => {
   const sections = (await reference).split(/^### /m).filter(Boolean);
   const top = sections[0] ?? '';
-  assert.match(top, /sign-in provider/);
-  assert.match(top, /PDF parsing and translation/);
+  assert.match(top, /sign-in\s+provider/);
+  assert.match(top, /PDF\s+parsing\s+and\s+translation/);
   const commands = subcommands(top.slice(top.indexOf('```text')));
   assert.ok(commands.length >= 9, `signet --help lists ${commands.join(', ')}`);
   for (const command of commands) {
