@@ -272,6 +272,18 @@ export interface Database {
   second_steps: SecondStepsTable;
   account_roles: AccountRolesTable;
   console_sessions: ConsoleSessionsTable;
+  imported_passwords: ImportedPasswordsTable;
+}
+
+/** A password brought in by `signet import` (migration 0014; accounts/imported-passwords.store.ts). */
+export interface ImportedPasswordsTable {
+  sub: string;
+  algorithm: string;
+  scheme: string;
+  foreign_hash: string | null;
+  source_fingerprint: string;
+  imported_at: number;
+  replaced_at: number | null;
 }
 
 /** Who holds which role (migration 0012): "operator" opens the admin console. */
