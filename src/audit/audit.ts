@@ -52,6 +52,8 @@ export const AUDIT_TYPES = [
   'signing_key.rotated',
   'signing_key.retired',
   'logout.succeeded',
+  'accounts.imported',
+  'accounts.exported',
 ] as const;
 
 export type AuditType = (typeof AUDIT_TYPES)[number];
@@ -106,6 +108,15 @@ const DETAIL_KEYS = {
   task_id: (v: unknown) => typeof v === 'string' && /^[0-9a-f-]{36}$/.test(v),
   /** id_token signing keys' ids (public: they are in the JWKS) */
   kids: (v: unknown) => Array.isArray(v) && v.length <= 10 && v.every((k) => typeof k === 'string' && /^[A-Za-z0-9_-]{1,100}$/.test(k)),
+  /** an import's counts (portability/import.ts): records created, updated, skipped, and refused */
+  created: isCount,
+  updated: isCount,
+  skipped: isCount,
+  errors: isCount,
+  /** which file format an import read */
+  format: (v: unknown) => v === 'signet' || v === 'keycloak' || v === 'auth0' || v === 'csv',
+  /** whether an export held password and application secret hashes */
+  include_secrets: (v: unknown) => typeof v === 'boolean',
 } satisfies Record<string, (v: unknown) => boolean>;
 
 function isCount(v: unknown): boolean {
