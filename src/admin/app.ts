@@ -86,6 +86,7 @@ export async function buildAdminApp(deps: AdminDeps): Promise<FastifyInstance> {
         { name: 'accounts', description: 'people, their sessions and sign-in throttling' },
         { name: 'clients', description: 'applications' },
         { name: 'audit', description: 'the audit trail' },
+        { name: 'portability', description: 'import and export of accounts and applications' },
       ],
     },
     // Shared schemas appear under components.schemas by their $id (Account, Client, AuditEvent, …).

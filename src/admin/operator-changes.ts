@@ -17,8 +17,8 @@ import type { Db } from '../db/database.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { AdminKeyError, createAdminKey, revokeAdminKey, type AdminKeyView } from './admin-keys.ts';
 import * as signingKeys from '../oauth/oidc/keys.ts';
-import { exportLines, type ExportCounts } from '../portability/export.ts';
-import { importFile, type ImportOptions, type ImportSummary } from '../portability/import.ts';
+import type { ExportCounts } from '../portability/export.ts';
+import type { ImportOptions, ImportSummary } from '../portability/import.ts';
 import type { ImportFormat } from '../portability/records.ts';
 
 export type OperatorContext = {
@@ -282,6 +282,8 @@ export async function retireSigningKeyAsOperator(op: OperatorContext, kid: strin
  * counts (none for a dry run, which writes nothing).
  */
 export async function importAsOperator(op: OperatorContext, input: AsyncIterable<Buffer | string>, options: ImportOptions): Promise<{ summary: ImportSummary; format: ImportFormat }> {
+  // Loaded here: the formats' readers (and the CSV parser) are needed by no other command.
+  const { importFile } = await import('../portability/import.ts');
   if (options.dryRun) return importFile(op.db, op.clock, input, options);
   return audited(
     op,
@@ -293,6 +295,7 @@ export async function importAsOperator(op: OperatorContext, input: AsyncIterable
 
 /** `signet export`, `GET /admin/v1/export`: recorded as `accounts.exported` (with whether secrets were in it) before the first line. */
 export async function exportAsOperator(op: OperatorContext, options: { includeSecrets: boolean }, counts: ExportCounts = {}): Promise<AsyncGenerator<string>> {
+  const { exportLines } = await import('../portability/export.ts');
   await record(op, { type: 'accounts.exported', detail: { include_secrets: options.includeSecrets } }, 'success');
   return exportLines(op.db, op.clock, options, counts);
 }

@@ -8,6 +8,7 @@ import { registerClientCommands } from './client.ts';
 import { registerKeysCommands } from './keys.ts';
 import { loadSettingsFromProcess, openContext } from './context.ts';
 import { registerParseCommand } from './parse.ts';
+import { registerPortabilityCommands } from './portability.ts';
 import { describe, fail, makeRun } from './run.ts';
 import { registerUserCommands } from './user.ts';
 
@@ -135,6 +136,7 @@ registerAdminKeyCommands(program, run);
 registerAuditCommands(program, run);
 registerParseCommand(program);
 registerKeysCommands(program, run);
+registerPortabilityCommands(program, run, () => program.opts<{ init?: boolean }>().init === true);
 
 try {
   // Bare `signet`: the command list on stdout, exit 0 (commander would print it on stderr and exit 1).

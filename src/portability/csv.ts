@@ -30,7 +30,7 @@ function flag(value: string, column: string): boolean | undefined {
 }
 
 function csvPerson(header: Array<keyof ImportedPerson>, names: string[], cells: string[]): ImportedPerson {
-  if (cells.length !== header.length) throw new FormatError(`the line has ${cells.length} fields and the header ${header.length}`);
+  if (cells.length !== header.length) throw new FormatError(`the line has ${cells.length} fields and the header ${header.length}${cells.length > header.length ? " (a value with commas, such as a $pbkdf2-…$i=…,l=…$ hash, goes in double quotes)" : ""}`);
   const person: Record<string, string | boolean | undefined> = {};
   header.forEach((field, i) => {
     const cell = cells[i]!;

@@ -14,7 +14,7 @@ import { isUniqueViolation } from '../db/errors.ts';
 import { readAuth0 } from './auth0.ts';
 import { readCsv } from './csv.ts';
 import { readKeycloak } from './keycloak.ts';
-import { IMPORT_FORMATS, type ImportFormat, type ImportItem, type JsonObject, type TextChunks } from './records.ts';
+import { ImportFileError, type ImportFormat, type ImportItem, type JsonObject, type TextChunks } from './records.ts';
 import { EXPORT_HEADER_TYPE, readSignet } from './signet.ts';
 
 export type ImportError = { line: number; reason: string };
@@ -29,14 +29,6 @@ export type ImportOptions = { format?: ImportFormat | undefined; dryRun: boolean
  */
 export type ExtensionImporter = (db: Db, clock: Clock, record: JsonObject) => Promise<'created' | 'updated'>;
 export const EXTENSION_IMPORTERS: Partial<Record<string, ExtensionImporter>> = {};
-
-export class ImportFileError extends Error {
-  override name = 'ImportFileError';
-}
-
-export function isImportFormat(value: string): value is ImportFormat {
-  return (IMPORT_FORMATS as readonly string[]).includes(value);
-}
 
 /** Records written in one transaction. */
 const BATCH = 250;

@@ -6,6 +6,15 @@ import type { ImportedClient } from '../clients/client-import.ts';
 export const IMPORT_FORMATS = ['signet', 'keycloak', 'auth0', 'csv'] as const;
 export type ImportFormat = (typeof IMPORT_FORMATS)[number];
 
+export function isImportFormat(value: string): value is ImportFormat {
+  return (IMPORT_FORMATS as readonly string[]).includes(value);
+}
+
+/** The file as a whole cannot be imported (empty, say): nothing was written. */
+export class ImportFileError extends Error {
+  override name = 'ImportFileError';
+}
+
 export type ImportItem =
   | { line: number; kind: 'account'; person: ImportedPerson }
   | { line: number; kind: 'client'; client: ImportedClient }
