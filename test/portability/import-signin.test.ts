@@ -8,28 +8,13 @@ import { importAsOperator } from '../../src/admin/operator-changes.ts';
 import { listAuditEvents } from '../../src/audit/audit.ts';
 import type { Db } from '../../src/db/database.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
-import { flowSetup, TinyBrowser, type Flow } from '../oauth/authorize-support.ts';
+import { flowSetup, type Flow } from '../oauth/authorize-support.ts';
+import { signInThroughAuthorize } from './sign-in.ts';
 import { argon2iOf, auth0File, bcryptOf, csvCell, djangoPbkdf2, keycloakRealm, passlibScrypt } from './foreign-files.ts';
 
 async function importText(f: Flow, text: string, options: { dryRun?: boolean; format?: 'signet' | 'keycloak' | 'auth0' | 'csv' } = {}) {
   const op = { db: f.deps.db, clock: f.clock, hashKey: f.deps.keys.tokenHash, objects: f.deps.objects, actor: 'cli' as const, ip: null };
   return importAsOperator(op, Readable.from([text]), { dryRun: options.dryRun ?? false, format: options.format });
-}
-
-/** The whole interactive flow with this person's identifier and password: the callback's code, or the sign-in page's answer. */
-async function signInThroughAuthorize(f: Flow, email: string, password: string): Promise<{ status: number; code: string | null }> {
-  // A failed attempt makes the next one wait (sign-in throttling): the tests move the clock past it.
-  f.clock.advance(15 * 60_000);
-  const browser = new TinyBrowser(f);
-  const request = await browser.authorize({ scope: 'openid email' });
-  const signedIn = await browser.signIn(request, email, password);
-  if (signedIn.statusCode !== 303) return { status: signedIn.statusCode, code: null };
-  assert.match(String(signedIn.headers.location), /^\/consent\?/, 'a successful sign-in goes on to consent');
-  // A person who allowed the application before goes straight back to it.
-  const page = await browser.get(`/consent?request=${request}`);
-  const answer = page.statusCode === 302 ? page : await browser.consent(request, 'allow');
-  assert.ok(answer.statusCode === 302 || answer.statusCode === 303, answer.body);
-  return { status: 303, code: new URL(String(answer.headers.location)).searchParams.get('code') };
 }
 
 async function storedHash(db: Db, email: string): Promise<{ password_hash: string; foreign_hash: string | null }> {
