@@ -21,17 +21,22 @@ export const IMPORTED_HASH_MARKER = '$signet-imported$';
 export const NO_PASSWORD_MARKER = '$signet-no-password$';
 
 const NATIVE_SCHEME = 'signet';
-/** How long a check of each scheme takes here (ms), smoothed; a failed check waits for the largest. */
-const durations = new Map<string, number>();
-const SMOOTHING = 0.2;
+/**
+ * How long the last checks of each scheme took here (ms); a failed check waits for the largest of them
+ * all. The largest, not an average: a wait shorter than a slow check would let that check stand out.
+ */
+const durations = new Map<string, number[]>();
+const KEPT_DURATIONS = 8;
 /** The schemes in the database are looked up again after this long (an import in another process adds some). */
 const SCHEMES_REFRESH_MS = 60_000;
 let schemesCheckedAt = -Infinity;
 let calibrating: Promise<void> | undefined;
 
 function observe(scheme: string, ms: number): void {
-  const before = durations.get(scheme);
-  durations.set(scheme, before === undefined ? ms : before + SMOOTHING * (ms - before));
+  const kept = durations.get(scheme) ?? [];
+  kept.push(ms);
+  if (kept.length > KEPT_DURATIONS) kept.shift();
+  durations.set(scheme, kept);
 }
 
 /** Measures a check of every scheme the database holds that this process has not timed yet. */
@@ -58,7 +63,8 @@ async function calibrate(db: Db): Promise<void> {
 /** After a failed check that began at `started`: waits until the slowest scheme in use would have answered. */
 async function waitOutFailure(db: Db, started: number): Promise<void> {
   await calibrate(db).catch(() => {});
-  const slowest = Math.max(0, ...durations.values());
+  let slowest = 0;
+  for (const kept of durations.values()) slowest = Math.max(slowest, ...kept);
   const remaining = started + slowest - performance.now();
   if (remaining > 1) await sleep(remaining);
 }
