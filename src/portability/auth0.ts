@@ -4,7 +4,9 @@
 // MD/SHA/HMAC/LDAP hashes are refused: those people would need a reset, and the line says so.
 import type { ImportedPerson } from '../accounts/account-import.ts';
 import { encodeScrypt, parsePasswordHash, PasswordHashError } from '../accounts/password-hashes.ts';
-import { jsonArrayElements } from './json-array.ts';
+import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
+import { firstCharacter, jsonArrayElements } from './json-array.ts';
 import { FormatError, isObject, optionalBoolean, optionalString, type ImportItem, type JsonObject, type TextChunks } from './records.ts';
 
 /** hash.value / salt.value in Auth0's `encoding` (base64, hex or utf8). */
@@ -65,8 +67,27 @@ export function auth0Person(user: JsonObject): ImportedPerson {
   };
 }
 
+/**
+ * Auth0's user export job writes one user per line (JSON Lines) instead of an array: read it line by line.
+ */
+async function* jsonLines(chunks: TextChunks): AsyncGenerator<{ line: number; value: unknown } | { line: number; error: string }> {
+  let line = 0;
+  for await (const text of createInterface({ input: Readable.from(chunks), crlfDelay: Infinity })) {
+    line++;
+    if (text.trim() === '') continue;
+    try {
+      yield { line, value: JSON.parse(text) as unknown };
+    } catch {
+      yield { line, error: 'not valid JSON' };
+    }
+  }
+}
+
+/** An Auth0 file: the bulk-import array, or the export job's JSON Lines (told apart by the first character). */
 export async function* readAuth0(chunks: TextChunks): AsyncGenerator<ImportItem> {
-  for await (const element of jsonArrayElements(chunks, { topLevel: true })) {
+  const { head, all } = await firstCharacter(chunks);
+  const elements = head === '[' ? jsonArrayElements(all, { topLevel: true }) : jsonLines(all);
+  for await (const element of elements) {
     if ('error' in element) {
       yield { line: element.line, kind: 'error', reason: element.error };
       continue;

@@ -78,6 +78,8 @@ export function detectFormat(head: string): ImportFormat {
     try {
       const first = JSON.parse(firstLine) as unknown;
       if (typeof first === 'object' && first !== null && (first as JsonObject)['type'] === EXPORT_HEADER_TYPE) return 'signet';
+      // a whole user on the first line: Auth0's export job (JSON Lines)
+      if (typeof first === 'object' && first !== null && ('user_id' in first || 'email' in first) && !('realm' in first)) return 'auth0';
     } catch {
       // a realm file spreads over many lines
     }

@@ -117,3 +117,26 @@ function parse(text: string, line: number): ArrayElement {
     return { line, error: `not valid JSON: ${error instanceof Error ? error.message.slice(0, 120) : 'unreadable'}` };
   }
 }
+
+/** The first character that is not white space (or a byte-order mark), and the whole text again. */
+export async function firstCharacter(chunks: TextChunks): Promise<{ head: string; all: TextChunks }> {
+  const iterator = chunks[Symbol.asyncIterator]();
+  const seen: string[] = [];
+  let head = '';
+  let finished = false;
+  while (head === '') {
+    const next = await iterator.next();
+    if (next.done) {
+      finished = true;
+      break;
+    }
+    seen.push(next.value);
+    head = next.value.replace(/^[\uFEFF\s]+/, '').charAt(0);
+  }
+  async function* all(): TextChunks {
+    yield* seen;
+    if (finished) return;
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
+  }
+  return { head, all: all() };
+}

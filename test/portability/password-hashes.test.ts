@@ -8,6 +8,7 @@ import { hash as bcryptHash } from '@node-rs/bcrypt';
 import { parsePasswordHash, PasswordHashError, sampleHashOf, verifyForeignHash } from '../../src/accounts/password-hashes.ts';
 import { hashPassword } from '../../src/accounts/passwords.ts';
 import { jsonArrayElements } from '../../src/portability/json-array.ts';
+import { readAuth0 } from '../../src/portability/auth0.ts';
 import { detectFormat } from '../../src/portability/import.ts';
 import { argon2iOf, djangoPbkdf2, passlibScrypt } from './foreign-files.ts';
 
@@ -107,4 +108,13 @@ test('--format "defaults to what the file is": Signet export, Keycloak realm, Au
   assert.equal(detectFormat('{\n  "id" : "acme",\n  "realm" : "acme",'), 'keycloak');
   assert.equal(detectFormat('\uFEFF  [ {"email": "a@example.com"} ]'), 'auth0');
   assert.equal(detectFormat('email,phone,name\n'), 'csv');
+  assert.equal(detectFormat('{"user_id":"auth0|1","email":"a@example.com"}\n{"user_id":"auth0|2"}'), 'auth0', "Auth0's export job: one user a line");
+});
+
+test("Auth0's export job (JSON Lines) is read line by line, each user with its line", async () => {
+  const text = '{"user_id":"auth0|1","email":"one@example.com","email_verified":true}\n\n{"user_id":"auth0|2","email":"two@example.com","blocked":true}\nnot json\n';
+  const items = [];
+  for await (const item of readAuth0(chunksOf(text, 5))) items.push(item);
+  assert.deepEqual(items.map((i) => [i.line, i.kind]), [[1, 'account'], [3, 'account'], [4, 'error']]);
+  assert.equal((items[1] as { person: { disabled?: boolean } }).person.disabled, true);
 });
