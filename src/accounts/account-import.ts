@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../config/clock.ts';
 import type { Db } from '../db/database.ts';
-import { AccountError, checkedEmail, checkedName, checkedPhone, checkedPicture } from './accounts.ts';
+import { AccountError, checkedEmail, checkedName, checkedPhone, checkedPicture, toProfile, type Profile } from './accounts.ts';
 import * as store from './accounts.store.ts';
 import * as imported from './imported-passwords.store.ts';
 import { IMPORTED_HASH_MARKER, NO_PASSWORD_MARKER } from './password-check.ts';
@@ -158,20 +158,8 @@ export async function importAccount(db: Db, clock: Clock, person: ImportedPerson
   return { outcome: existing === undefined ? 'created' : 'updated', sub };
 }
 
-/** An account as Signet's export writes it (`password_hash` only when secrets are included). */
-export type ExportedAccount = {
-  sub: string;
-  email: string | null;
-  email_verified: boolean;
-  phone_number: string | null;
-  phone_number_verified: boolean;
-  name: string | null;
-  picture: string | null;
-  disabled: boolean;
-  created_at: string;
-  roles: string[];
-  password_hash?: string;
-};
+/** An account as Signet's export writes it: its profile, roles, and `password_hash` only when secrets are included. */
+export type ExportedAccount = Profile & { roles: string[]; password_hash?: string };
 
 const EXPORT_PAGE = 500;
 
@@ -190,19 +178,7 @@ export async function* exportAccounts(db: Db, options: { includeSecrets: boolean
     const foreign = options.includeSecrets ? await imported.foreignHashesOf(db, subs) : new Map<string, string>();
     for (const row of rows) {
       const hash = row.password_hash === IMPORTED_HASH_MARKER ? foreign.get(row.sub) : row.password_hash.startsWith('$argon2') ? row.password_hash : undefined;
-      yield {
-        sub: row.sub,
-        email: row.email,
-        email_verified: row.email_verified === 1,
-        phone_number: row.phone_number,
-        phone_number_verified: row.phone_number_verified === 1,
-        name: row.name,
-        picture: row.picture,
-        disabled: row.disabled === 1,
-        created_at: new Date(row.created_at).toISOString(),
-        roles: roles.get(row.sub) ?? [],
-        ...(options.includeSecrets && hash !== undefined ? { password_hash: hash } : {}),
-      };
+      yield { ...toProfile(row), roles: roles.get(row.sub) ?? [], ...(options.includeSecrets && hash !== undefined ? { password_hash: hash } : {}) };
     }
     after = rows.at(-1)!.sub;
   }

@@ -3,20 +3,12 @@
 // hash of the secret, so an instance with the same SIGNET_SECRET accepts the application's old secret.
 import type { Clock } from '../config/clock.ts';
 import type { Db } from '../db/database.ts';
-import { checkName, checkOrigin, checkPostLogoutRedirectUris, checkRedirectUri, checkScopes, ClientError, listClients, toView, type ClientView } from './clients.ts';
+import { checkName, checkOrigin, checkPostLogoutRedirectUris, checkRedirectUri, checkScopes, ClientError, listClients, toView, type Client, type ClientView } from './clients.ts';
 import * as store from './clients.store.ts';
 
-export type ImportedClient = {
-  clientId: string;
-  name: string;
-  redirectUris: string[];
+/** An application as an export describes it: its client_id and settings, and the keyed hash of its secret when the export had secrets. */
+export type ImportedClient = Omit<Client, 'scopes' | 'secretHash' | 'createdAt' | 'updatedAt'> & {
   scopes: string[];
-  isPublic: boolean;
-  enabled: boolean;
-  allowedOrigins: string[];
-  oidc: boolean;
-  postLogoutRedirectUris: string[];
-  idTokenAlg: 'ES256' | 'RS256' | null;
   /** the keyed hash of the secret (HMAC-SHA-256 under a key from SIGNET_SECRET); undefined: not in the file */
   secretHash?: string | undefined;
   createdAt?: number | undefined;

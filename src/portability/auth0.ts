@@ -6,7 +6,7 @@ import type { ImportedPerson } from '../accounts/account-import.ts';
 import { encodeScrypt, parsePasswordHash, PasswordHashError } from '../accounts/password-hashes.ts';
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
-import { firstCharacter, jsonArrayElements } from './json-array.ts';
+import { firstCharacter, jsonArrayElements, userItems, type ArrayElement } from './json-array.ts';
 import { FormatError, isObject, optionalBoolean, optionalString, type ImportItem, type JsonObject, type TextChunks } from './records.ts';
 
 /** hash.value / salt.value in Auth0's `encoding` (base64, hex or utf8). */
@@ -70,7 +70,7 @@ export function auth0Person(user: JsonObject): ImportedPerson {
 /**
  * Auth0's user export job writes one user per line (JSON Lines) instead of an array: read it line by line.
  */
-async function* jsonLines(chunks: TextChunks): AsyncGenerator<{ line: number; value: unknown } | { line: number; error: string }> {
+async function* jsonLines(chunks: TextChunks): AsyncGenerator<ArrayElement> {
   let line = 0;
   for await (const text of createInterface({ input: Readable.from(chunks), crlfDelay: Infinity })) {
     line++;
@@ -87,20 +87,5 @@ async function* jsonLines(chunks: TextChunks): AsyncGenerator<{ line: number; va
 export async function* readAuth0(chunks: TextChunks): AsyncGenerator<ImportItem> {
   const { head, all } = await firstCharacter(chunks);
   const elements = head === '[' ? jsonArrayElements(all, { topLevel: true }) : jsonLines(all);
-  for await (const element of elements) {
-    if ('error' in element) {
-      yield { line: element.line, kind: 'error', reason: element.error };
-      continue;
-    }
-    if (!isObject(element.value)) {
-      yield { line: element.line, kind: 'error', reason: 'a user must be a JSON object' };
-      continue;
-    }
-    try {
-      yield { line: element.line, kind: 'account', person: auth0Person(element.value) };
-    } catch (error) {
-      if (!(error instanceof FormatError)) throw error;
-      yield { line: element.line, kind: 'error', reason: error.message };
-    }
-  }
+  yield* userItems(elements, (user, line) => ({ line, kind: 'account', person: auth0Person(user) }));
 }

@@ -1,7 +1,7 @@
 // Reads the elements of one JSON array out of a file of any size, one element at a time, with the line
 // each starts on: the top-level array of an Auth0 bulk file, or the "users" array of a Keycloak realm.
 // Only the element being read is held in memory; everything around the array is scanned and dropped.
-import type { TextChunks } from './records.ts';
+import { FormatError, isObject, type ImportItem, type JsonObject, type TextChunks } from './records.ts';
 
 export type ArrayElement = { line: number; value: unknown } | { line: number; error: string };
 
@@ -139,4 +139,26 @@ export async function firstCharacter(chunks: TextChunks): Promise<{ head: string
     for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
   }
   return { head, all: all() };
+}
+
+/**
+ * One import item per user read from JSON (an array's elements, or JSON Lines): `toItem` turns a user
+ * object into an item; anything that is not an object, or that toItem refuses (FormatError), is an
+ * error item with its line.
+ */
+export async function* userItems(elements: AsyncIterable<ArrayElement>, toItem: (user: JsonObject, line: number) => ImportItem): AsyncGenerator<ImportItem> {
+  for await (const element of elements) {
+    if ('error' in element) {
+      yield { line: element.line, kind: 'error', reason: element.error };
+    } else if (!isObject(element.value)) {
+      yield { line: element.line, kind: 'error', reason: 'a user must be a JSON object' };
+    } else {
+      try {
+        yield toItem(element.value, element.line);
+      } catch (error) {
+        if (!(error instanceof FormatError)) throw error;
+        yield { line: element.line, kind: 'error', reason: error.message };
+      }
+    }
+  }
 }

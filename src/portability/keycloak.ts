@@ -5,7 +5,7 @@
 // are not brought: people set those up again.
 import { isImportableSub, type ImportedPerson } from '../accounts/account-import.ts';
 import { decodeB64, encodeArgon2, encodePbkdf2, PasswordHashError, type Argon2Parts, type Pbkdf2Parts } from '../accounts/password-hashes.ts';
-import { jsonArrayElements } from './json-array.ts';
+import { jsonArrayElements, userItems } from './json-array.ts';
 import { FormatError, isObject, optionalString, type ImportItem, type JsonObject, type TextChunks } from './records.ts';
 
 const PBKDF2_DIGESTS: Record<string, Pbkdf2Parts['digest']> = { 'pbkdf2-sha256': 'sha256', 'pbkdf2-sha512': 'sha512', pbkdf2: 'sha1' };
@@ -92,23 +92,9 @@ export function keycloakPerson(user: JsonObject): ImportedPerson | 'service_acco
   };
 }
 
-export async function* readKeycloak(chunks: TextChunks): AsyncGenerator<ImportItem> {
-  for await (const element of jsonArrayElements(chunks, { key: 'users' })) {
-    if ('error' in element) {
-      yield { line: element.line, kind: 'error', reason: element.error };
-      continue;
-    }
-    if (!isObject(element.value)) {
-      yield { line: element.line, kind: 'error', reason: 'a user must be a JSON object' };
-      continue;
-    }
-    try {
-      const person = keycloakPerson(element.value);
-      if (person === 'service_account') yield { line: element.line, kind: 'skip', reason: 'a Keycloak service account, not a person' };
-      else yield { line: element.line, kind: 'account', person };
-    } catch (error) {
-      if (!(error instanceof FormatError)) throw error;
-      yield { line: element.line, kind: 'error', reason: error.message };
-    }
-  }
+export function readKeycloak(chunks: TextChunks): AsyncGenerator<ImportItem> {
+  return userItems(jsonArrayElements(chunks, { key: 'users' }), (user, line) => {
+    const person = keycloakPerson(user);
+    return person === 'service_account' ? { line, kind: 'skip', reason: 'a Keycloak service account, not a person' } : { line, kind: 'account', person };
+  });
 }
