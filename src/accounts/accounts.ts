@@ -165,6 +165,36 @@ export async function createAccount(db: Db, clock: Clock, input: NewAccount): Pr
   }
 }
 
+/**
+ * The password hash of an account made by an upstream sign-in (issue 33): no password matches it (it is
+ * not an argon2 hash, so verifyPassword answers false), until the person sets one ("Forgot password?").
+ */
+export const NO_PASSWORD = '!none';
+
+/**
+ * An account made by a first sign-in through an upstream identity provider: no password, the e-mail
+ * verified only when the upstream said so. Values are checked as for any account.
+ */
+export async function createAccountWithoutPassword(db: Db, clock: Clock, input: { email?: string | undefined; name?: string | undefined; emailVerified: boolean }): Promise<Profile> {
+  const email = input.email === undefined ? null : checkedEmail(input.email);
+  const name = input.name === undefined ? null : checkedName(input.name.slice(0, MAX_NAME_LENGTH));
+  const now = clock();
+  const row: store.UserRow = { sub: randomUUID(), email, email_verified: email && input.emailVerified ? 1 : 0, phone_number: null, phone_number_verified: 0, name, picture: null, password_hash: NO_PASSWORD, disabled: 0, created_at: now, updated_at: now };
+  try {
+    await store.insertUser(db, row);
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+    throw (await takenIdentifier(db, undefined, email, null)) ?? error;
+  }
+  return toProfile(row);
+}
+
+/** Whether the account has a password it can sign in with. */
+export async function hasPassword(db: Db, sub: string): Promise<boolean> {
+  const row = await store.findUserBySub(db, sub);
+  return row !== undefined && row.password_hash !== NO_PASSWORD;
+}
+
 async function nextLegacySub(db: Db): Promise<string> {
   const subs = await store.legacyNumericSubs(db);
   const highest = subs.reduce((max, s) => (BigInt(s) > max ? BigInt(s) : max), BigInt(FIRST_LEGACY_ID - 1));

@@ -6,6 +6,7 @@ import { accountRoutes } from './accounts.routes.ts';
 import { auditEventRoutes } from './audit-events.routes.ts';
 import { clientRoutes } from './clients.routes.ts';
 import { portabilityRoutes } from './portability.routes.ts';
+import { identityProviderRoutes } from './identity-providers.routes.ts';
 import { requireOperatorKey, type AdminContext } from './operator-auth.ts';
 
 export const OPENAPI_PATH = '/admin/v1/openapi.json';
@@ -20,5 +21,6 @@ export async function adminRoutes(app: FastifyInstance, { ctx }: { ctx: AdminCon
     await operatorOnly.register(clientRoutes, { ctx });
     await operatorOnly.register(auditEventRoutes, { ctx });
     await operatorOnly.register(portabilityRoutes, { ctx });
+    await operatorOnly.register(identityProviderRoutes, { ctx });
   });
 }

@@ -16,7 +16,9 @@ import { sharedSchemas } from './schemas.ts';
 export type AdminDeps = {
   db: Db;
   clock: Clock;
-  keys: Pick<Keys, 'tokenHash' | 'cookie' | 'factorSecret' | 'deviceCookie'>;
+  keys: Pick<Keys, 'tokenHash' | 'cookie' | 'factorSecret' | 'deviceCookie' | 'upstreamSecret'>;
+  /** SIGNET_BASE_URL (the upstream identity providers' redirect URIs); default http://localhost:8080 */
+  baseUrl?: string | undefined;
   /** the operator's product name (SIGNET_PRODUCT_NAME), on the console's pages */
   productName?: string | undefined;
   /** where task files live: deleting an account removes its tasks' files */
@@ -87,6 +89,7 @@ export async function buildAdminApp(deps: AdminDeps): Promise<FastifyInstance> {
         { name: 'clients', description: 'applications' },
         { name: 'audit', description: 'the audit trail' },
         { name: 'portability', description: 'import and export of accounts and applications' },
+        { name: 'identity-providers', description: 'upstream identity providers people sign in with, and their linked identities' },
       ],
     },
     // Shared schemas appear under components.schemas by their $id (Account, Client, AuditEvent, …).
@@ -110,10 +113,10 @@ export async function buildAdminApp(deps: AdminDeps): Promise<FastifyInstance> {
     reply.code(404).send({ error: 'not_found', message: `Nothing is served at ${request.method} ${request.url.split('?', 1)[0]}; the API is described at /admin/v1/openapi.json.` });
   });
 
-  await app.register(adminRoutes, { ctx: { db: deps.db, clock: deps.clock, hashKey: deps.keys.tokenHash, objects: deps.objects } });
+  await app.register(adminRoutes, { ctx: { db: deps.db, clock: deps.clock, hashKey: deps.keys.tokenHash, objects: deps.objects, upstreamKey: deps.keys.upstreamSecret, baseUrl: deps.baseUrl ?? 'http://localhost:8080' } });
   // issue 27: the admin console at /admin, in a context of its own (cookies, forms, CSRF, page errors).
   const { consoleRoutes } = await import('./console/console.routes.ts');
-  const consoleCtx = { db: deps.db, clock: deps.clock, hashKey: deps.keys.tokenHash, factorKey: deps.keys.factorSecret, deviceKey: deps.keys.deviceCookie, objects: deps.objects, productName: deps.productName ?? 'Signet' };
+  const consoleCtx = { db: deps.db, clock: deps.clock, hashKey: deps.keys.tokenHash, factorKey: deps.keys.factorSecret, deviceKey: deps.keys.deviceCookie, objects: deps.objects, productName: deps.productName ?? 'Signet', upstreamKey: deps.keys.upstreamSecret, baseUrl: deps.baseUrl ?? 'http://localhost:8080' };
   await app.register(consoleRoutes, { ctx: consoleCtx, cookieKey: deps.keys.cookie });
   return app;
 }

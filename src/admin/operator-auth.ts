@@ -8,7 +8,16 @@ import type { ObjectStore } from '../storage/object-store.ts';
 import { verifyAdminKey } from './admin-keys.ts';
 import type { OperatorContext } from './operator-changes.ts';
 
-export type AdminContext = { db: Db; clock: Clock; hashKey: Buffer; objects: ObjectStore };
+export type AdminContext = {
+  db: Db;
+  clock: Clock;
+  hashKey: Buffer;
+  objects: ObjectStore;
+  /** keys.upstreamSecret: upstream identity providers' client secrets at rest (issue 33) */
+  upstreamKey: Buffer;
+  /** SIGNET_BASE_URL's origin: the providers' redirect URIs */
+  baseUrl: string;
+};
 
 const CHALLENGE = 'Bearer realm="signet-admin"';
 const operators = new WeakMap<FastifyRequest, OperatorContext>();

@@ -20,6 +20,8 @@ import * as signingKeys from '../oauth/oidc/keys.ts';
 import type { ExportCounts } from '../portability/export.ts';
 import type { ImportOptions, ImportSummary } from '../portability/import.ts';
 import type { ImportFormat } from '../portability/records.ts';
+import * as upstream from '../accounts/upstream/providers.ts';
+import * as upstreamLinks from '../accounts/upstream/links.ts';
 
 export type OperatorContext = {
   db: Db;
@@ -298,4 +300,38 @@ export async function exportAsOperator(op: OperatorContext, options: { includeSe
   const { exportLines } = await import('../portability/export.ts');
   await record(op, { type: 'accounts.exported', detail: { include_secrets: options.includeSecrets } }, 'success');
   return exportLines(op.db, op.clock, options, counts);
+}
+
+// ---- upstream identity providers (issue 33) ----
+
+/** `signet idp add`: the client secret is sealed under `sealKey` (keys.upstreamSecret) and never shown again. */
+export async function addProviderAsOperator(op: OperatorContext, sealKey: Buffer, input: upstream.NewProvider): Promise<upstream.Provider> {
+  return audited(op, { type: 'idp.provider_added', detail: { provider: input.slug } }, () => upstream.addProvider(op.db, op.clock, sealKey, input));
+}
+
+/** `signet idp update|disable|enable`: `enabled` is recorded as idp.provider_enabled / _disabled. */
+export async function updateProviderAsOperator(op: OperatorContext, sealKey: Buffer, slug: string, changes: upstream.ProviderChanges): Promise<upstream.Provider> {
+  const { enabled, ...rest } = changes;
+  const fields = (['name', 'issuer', 'clientId', 'clientSecret', 'scope'] as const).filter((f) => rest[f] !== undefined).map((f) => ({ clientId: 'client_id', clientSecret: 'client_secret' } as Record<string, string>)[f] ?? f);
+  let provider: upstream.Provider | undefined;
+  if (fields.length > 0) provider = await audited(op, { type: 'idp.provider_updated', detail: { provider: slug, fields } }, () => upstream.updateProvider(op.db, op.clock, sealKey, slug, rest));
+  if (enabled !== undefined) {
+    const current = provider ?? (await upstream.getProvider(op.db, slug));
+    if (current.enabled === enabled) return current;
+    provider = await audited(op, { type: enabled ? 'idp.provider_enabled' : 'idp.provider_disabled', detail: { provider: slug } }, () => upstream.updateProvider(op.db, op.clock, sealKey, slug, { enabled }));
+  }
+  return provider ?? (await upstream.getProvider(op.db, slug));
+}
+
+/** `signet idp remove`: the provider goes with every identity linked through it. */
+export async function removeProviderAsOperator(op: OperatorContext, slug: string): Promise<void> {
+  await audited(op, { type: 'idp.provider_removed', detail: { provider: slug } }, () => upstream.removeProvider(op.db, slug));
+}
+
+/** `signet user unlink SUB SLUG`: an operator may remove the last way in (the person can still reset a password by e-mail). */
+export async function unlinkIdentityAsOperator(op: OperatorContext, sub: string, slug: string): Promise<void> {
+  await audited(op, { type: 'idp.unlinked', sub, detail: { provider: slug } }, async () => {
+    if (!(await accounts.findAccount(op.db, sub))) throw new accounts.AccountError('not_found', `no account with sub ${sub}`);
+    await upstreamLinks.unlinkIdentity(op.db, sub, slug, { force: true });
+  });
 }

@@ -23,6 +23,12 @@ export const auditCounters = {
     labelNames: ['grant'] as const,
     registers: [],
   }),
+  idpSignins: new Counter({
+    name: 'signet_idp_signins_total',
+    help: 'Sign-ins through upstream identity providers, by provider slug and outcome (succeeded, failed)',
+    labelNames: ['provider', 'outcome'] as const,
+    registers: [],
+  }),
   refreshReplays: new Counter({
     name: 'signet_refresh_replays_total',
     help: 'Rotated refresh tokens presented again (every token of that person for that application revoked)',
@@ -32,9 +38,10 @@ export const auditCounters = {
 
 /** Adds the counters to a registry (each registry once). */
 export function registerAuditCounters(registry: Registry): void {
-  const { signins, tokensIssued, refreshReplays } = auditCounters;
+  const { signins, tokensIssued, refreshReplays, idpSignins } = auditCounters;
   for (const [name, counter] of [
     ['signet_signins_total', signins],
+    ['signet_idp_signins_total', idpSignins],
     ['signet_tokens_issued_total', tokensIssued],
     ['signet_refresh_replays_total', refreshReplays],
   ] as const) {
@@ -46,6 +53,11 @@ export function registerAuditCounters(registry: Registry): void {
 export function countAuditEvent(type: AuditType): void {
   if (type.startsWith('signin.')) auditCounters.signins.inc({ outcome: type.slice('signin.'.length) as SigninOutcome });
   else if (type === 'token.replay_detected') auditCounters.refreshReplays.inc();
+}
+
+/** issue 33: "sign-ins by provider in /metrics" — one per finished upstream sign-in attempt. */
+export function countIdpSignIn(provider: string, outcome: 'succeeded' | 'failed'): void {
+  auditCounters.idpSignins.inc({ provider, outcome });
 }
 
 /** Call once per successful token response with its grant_type. */

@@ -54,6 +54,17 @@ export const AUDIT_TYPES = [
   'logout.succeeded',
   'accounts.imported',
   'accounts.exported',
+  // issue 33: upstream identity providers — sign-ins, links, accounts made by them, and operators' changes
+  'idp.signin.succeeded',
+  'idp.signin.failed',
+  'idp.linked',
+  'idp.unlinked',
+  'idp.created',
+  'idp.provider_added',
+  'idp.provider_updated',
+  'idp.provider_enabled',
+  'idp.provider_disabled',
+  'idp.provider_removed',
 ] as const;
 
 export type AuditType = (typeof AUDIT_TYPES)[number];
@@ -107,6 +118,8 @@ const DETAIL_KEYS = {
   /** a task an operator cancelled (its id, a UUID) */
   task_id: (v: unknown) => typeof v === 'string' && /^[0-9a-f-]{36}$/.test(v),
   /** id_token signing keys' ids (public: they are in the JWKS) */
+  /** an upstream identity provider's slug (issue 33) */
+  provider: (v: unknown) => typeof v === 'string' && /^[a-z0-9-]{1,40}$/.test(v),
   kids: (v: unknown) => Array.isArray(v) && v.length <= 10 && v.every((k) => typeof k === 'string' && /^[A-Za-z0-9_-]{1,100}$/.test(k)),
   /** an import's counts (portability/import.ts): records created, updated, skipped, and refused */
   created: isCount,

@@ -17,7 +17,7 @@ const listView: HumanView = {
   ],
 };
 
-const TYPE_PATTERN = /^[a-z_]+\.([a-z_]+|\*)$/;
+const TYPE_PATTERN = /^[a-z_]+(\.[a-z_]+){0,2}\.([a-z_]+|\*)$/;
 
 export function registerAuditCommands(program: Command, run: Run): void {
   const audit = program.command('audit').description('the audit trail: list');

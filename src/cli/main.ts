@@ -5,6 +5,7 @@ import { migrate } from '../db/database.ts';
 import { registerAdminKeyCommands } from './admin-key.ts';
 import { registerAuditCommands } from './audit.ts';
 import { registerClientCommands } from './client.ts';
+import { registerIdpCommands } from './idp.ts';
 import { registerKeysCommands } from './keys.ts';
 import { loadSettingsFromProcess, openContext } from './context.ts';
 import { registerParseCommand } from './parse.ts';
@@ -137,6 +138,7 @@ registerAuditCommands(program, run);
 registerParseCommand(program);
 registerKeysCommands(program, run);
 registerPortabilityCommands(program, run, () => program.opts<{ init?: boolean }>().init === true);
+registerIdpCommands(program, run);
 
 try {
   // Bare `signet`: the command list on stdout, exit 0 (commander would print it on stderr and exit 1).

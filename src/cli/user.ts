@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import * as accounts from '../accounts/accounts.ts';
 import { factorView, listFactors } from '../accounts/factors/factors.ts';
 import { rolesOf } from '../accounts/roles.ts';
+import { listLinks } from '../accounts/upstream/links.ts';
 import {
   addRoleAsOperator,
   createAccountAsOperator,
@@ -10,6 +11,7 @@ import {
   removeRoleAsOperator,
   resetFactorsAsOperator,
   setPasswordAsOperator,
+  unlinkIdentityAsOperator,
   unlockAccountAsOperator,
   updateAccountAsOperator,
 } from '../admin/operator-changes.ts';
@@ -184,6 +186,29 @@ export function registerUserCommands(program: Command, run: Run): void {
         if (action !== 'add' && action !== 'remove') throw new UsageError(`unknown action ${action}: use \`signet user role add SUB operator\` or \`signet user role remove SUB operator\``);
         const changed = action === 'add' ? await addRoleAsOperator(cliOperator(ctx), sub, role) : await removeRoleAsOperator(cliOperator(ctx), sub, role);
         return { sub, roles: await rolesOf(ctx.database.db, sub), changed };
+      }, o),
+    );
+
+  // issue 33: "`signet user links SUB` · `signet user unlink SUB SLUG`".
+  user
+    .command('links <sub>')
+    .description("a person's linked upstream identities (provider slug, upstream sub, e-mail, linked at)")
+    .option('--json', 'print JSON')
+    .action((sub: string, o: { json?: boolean }) =>
+      run(async (ctx) => {
+        await requireAccount(ctx, sub);
+        return { sub, links: await listLinks(ctx.database.db, sub) };
+      }, o),
+    );
+
+  user
+    .command('unlink <sub> <slug>')
+    .description('remove a linked upstream identity')
+    .option('--json', 'print JSON')
+    .action((sub: string, slug: string, o: { json?: boolean }) =>
+      run(async (ctx) => {
+        await unlinkIdentityAsOperator(cliOperator(ctx), sub, slug);
+        return { sub, provider: slug, unlinked: true };
       }, o),
     );
 

@@ -28,6 +28,8 @@ export type Keys = {
   rememberedBrowser: Buffer;
   /** AES-256-GCM key of the id_token signing keys' private halves at rest (oauth/oidc/keys.ts; good for nothing else). */
   signingKey: Buffer;
+  /** AES-256-GCM key of upstream identity providers' client secrets and sign-in states at rest (accounts/upstream/; good for nothing else). */
+  upstreamSecret: Buffer;
 };
 
 const SECRET_FILE = 'secret.key';
@@ -72,5 +74,5 @@ function tightenDataDir(dataDir: string): void {
 
 export function deriveKeys(rootSecret: string): Keys {
   const derive = (purpose: string) => Buffer.from(hkdfSync('sha256', rootSecret, 'signet', purpose, 32));
-  return { tokenHash: derive('token-hash'), cookie: derive('cookie'), unsubscribe: derive('unsubscribe-token'), accountToken: derive('account-token'), deviceCookie: derive('device-cookie'), factorSecret: derive('factor-secret'), rememberedBrowser: derive('remembered-browser'), signingKey: derive('signing-key') };
+  return { tokenHash: derive('token-hash'), cookie: derive('cookie'), unsubscribe: derive('unsubscribe-token'), accountToken: derive('account-token'), deviceCookie: derive('device-cookie'), factorSecret: derive('factor-secret'), rememberedBrowser: derive('remembered-browser'), signingKey: derive('signing-key'), upstreamSecret: derive('upstream-secret') };
 }

@@ -116,6 +116,7 @@ const schema = z.object({
   SIGNET_SIGNUP: z.enum(['open', 'closed'], 'expected open or closed').default('closed'),
   SIGNET_MFA: z.enum(['optional', 'required'], 'expected optional or required').default('optional'),
   SIGNET_ID_TOKEN_ALG: z.enum(['ES256', 'RS256'], 'expected ES256 or RS256').default('ES256'),
+  SIGNET_IDP_TIMEOUT_MS: z.coerce.number('expected a number of milliseconds').int('expected a whole number of milliseconds').min(100, 'expected at least 100').max(60000, 'expected at most 60000').default(10000),
   SIGNET_PRODUCT_NAME: z
     .string()
     .max(60, 'expected a name of at most 60 characters')
@@ -172,6 +173,8 @@ export type Settings = {
   mfa: 'optional' | 'required';
   /** SIGNET_ID_TOKEN_ALG: how id_tokens are signed for applications that name no algorithm of their own (issue 28) */
   idTokenAlg: 'ES256' | 'RS256';
+  /** SIGNET_IDP_TIMEOUT_MS: the deadline of each request to an upstream identity provider (issue 33) */
+  idpTimeoutMs: number;
   /** shown on every page and in account mail: SIGNET_PRODUCT_NAME, SIGNET_LOGO_URL, SIGNET_ACCENT_COLOR */
   brand: { productName: string; logoUrl: string | undefined; accentColor: string | undefined };
 };
@@ -265,6 +268,7 @@ export function parseSettings(env: Record<string, string | undefined>, cwd = pro
     signup: s.SIGNET_SIGNUP,
     mfa: s.SIGNET_MFA,
     idTokenAlg: s.SIGNET_ID_TOKEN_ALG,
+    idpTimeoutMs: s.SIGNET_IDP_TIMEOUT_MS,
     brand: { productName: s.SIGNET_PRODUCT_NAME, logoUrl: s.SIGNET_LOGO_URL, accentColor: s.SIGNET_ACCENT_COLOR?.toLowerCase() },
   };
 }

@@ -272,6 +272,10 @@ export interface Database {
   second_steps: SecondStepsTable;
   account_roles: AccountRolesTable;
   console_sessions: ConsoleSessionsTable;
+  upstream_providers: UpstreamProvidersTable;
+  upstream_links: UpstreamLinksTable;
+  upstream_states: UpstreamStatesTable;
+  upstream_pending_links: UpstreamPendingLinksTable;
   imported_passwords: ImportedPasswordsTable;
 }
 
@@ -337,6 +341,8 @@ export interface SecondStepsTable {
   return_to: string | null;
   created_at: number;
   expires_at: number;
+  /** JSON array of the first step's amr values (migration 0013); null: a password */
+  first_factor?: string | null;
 }
 
 /** An operator key of the admin API (`signet admin-key create`). */
@@ -430,6 +436,52 @@ export interface PasskeyChallengesTable {
   purpose: string;
   sub: string | null;
   rp_id: string;
+  created_at: number;
+  expires_at: number;
+}
+
+/** issue 33: an upstream identity provider (migration 0013). */
+export interface UpstreamProvidersTable {
+  slug: string;
+  name: string;
+  kind: 'oidc' | 'github';
+  preset: string | null;
+  issuer: string;
+  client_id: string;
+  client_secret_sealed: string;
+  scope: string;
+  enabled: Flag;
+  created_at: number;
+  updated_at: number;
+}
+
+/** An upstream identity bound to an account by (provider, upstream sub). */
+export interface UpstreamLinksTable {
+  provider_slug: string;
+  upstream_sub: string;
+  sub: string;
+  email: string | null;
+  linked_at: number;
+  last_used_at: number | null;
+}
+
+/** A sign-in sent to an upstream, until its callback (single use). */
+export interface UpstreamStatesTable {
+  state_hash: string;
+  provider_slug: string;
+  sealed: string;
+  origin: string;
+  created_at: number;
+  expires_at: number;
+}
+
+/** An upstream identity whose e-mail names an existing account, waiting for that account's password. */
+export interface UpstreamPendingLinksTable {
+  id_hash: string;
+  provider_slug: string;
+  sub: string;
+  sealed: string;
+  origin: string;
   created_at: number;
   expires_at: number;
 }

@@ -6,7 +6,8 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { Logger } from 'pino';
-import type { Clock } from '../config/clock.ts';
+import { HOUR, type Clock } from '../config/clock.ts';
+import { createUpstreamClient } from '../accounts/upstream/upstream-client.ts';
 import { countPasskeys } from '../accounts/factors/passkeys.ts';
 import { hasSecondFactor } from '../accounts/factors/second-step.ts';
 import type { Keys } from '../config/keys.ts';
@@ -226,7 +227,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // SIGNET_MFA=required: a session from before the policy, without a factor, gets no code from prompt=none.
   const mustEnrol = factors.mfa === 'required' ? async (sub: string) => !(await hasSecondFactor(factors, sub)) : undefined;
   await app.register(authorizeRoutes, { ctx: flow, ...(mustEnrol ? { mustEnrol } : {}) });
-  await app.register(pageRoutes, { ctx: flow, tasks, accounts, deviceKey: deps.keys.deviceCookie, factors });
+  // issue 33: upstream identity providers (discovery documents and JWKS cached per process).
+  const upstreamClient = createUpstreamClient({ timeoutMs: deps.settings.idpTimeoutMs, cacheMs: HOUR, now: deps.clock });
+  await app.register(pageRoutes, { ctx: flow, tasks, accounts, deviceKey: deps.keys.deviceCookie, factors, upstream: { sealKey: deps.keys.upstreamSecret, client: upstreamClient } });
   // OAuth endpoints (token and revoke read form bodies only, in their own encapsulated contexts).
   // Each takes the narrow options it declares: nothing under oauth/ imports this file.
   const endpoints = { db: deps.db, clock: deps.clock, hashKey: deps.keys.tokenHash };

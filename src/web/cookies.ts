@@ -13,6 +13,8 @@ import { REMEMBERED_BROWSER_COOKIE } from '../accounts/factors/remembered-browse
 import { SECOND_STEP_COOKIE } from '../accounts/factors/second-step.ts';
 import { BROWSER_BINDING_COOKIE } from '../oauth/authorization-requests.ts';
 import { LANGUAGE_COOKIE } from './i18n/i18n.ts';
+import { UPSTREAM_BROWSER_COOKIE } from '../accounts/upstream/signin-states.ts';
+import { UPSTREAM_LINK_COOKIE } from '../accounts/upstream/links.ts';
 import { CSRF_COOKIE, SESSION_COOKIE } from './plugins/session.ts';
 
 export type CookieNames = {
@@ -30,6 +32,10 @@ export type CookieNames = {
   secondStep: string;
   /** "Remember this browser for 30 days" at the second step (accounts/factors/remembered-browser.ts) */
   remembered: string;
+  /** the binding of upstream sign-ins to this browser (accounts/upstream/signin-states.ts) */
+  idp: string;
+  /** an upstream identity waiting for the existing account's password (accounts/upstream/links.ts) */
+  idpLink: string;
 };
 
 declare module 'fastify' {
@@ -41,7 +47,7 @@ declare module 'fastify' {
 
 export function cookieNames(settings: Pick<Settings, 'baseUrl' | 'altBaseUrl'>): CookieNames {
   const prefix = servedOrigins(settings).every((origin) => origin.protocol === 'https:') ? '__Host-' : '';
-  return { session: prefix + SESSION_COOKIE, csrf: prefix + CSRF_COOKIE, flow: prefix + BROWSER_BINDING_COOKIE, language: prefix + LANGUAGE_COOKIE, device: prefix + DEVICE_COOKIE, secondStep: prefix + SECOND_STEP_COOKIE, remembered: prefix + REMEMBERED_BROWSER_COOKIE };
+  return { session: prefix + SESSION_COOKIE, csrf: prefix + CSRF_COOKIE, flow: prefix + BROWSER_BINDING_COOKIE, language: prefix + LANGUAGE_COOKIE, device: prefix + DEVICE_COOKIE, secondStep: prefix + SECOND_STEP_COOKIE, remembered: prefix + REMEMBERED_BROWSER_COOKIE, idp: prefix + UPSTREAM_BROWSER_COOKIE, idpLink: prefix + UPSTREAM_LINK_COOKIE };
 }
 
 /**

@@ -8,6 +8,7 @@ import { forgetExpiredSecondSteps } from '../accounts/factors/second-step.ts';
 import { forgetSettledAccountMail } from '../accounts/mail/outbox.ts';
 import { forgetStaleRequestCounters } from '../accounts/request-limits.ts';
 import { forgetExpiredSessions } from '../accounts/sessions.ts';
+import { forgetExpiredUpstreamStates } from '../accounts/upstream/links.ts';
 import { forgetStaleCounters } from '../accounts/throttle.ts';
 import { MINUTE, type Clock } from '../config/clock.ts';
 import type { Db } from '../db/database.ts';
@@ -31,6 +32,7 @@ export async function sweepExpired(db: Db, clock: Clock): Promise<Record<string,
     passkeyChallenges: await forgetExpiredPasskeyChallenges(db, clock),
     secondSteps: await forgetExpiredSecondSteps(db, clock),
     signingKeys: await retireExpiredSigningKeys(db, clock),
+    upstreamStates: await forgetExpiredUpstreamStates(db, clock),
   };
 }
 

@@ -299,4 +299,24 @@ describe('browser: the admin console in Chromium', { skip: chromiumSkip() }, () 
     await page.getByRole('heading', { name: '概览' }).waitFor();
     assert.deepEqual(await accessibilityViolations(page), []);
   });
+  test('issue 33: "Identity providers" in the navigation; an operator adds GitHub, sees the redirect URI to register, and disables it', async () => {
+    const page = await newPage();
+    await signInAsOperator(page);
+    await nav(page, 'Identity providers').click();
+    await page.getByRole('heading', { name: 'Identity providers', level: 1 }).waitFor();
+    await page.getByLabel('Slug').fill('github');
+    await page.getByLabel('Preset').selectOption('github');
+    await page.getByLabel('Client ID').fill('Iv1.console');
+    await page.getByLabel('Client secret').fill('console-secret-never-shown');
+    await page.getByRole('button', { name: 'Add provider' }).click();
+    await page.getByText('Provider added.').waitFor();
+    const html = await page.content();
+    // buildAdminApp was given no base URL here: the default one's callback.
+    assert.ok(html.includes('http://localhost:8080/signin/idp/github/callback'), 'the redirect URI is shown');
+    assert.ok(!html.includes('console-secret-never-shown'), 'the secret is not shown again');
+    await shoot(page, 'identity-providers');
+    await page.getByRole('button', { name: 'Disable: GitHub' }).click();
+    await page.getByText('Provider changed.').waitFor();
+    assert.ok(await page.getByRole('button', { name: 'Enable: GitHub' }).isVisible());
+  });
 });

@@ -63,12 +63,13 @@ function idHash(key: Buffer, origin: string, id: string): string {
   return keyedHash(key, `second-step\n${origin}\n${id}`);
 }
 
-export type HalfSignedIn = { sub: string; purpose: Purpose; requestId: string | undefined; returnTo: string | undefined; expiresAt: number };
+/** `firstFactor`: the amr values of the first step (an upstream sign-in, issue 33); undefined: a password. */
+export type HalfSignedIn = { sub: string; purpose: Purpose; requestId: string | undefined; returnTo: string | undefined; expiresAt: number; firstFactor?: string[] | undefined };
 
 /** Starts the half-signed-in state after a correct password. Returns the id for its cookie. */
 export async function beginSecondStep(
   ctx: SecondStepContext,
-  input: { sub: string; purpose: Purpose; origin: string; requestId?: string | undefined; returnTo?: string | undefined },
+  input: { sub: string; purpose: Purpose; origin: string; requestId?: string | undefined; returnTo?: string | undefined; firstFactor?: readonly string[] | undefined },
 ): Promise<{ id: string; expiresAt: number }> {
   const id = newOpaqueToken();
   const now = ctx.clock();
@@ -79,6 +80,7 @@ export async function beginSecondStep(
     purpose: input.purpose,
     request_id: input.requestId || null,
     return_to: input.returnTo || null,
+    ...(input.firstFactor ? { first_factor: JSON.stringify(input.firstFactor) } : {}),
     created_at: now,
     expires_at: expiresAt,
   });
@@ -90,7 +92,13 @@ export async function findSecondStep(ctx: SecondStepContext, id: unknown, origin
   if (typeof id !== 'string' || id.length === 0 || id.length > 100) return undefined;
   const row = await store.findLiveSecondStep(ctx.db, idHash(ctx.hashKey, origin, id), ctx.clock());
   if (!row) return undefined;
-  return { sub: row.sub, purpose: row.purpose, requestId: row.request_id ?? undefined, returnTo: row.return_to ?? undefined, expiresAt: row.expires_at };
+  return { sub: row.sub, purpose: row.purpose, requestId: row.request_id ?? undefined, returnTo: row.return_to ?? undefined, expiresAt: row.expires_at, firstFactor: parseFirstFactor(row.first_factor) };
+}
+
+function parseFirstFactor(value: string | null | undefined): string[] | undefined {
+  if (!value) return undefined;
+  const parsed: unknown = JSON.parse(value);
+  return Array.isArray(parsed) && parsed.every((m) => typeof m === 'string') ? parsed : undefined;
 }
 
 /** Ends the state; true only for the one request that ended it, so a state turns into a session once. */

@@ -25,6 +25,10 @@ export type ConsoleContext = {
   deviceKey: Buffer;
   objects: ObjectStore;
   productName: string;
+  /** keys.upstreamSecret: upstream identity providers' client secrets at rest (issue 33) */
+  upstreamKey: Buffer;
+  /** SIGNET_BASE_URL's origin: the providers' redirect URIs */
+  baseUrl: string;
 };
 
 /** The console's cookies: none shares a name with the public pages' (which a browser also sends here, cookies ignoring ports). */

@@ -16,6 +16,7 @@ import { securityHeaderValues } from '../../web/plugins/security-headers.ts';
 import { consoleAdminKeyRoutes } from './admin-keys.routes.ts';
 import { consoleApplicationRoutes } from './applications.routes.ts';
 import { consoleAuditRoutes } from './audit.routes.ts';
+import { consoleIdentityProviderRoutes } from './identity-providers.routes.ts';
 import { CONSOLE_COOKIES, type ConsoleContext } from './console-auth.ts';
 import { consoleOverviewRoutes } from './overview.routes.ts';
 import { consolePeopleRoutes } from './people.routes.ts';
@@ -88,4 +89,5 @@ export async function consoleRoutes(app: FastifyInstance, { ctx, cookieKey }: { 
   await app.register(consoleTaskRoutes, { ctx });
   await app.register(consoleAdminKeyRoutes, { ctx });
   await app.register(consoleImportRoutes, { ctx });
+  await app.register(consoleIdentityProviderRoutes, { ctx });
 }

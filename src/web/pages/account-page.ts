@@ -10,6 +10,8 @@ import { listSessions } from '../../accounts/sessions.ts';
 import { describeUserAgent } from '../../accounts/user-agent.ts';
 import type { Clock } from '../../config/clock.ts';
 import { listAuthorizedApplications } from '../../consent/grants.ts';
+import { listLinks } from '../../accounts/upstream/links.ts';
+import { listProviders } from '../../accounts/upstream/providers.ts';
 import type { Db } from '../../db/database.ts';
 import { AVAILABLE_CHANNELS, CATEGORIES, CHANNELS } from '../../notifications/categories.ts';
 import { getPreferences, type Preferences } from '../../notifications/preferences.ts';
@@ -29,6 +31,8 @@ export type AccountPageState = {
   verificationError?: Text;
   /** the Passkeys section's error (the add form posted without script) */
   passkeyError?: Text;
+  /** the Sign-in providers section's error (Unlink refused) */
+  providersError?: Text;
 };
 
 /** The preference grid: a row per category, a column per channel; push channels shown but disabled. */
@@ -62,6 +66,10 @@ export async function showAccount(ctx: AccountPageContext, request: FastifyReque
   sessions.sort((a, b) => Number(b.current) - Number(a.current));
   // Two-step verification: this section lists the authenticator app (passkeys have their own list).
   const twoStep = await listFactors(ctx.db, sub, [authenticatorApps]);
+  // issue 33: "Sign-in providers" — the linked ones with Unlink, the others enabled to link.
+  const links = await listLinks(ctx.db, sub);
+  const providers = await listProviders(ctx.db);
+  const nameOf = (slug: string) => providers.find((p) => p.slug === slug)?.name ?? slug;
 
   return renderPage(
     ctx.db,
@@ -132,6 +140,18 @@ export async function showAccount(ctx: AccountPageContext, request: FastifyReque
         muted: preferences.muted_clients.includes(a.clientId),
       })),
       grid: preferenceGrid(t, preferences),
+      upstream: {
+        error: state.providersError?.(t),
+        links: links.map((l, index) => ({
+          key: String(index),
+          slug: l.provider,
+          name: nameOf(l.provider),
+          email: l.email,
+          linkedIso: l.linked_at,
+          linkedText: formatDate(locale, Date.parse(l.linked_at)),
+        })),
+        available: providers.filter((p) => p.enabled && !links.some((l) => l.provider === p.slug)).map((p) => ({ href: `/signin/idp/${p.slug}?link=1`, text: t.idp.linkAnother(p.name) })),
+      },
     }),
     { status: state.status ?? 200, here: '/account' },
   );

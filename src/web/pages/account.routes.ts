@@ -7,6 +7,7 @@ import { findAccount } from '../../accounts/accounts.ts';
 import { recordAudit } from '../../audit/audit.ts';
 import type { AccountLinkContext } from '../../accounts/account-tokens.ts';
 import { findClient } from '../../clients/clients.ts';
+import { findProvider } from '../../accounts/upstream/providers.ts';
 import { withdrawApplication } from '../../consent/grants.ts';
 import { AVAILABLE_CHANNELS, CATEGORIES } from '../../notifications/categories.ts';
 import { setApplicationMuted, updatePreferences } from '../../notifications/preferences.ts';
@@ -41,7 +42,11 @@ export const accountRoutes: FastifyPluginAsync<{ ctx: AccountPageContext; links:
     const simple = ['saved', 'ended'].map((k) => SIMPLE_NOTICES[`${k}=${field(request.query, k)}`]).find((n) => n !== undefined);
     const endedOthers = /^\d{1,6}$/.test(field(request.query, 'ended_others')) ? Number(field(request.query, 'ended_others')) : undefined;
     const verificationTo = field(request.query, 'verification') === 'sent' ? (await findAccount(db, session.sub))?.email : undefined;
+    // issue 33: after linking or unlinking an upstream identity provider.
+    const idpSlug = field(request.query, 'idp_linked') || field(request.query, 'idp_unlinked');
+    const idpName = idpSlug ? ((await findProvider(db, idpSlug))?.name ?? idpSlug) : undefined;
     const notice = (t: Messages): string | undefined => {
+      if (idpName !== undefined) return field(request.query, 'idp_linked') ? t.idp.linkedNotice(idpName) : t.idp.unlinkedNotice(idpName);
       if (kind && named) return t[kind](named.name);
       if (endedOthers !== undefined) return t.sessions.endedOthers(endedOthers);
       if (verificationTo) return t.profile.verificationSent(verificationTo);

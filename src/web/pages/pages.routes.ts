@@ -1,4 +1,4 @@
-// The server-rendered pages: sign-in (password or passkey), consent, account (with passkeys), forgotten password, e-mail verification,
+// The server-rendered pages: sign-in (password, passkey or an upstream identity provider), consent, account (with passkeys), forgotten password, e-mail verification,
 // sign-up (when open), tasks, inbox, language switch, and their stylesheet.
 // Errors on these routes are pages that say what to do next; the CSRF check failing is a 403 page.
 import path from 'node:path';
@@ -23,16 +23,23 @@ import { secondStepRoutes, type SecondStepPageContext } from './second-step.rout
 import { signinRoutes } from './signin.routes.ts';
 import { signupRoutes } from './signup.routes.ts';
 import { tasksRoutes } from './tasks.routes.ts';
+import { upstreamLinkRoutes } from './upstream-link.routes.ts';
+import { upstreamSigninRoutes, type UpstreamPageContext } from './upstream-signin.routes.ts';
 import { taskViewRoutes } from './task-view.routes.ts';
 import { renderError } from './view.ts';
 
 const CSRF_ERRORS = new Set(['FST_CSRF_INVALID_TOKEN', 'FST_CSRF_MISSING_SECRET']);
 
 /** `deviceKey`: keys.deviceCookie, for the sign-in page's device cookies; `factors`: second factors and the second step. */
-export const pageRoutes: FastifyPluginAsync<{ ctx: FlowContext; tasks: TaskContext; accounts: AccountLinkContext & { signupOpen: boolean }; deviceKey: Buffer; factors: SecondStepPageContext }> = async (
-  app,
-  { ctx, tasks, accounts, deviceKey, factors },
-) => {
+export const pageRoutes: FastifyPluginAsync<{
+  ctx: FlowContext;
+  tasks: TaskContext;
+  accounts: AccountLinkContext & { signupOpen: boolean };
+  deviceKey: Buffer;
+  factors: SecondStepPageContext;
+  /** issue 33: signing in through upstream identity providers */
+  upstream: Pick<UpstreamPageContext, 'sealKey' | 'client'>;
+}> = async (app, { ctx, tasks, accounts, deviceKey, factors, upstream }) => {
   const { db } = ctx;
 
   // Loaded here, not at module load: CLI commands import the app's modules but never serve pages.
@@ -78,6 +85,9 @@ export const pageRoutes: FastifyPluginAsync<{ ctx: FlowContext; tasks: TaskConte
   await app.register(accountFactorRoutes, { ctx: factors });
   await app.register(passkeyRoutes, { ctx, deviceKey, factors, account: { db, clock: ctx.clock, sessionKey: accounts.hashKey } });
   await app.register(accountRoutes, { ctx: { db, clock: ctx.clock, sessionKey: accounts.hashKey }, links: accounts });
+  const upstreamCtx: UpstreamPageContext = { flow: ctx, factors, sealKey: upstream.sealKey, client: upstream.client, signupOpen: accounts.signupOpen };
+  await app.register(upstreamSigninRoutes, { ctx: upstreamCtx });
+  await app.register(upstreamLinkRoutes, { ctx: upstreamCtx, account: { db, clock: ctx.clock, sessionKey: accounts.hashKey }, deviceKey });
   await app.register(passwordResetRoutes, { ctx: accounts });
   await app.register(emailVerificationRoutes, { ctx: accounts });
   // spec (issue): "with signup closed the page is 404" — then it is not served at all.

@@ -42,7 +42,8 @@ export async function completeSecondStep(ctx: SecondStepContext, request: Fastif
   const id = request.cookies[request.server.cookieNames.secondStep];
   if (!id || !(await finishSecondStep(ctx, id, request.servedOrigin.origin))) return false;
   clearStateCookie(request, reply);
-  await reply.signIn(state.sub, amr);
+  // The callers name the password as the first step; after an upstream sign-in (issue 33) it was not.
+  await reply.signIn(state.sub, state.firstFactor ? [...state.firstFactor, ...amr.filter((m) => m !== 'pwd')] : amr);
   rotateCsrfSecret(request, reply);
   return true;
 }

@@ -4,13 +4,15 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { DEVICE_COOKIE_LIFETIME_MS } from '../../accounts/device-cookies.ts';
 import { relyingPartyFor } from '../../accounts/factors/passkeys.ts';
 import { signIn, type SignInResult } from '../../accounts/signin.ts';
-import { isRememberedBrowser } from '../../accounts/factors/remembered-browser.ts';
-import { beginSecondStep, enabledFactorIds, finishSecondStep, secondStepDue, type Purpose } from '../../accounts/factors/second-step.ts';
+import { finishSecondStep } from '../../accounts/factors/second-step.ts';
+import { finishFirstStep, rotateCsrfSecret, secondStepAfterFirst } from './finish-signin.ts';
 import { recordAuditSafely, type AuditEventInput } from '../../audit/audit.ts';
 import { findClient } from '../../clients/clients.ts';
 import { SECOND, MINUTE } from '../../config/clock.ts';
 import { refuseFramedNavigation } from '../../oauth/framing.ts';
 import { findPendingRequest, forBrowser, signInRequired, type FlowContext, type PendingRequest } from '../../oauth/authorization-requests.ts';
+import { listEnabledProviders } from '../../accounts/upstream/providers.ts';
+import { upstreamStartPath } from './upstream-signin.routes.ts';
 import { allowFormRedirectTo } from '../plugins/security-headers.ts';
 import type { Messages } from '../i18n/en.ts';
 import { field, fields } from './forms.ts';
@@ -18,15 +20,7 @@ import type { SecondStepPageContext } from './second-step.routes.ts';
 import { localPath, renderError, renderPage } from './view.ts';
 import { cookieOptions } from '../cookies.ts';
 
-/**
- * CSRF tokens are rotated when the session changes (sign-in, sign-out): the secret cookie gets a new
- * value in this very response, so no form token handed out before — to this browser or, through a
- * planted cookie, to anyone — works after it.
- */
-export function rotateCsrfSecret(request: FastifyRequest, reply: FastifyReply): void {
-  delete request.cookies[request.server.cookieNames.csrf];
-  reply.csrfToken();
-}
+export { rotateCsrfSecret } from './finish-signin.ts';
 
 /** This browser is now known to the account: the per-account ceiling no longer holds it back. */
 export function setDeviceCookie(request: FastifyRequest, reply: FastifyReply, value: string): void {
@@ -51,6 +45,8 @@ export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext; deviceKey: Buf
 
   async function show(request: FastifyRequest, reply: FastifyReply, form: Form, extra: { status?: number; error?: (t: Messages) => string; notice?: (t: Messages) => string } = {}) {
     const appName = form.pending ? (await findClient(db, form.pending.clientId))?.name : undefined;
+    // issue 33: "Sign in with NAME" per enabled upstream identity provider, continuing this request.
+    const upstream = await listEnabledProviders(db);
     // The form may end in a redirect to the application's callback (when a grant already covers the request).
     if (form.pending) allowFormRedirectTo(reply, form.pending.redirectUri);
     return renderPage(
@@ -66,6 +62,7 @@ export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext; deviceKey: Buf
         appName,
         error: extra.error?.(t),
         notice: extra.notice?.(t),
+        providers: upstream.map((p) => ({ href: upstreamStartPath(p.slug, { requestId: form.pending ? form.requestId : undefined, returnTo: form.returnTo }), text: t.idp.signInWith(p.name) })),
         // issue 19: "Sign in with a passkey" and passkey autofill, on hosts that can have passkeys.
         passkey: relyingPartyFor(request.servedOrigin, request.server.site.productName)
           ? JSON.stringify({ mode: 'signin', optionsUrl: '/signin/passkey/options', finishUrl: '/signin/passkey', request: form.pending ? form.requestId : '', return: form.returnTo ?? '', text: t.passkeys.script })
@@ -132,7 +129,7 @@ export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext; deviceKey: Buf
     const deviceCookie = request.cookies[request.server.cookieNames.device];
     const result = await signIn(db, ctx.hashKey, ctx.clock, { identifier, password, address: request.ip }, { key: deviceKey, cookie: deviceCookie });
     // A correct password with a second step due is not a sign-in yet: its event is recorded when the step is done.
-    const due = result.outcome === 'signed_in' ? await secondStepAfterPassword(request, result.sub) : undefined;
+    const due = result.outcome === 'signed_in' ? await secondStepAfterFirst(factors, request, result.sub) : undefined;
     if (due === undefined) await recordSignIn(request, form, result);
     if (result.outcome === 'throttled') {
       const wait = result.retryAt - ctx.clock();
@@ -147,33 +144,11 @@ export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext; deviceKey: Buf
         error: (t) => (retryAt === undefined ? t.wrongCredentials : `${t.wrongCredentials} ${t.throttled(waitText(t, retryAt - ctx.clock()))}`),
       });
     }
-    if (due !== undefined) {
-      // spec (issue 19): "Until that step is done there is no signed-in session" — whoever was signed in
-      // in this browser is signed out, and the half-signed-in state gets a cookie of its own.
-      await reply.signOut();
-      const step = await beginSecondStep(factors, { sub: result.sub, purpose: due, origin: request.servedOrigin.origin, requestId: form.pending ? form.requestId : undefined, returnTo: form.returnTo });
-      reply.setCookie(request.server.cookieNames.secondStep, step.id, cookieOptions(request, { expiresAt: step.expiresAt }));
-    } else {
-      await reply.signIn(result.sub);
-    }
-    rotateCsrfSecret(request, reply);
+    const next = await finishFirstStep(factors, request, reply, { sub: result.sub, due, requestId: form.pending ? form.requestId : undefined, returnTo: form.returnTo });
     if (result.deviceCookie !== undefined) setDeviceCookie(request, reply, result.deviceCookie);
-    if (due !== undefined) return reply.redirect(due === 'enrol' ? '/signin/two-step/setup' : '/signin/two-step', 303);
-    request.log.info({ event: 'signed_in' }, 'person signed in');
-    return reply.redirect(nextAfterSignIn(form), 303);
+    if (due === undefined) request.log.info({ event: 'signed_in' }, 'person signed in');
+    return reply.redirect(next, 303);
   });
-
-  /**
-   * Whether a correct password leaves the person half signed in: 'verify' when the account has a factor
-   * (unless this browser was remembered for it — the device cookie never skips the step), 'enrol' when
-   * SIGNET_MFA=required and it has none.
-   */
-  async function secondStepAfterPassword(request: FastifyRequest, sub: string): Promise<Purpose | undefined> {
-    const due = await secondStepDue(factors, sub);
-    if (due !== 'verify') return due;
-    const remembered = isRememberedBrowser(factors.rememberKey, sub, await enabledFactorIds(db, sub), request.cookies[request.server.cookieNames.remembered], ctx.clock());
-    return remembered ? undefined : due;
-  }
 
   // Sign-out is a form (POST with a CSRF token, so no link or image elsewhere can sign a person out);
   // someone who types /signout is sent to the page that has the button, or to sign-in.

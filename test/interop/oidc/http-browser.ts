@@ -2,24 +2,17 @@
 // followed by hand, forms posted with the page's CSRF token — against a listening Signet, so relying-party
 // libraries talk to the same server over the network.
 import assert from 'node:assert/strict';
+import { cookieHeader, rememberCookies } from '../../helpers/cookie-jar.ts';
 
 export class HttpBrowser {
   readonly cookies = new Map<string, string>();
 
   private remember(response: Response): void {
-    for (const line of response.headers.getSetCookie()) {
-      const [pair, ...attributes] = line.split(';');
-      const eq = pair!.indexOf('=');
-      const name = pair!.slice(0, eq).trim();
-      const value = pair!.slice(eq + 1).trim();
-      const expired = attributes.some((a) => /^\s*max-age=0$/i.test(a) || (/^\s*expires=/i.test(a) && Date.parse(a.split('=')[1]!) < Date.now()));
-      if (value === '' || expired) this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
+    rememberCookies(this.cookies, response);
   }
 
   private cookieHeader(): Record<string, string> {
-    return this.cookies.size ? { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } : {};
+    return cookieHeader(this.cookies);
   }
 
   async get(url: string | URL): Promise<Response> {
