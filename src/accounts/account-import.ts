@@ -6,10 +6,10 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../config/clock.ts';
 import type { Db } from '../db/database.ts';
-import { AccountError, checkedEmail, checkedName, checkedPhone, checkedPicture, toProfile, type Profile } from './accounts.ts';
+import { AccountError, checkedEmail, checkedName, checkedPhone, checkedPicture, NO_PASSWORD, toProfile, type Profile } from './accounts.ts';
 import * as store from './accounts.store.ts';
 import * as imported from './imported-passwords.store.ts';
-import { IMPORTED_HASH_MARKER, NO_PASSWORD_MARKER } from './password-check.ts';
+import { IMPORTED_HASH_MARKER } from './password-check.ts';
 import { parsePasswordHash, PasswordHashError, type ParsedHash } from './password-hashes.ts';
 import { isRole } from './roles.ts';
 import * as roleStore from './roles.store.ts';
@@ -126,7 +126,8 @@ export async function importAccount(db: Db, clock: Clock, person: ImportedPerson
       phone_number_verified: c.phone !== null && person.phoneVerified ? 1 : 0,
       name: c.name ?? null,
       picture: c.picture ?? null,
-      password_hash: NO_PASSWORD_MARKER,
+      // no password in the file: none matches until the person sets one ("Forgot password?"), as for an upstream sign-up
+      password_hash: NO_PASSWORD,
       disabled: person.disabled ? 1 : 0,
       created_at: person.createdAt ?? now,
       updated_at: now,

@@ -17,8 +17,6 @@ import * as store from './accounts.store.ts';
 
 /** users.password_hash while the person's imported foreign hash (imported_passwords) waits for their next sign-in. */
 export const IMPORTED_HASH_MARKER = '$signet-imported$';
-/** users.password_hash of an imported person whose file gave no password: only a password reset gives them one. */
-export const NO_PASSWORD_MARKER = '$signet-no-password$';
 
 const NATIVE_SCHEME = 'signet';
 /**

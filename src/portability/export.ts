@@ -8,15 +8,16 @@ import type { Clock } from '../config/clock.ts';
 import type { Db } from '../db/database.ts';
 import type { JsonObject } from './records.ts';
 import { EXPORT_HEADER_TYPE, EXPORT_VERSION } from './signet.ts';
+import { exportUpstream } from './upstream.ts';
 
 export type ExportOptions = { includeSecrets: boolean };
 
 /**
- * The writers of record types other domains own (upstream identity providers: `provider`, `link`),
- * each yielding records with their `type`; they follow accounts and applications in the file.
+ * The writers of record types other domains own (upstream identity providers: `provider`, `link`,
+ * upstream.ts), each yielding records with their `type`; they follow accounts and applications.
  */
 export type ExtensionExporter = (db: Db, options: ExportOptions) => AsyncIterable<JsonObject & { type: string }>;
-export const EXTENSION_EXPORTERS: ExtensionExporter[] = [];
+const EXTENSION_EXPORTERS: ExtensionExporter[] = [exportUpstream];
 
 /** How many records of each type were written. */
 export type ExportCounts = Record<string, number>;

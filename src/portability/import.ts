@@ -6,6 +6,8 @@
 import { StringDecoder } from 'node:string_decoder';
 import { importAccount } from '../accounts/account-import.ts';
 import { AccountError } from '../accounts/accounts.ts';
+import { LinkError } from '../accounts/upstream/links.ts';
+import { ProviderError } from '../accounts/upstream/providers.ts';
 import { importClient } from '../clients/client-import.ts';
 import { ClientError } from '../clients/clients.ts';
 import type { Clock } from '../config/clock.ts';
@@ -14,8 +16,9 @@ import { isUniqueViolation } from '../db/errors.ts';
 import { readAuth0 } from './auth0.ts';
 import { readCsv } from './csv.ts';
 import { readKeycloak } from './keycloak.ts';
-import { ImportFileError, type ImportFormat, type ImportItem, type JsonObject, type TextChunks } from './records.ts';
+import { FormatError, ImportFileError, type ImportFormat, type ImportItem, type JsonObject, type TextChunks } from './records.ts';
 import { EXPORT_HEADER_TYPE, readSignet } from './signet.ts';
+import { importLinkRecord, importProviderRecord } from './upstream.ts';
 
 export type ImportError = { line: number; reason: string };
 /** The contract's summary: `{"created","updated","skipped","errors":[…]}`. */
@@ -25,10 +28,10 @@ export type ImportOptions = { format?: ImportFormat | undefined; dryRun: boolean
 
 /**
  * The importers of record types other domains own (Signet's export: `provider`, `link` — upstream
- * identity providers and people's links to them). A type with no importer here is skipped and counted.
+ * identity providers and people's links to them, upstream.ts). A type with no importer is skipped.
  */
 export type ExtensionImporter = (db: Db, clock: Clock, record: JsonObject) => Promise<'created' | 'updated'>;
-export const EXTENSION_IMPORTERS: Partial<Record<string, ExtensionImporter>> = {};
+const EXTENSION_IMPORTERS: Partial<Record<string, ExtensionImporter>> = { provider: importProviderRecord, link: importLinkRecord };
 
 /** Records written in one transaction. */
 const BATCH = 250;
@@ -94,11 +97,23 @@ type Tally = { created: number; updated: number; skipped: number; errors: Import
 
 /** Why the rules refused a record, in words for the summary; undefined for anything else (the batch is retried record by record). */
 function refusal(error: unknown): string | undefined {
-  if (error instanceof AccountError || error instanceof ClientError) return error.message;
+  if (error instanceof AccountError || error instanceof ClientError || error instanceof ProviderError || error instanceof LinkError || error instanceof FormatError) return error.message;
   return undefined;
 }
 
-async function applyItem(db: Db, clock: Clock, item: ImportItem, tally: Tally): Promise<void> {
+/**
+ * A dry run rolls every batch back, so a link in a later batch would not find the account or provider an
+ * earlier batch of the same file created: what the dry run created is remembered, and such a link counts
+ * as created (a real run writes it).
+ */
+type DryRunMemory = { subs: Set<string>; providers: Set<string> };
+
+function createdEarlierInDryRun(item: ImportItem, memory: DryRunMemory | undefined): boolean {
+  if (!memory || item.kind !== 'extension' || item.type !== 'link') return false;
+  return memory.subs.has(String(item.record['sub'])) || memory.providers.has(String(item.record['provider']));
+}
+
+async function applyItem(db: Db, clock: Clock, item: ImportItem, tally: Tally, memory: DryRunMemory | undefined): Promise<void> {
   if (item.kind === 'error') {
     tally.errors.push({ line: item.line, reason: item.reason });
     return;
@@ -107,11 +122,19 @@ async function applyItem(db: Db, clock: Clock, item: ImportItem, tally: Tally): 
     tally.skipped++;
     return;
   }
+  if (createdEarlierInDryRun(item, memory)) {
+    tally.created++;
+    return;
+  }
   try {
     let outcome: 'created' | 'updated' | 'skipped';
-    if (item.kind === 'account') outcome = (await importAccount(db, clock, item.person)).outcome;
-    else if (item.kind === 'client') outcome = await importClient(db, clock, item.client);
+    if (item.kind === 'account') {
+      const imported = await importAccount(db, clock, item.person);
+      if (memory && imported.outcome === 'created') memory.subs.add(imported.sub);
+      outcome = imported.outcome;
+    } else if (item.kind === 'client') outcome = await importClient(db, clock, item.client);
     else outcome = (await EXTENSION_IMPORTERS[item.type]?.(db, clock, item.record)) ?? 'skipped';
+    if (memory && item.kind === 'extension' && item.type === 'provider' && outcome === 'created') memory.providers.add(String(item.record['slug']));
     tally[outcome]++;
   } catch (error) {
     const reason = refusal(error);
@@ -123,11 +146,12 @@ async function applyItem(db: Db, clock: Clock, item: ImportItem, tally: Tally): 
 class RollBack extends Error {}
 
 /** One batch in one transaction (rolled back on a dry run). */
-async function runBatch(db: Db, clock: Clock, items: ImportItem[], dryRun: boolean): Promise<Tally> {
+async function runBatch(db: Db, clock: Clock, items: ImportItem[], memory: DryRunMemory | undefined): Promise<Tally> {
+  const dryRun = memory !== undefined;
   const tally: Tally = { created: 0, updated: 0, skipped: 0, errors: [] };
   try {
     await db.transaction().execute(async (trx) => {
-      for (const item of items) await applyItem(trx, clock, item, tally);
+      for (const item of items) await applyItem(trx, clock, item, tally, memory);
       if (dryRun) throw new RollBack();
     });
   } catch (error) {
@@ -140,11 +164,11 @@ async function runBatch(db: Db, clock: Clock, items: ImportItem[], dryRun: boole
  * A batch the database refused as a whole (a person created meanwhile by a sign-up, say): each record
  * again in a transaction of its own, so only the one that cannot be written is reported.
  */
-async function runOneByOne(db: Db, clock: Clock, items: ImportItem[], dryRun: boolean): Promise<Tally> {
+async function runOneByOne(db: Db, clock: Clock, items: ImportItem[], memory: DryRunMemory | undefined): Promise<Tally> {
   const tally: Tally = { created: 0, updated: 0, skipped: 0, errors: [] };
   for (const item of items) {
     try {
-      const one = await runBatch(db, clock, [item], dryRun);
+      const one = await runBatch(db, clock, [item], memory);
       tally.created += one.created;
       tally.updated += one.updated;
       tally.skipped += one.skipped;
@@ -174,14 +198,15 @@ export async function importFile(db: Db, clock: Clock, input: AsyncIterable<Buff
       else unlisted++;
     }
   };
+  const memory: DryRunMemory | undefined = options.dryRun ? { subs: new Set(), providers: new Set() } : undefined;
   let batch: ImportItem[] = [];
   const flush = async () => {
     if (batch.length === 0) return;
     let tally: Tally;
     try {
-      tally = await runBatch(db, clock, batch, options.dryRun);
+      tally = await runBatch(db, clock, batch, memory);
     } catch {
-      tally = await runOneByOne(db, clock, batch, options.dryRun);
+      tally = await runOneByOne(db, clock, batch, memory);
     }
     merge(tally);
     records += batch.length;

@@ -8,6 +8,8 @@ import { addRole, rolesOf } from '../../src/accounts/roles.ts';
 import { beginTotpSetup } from '../../src/accounts/factors/totp.ts';
 import { exportAsOperator, importAsOperator, type OperatorContext } from '../../src/admin/operator-changes.ts';
 import { exportLines } from '../../src/portability/export.ts';
+import { linkIdentity, listLinks } from '../../src/accounts/upstream/links.ts';
+import { addProvider, enabledProviderWithSecret } from '../../src/accounts/upstream/providers.ts';
 import { testApp, TEST_BASE_URL } from '../helpers/app.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { EMAIL, flowSetup, PASSWORD, REDIRECT_URI, type Flow } from '../oauth/authorize-support.ts';
@@ -36,17 +38,26 @@ forEachDatabase('export, then import into a fresh instance', (open) => {
     const csv = `email,name,email_verified,password_hash\nwaiting@example.com,Wai,true,${await bcryptOf('still bcrypt here')}\n`;
     await importAsOperator(operator(source), Readable.from([csv]), { dryRun: false });
 
+    // an upstream identity provider and the person's link to it (issue 33)
+    await addProvider(source.deps.db, source.clock, source.deps.keys.upstreamSecret, { slug: 'corp', issuer: 'https://login.corp.example', clientId: 'signet-at-corp', clientSecret: 'corp client secret' });
+    await linkIdentity(source.deps.db, source.clock, { slug: 'corp' }, { sub: 'corp-user-42', email: EMAIL }, source.sub);
+
     const exported = await collect(await exportAsOperator(operator(source), { includeSecrets: true }));
     const records = exported.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     assert.equal(records[0]!['type'], 'signet-export');
-    assert.deepEqual(records.slice(1).map((r) => r['type']).sort(), ['account', 'account', 'client']);
+    assert.deepEqual(records.slice(1).map((r) => r['type']), ['account', 'account', 'client', 'provider', 'link'], 'accounts, applications, then providers and links');
 
     // a fresh instance with the same SIGNET_SECRET (testApp derives the same keys)
     const target = await testApp(await open());
     apps.push(target.app);
+    const dry = await importAsOperator(operator(target), Readable.from([exported]), { dryRun: true });
+    assert.deepEqual(dry.summary, { created: 5, updated: 0, skipped: 0, errors: [] }, 'a dry run into the fresh instance counts everything, the link included');
     const { summary, format } = await importAsOperator(operator(target), Readable.from(exported.match(/[^\n]*\n/g)!), { dryRun: false });
     assert.equal(format, 'signet');
-    assert.deepEqual(summary, { created: 3, updated: 0, skipped: 0, errors: [] });
+    assert.deepEqual(summary, { created: 5, updated: 0, skipped: 0, errors: [] });
+    const provider = await enabledProviderWithSecret(target.deps.db, target.deps.keys.upstreamSecret, 'corp');
+    assert.equal(provider?.clientSecret, 'corp client secret', 'the provider comes along with its client secret (sealed, same SIGNET_SECRET)');
+    assert.deepEqual((await listLinks(target.deps.db, source.sub)).map((l) => [l.provider, l.upstream_sub]), [['corp', 'corp-user-42']], 'and the person\'s link to it');
 
     const moved: Flow = {
       ...target,
@@ -77,7 +88,7 @@ forEachDatabase('export, then import into a fresh instance', (open) => {
     assert.ok(tokens.json<{ access_token: string }>().access_token);
 
     const again = await importAsOperator(operator(target), Readable.from([exported]), { dryRun: false });
-    assert.deepEqual(again.summary, { created: 0, updated: 3, skipped: 0, errors: [] }, 'importing it again updates, never duplicates');
+    assert.deepEqual(again.summary, { created: 0, updated: 5, skipped: 0, errors: [] }, 'importing it again updates, never duplicates');
   });
 
   test('without --include-secrets no password or secret hash is written; never tokens, sessions or second-factor secrets', async () => {
