@@ -1,5 +1,5 @@
 // What one shared counter update costs on PostgreSQL — the question behind "PostgreSQL or Redis for
-// rate-limit and lockout state" (README, "Running at scale"). Runs the real statements of
+// rate-limit and lockout state" (docs/deployment.md, "Running at scale"). Runs the real statements of
 // src/accounts/throttle.store.ts (one INSERT … ON CONFLICT DO UPDATE … RETURNING per counted failure)
 // on a fresh database, next to the argon2id check every sign-in attempt pays anyway.
 //

@@ -17,7 +17,10 @@ const listView: HumanView = {
 };
 
 export function registerAdminKeyCommands(program: Command, run: Run): void {
-  const adminKey = program.command('admin-key').description('operator keys for the admin API: create, list, revoke');
+  const adminKey = program
+    .command('admin-key')
+    .description('operator keys for the admin API: create, list, revoke')
+    .addHelpText('after', `\nExample:\n  $ npx signet admin-key create --name "ops laptop"    # prints {"id","key"}; the key is shown once`);
 
   adminKey
     .command('create')

@@ -20,7 +20,10 @@ const listView: HumanView = {
 const TYPE_PATTERN = /^[a-z_]+(\.[a-z_]+){0,2}\.([a-z_]+|\*)$/;
 
 export function registerAuditCommands(program: Command, run: Run): void {
-  const audit = program.command('audit').description('the audit trail: list');
+  const audit = program
+    .command('audit')
+    .description('the audit trail: list')
+    .addHelpText('after', `\nExample:\n  $ npx signet audit list --type 'signin.*' --limit 20    # newest first`);
 
   audit
     .command('list')

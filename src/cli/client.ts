@@ -35,7 +35,10 @@ function idTokenAlgOption(value: string | undefined): 'ES256' | 'RS256' | undefi
 }
 
 export function registerClientCommands(program: Command, run: Run): void {
-  const client = program.command('client').description('manage applications: create, list, show, update, disable, enable, rotate-secret, delete');
+  const client = program
+    .command('client')
+    .description('manage applications: create, list, show, update, disable, enable, rotate-secret, delete')
+    .addHelpText('after', `\nExample:\n  $ npx signet client create --name "Example App" --redirect-uri https://app.example.com/callback --scope "openid profile email"`);
 
   client
     .command('create')

@@ -19,7 +19,10 @@ const listView: HumanView = {
 };
 
 export function registerKeysCommands(program: Command, run: Run): void {
-  const keys = program.command('keys').description('id_token signing keys: list, rotate, retire');
+  const keys = program
+    .command('keys')
+    .description('id_token signing keys: list, rotate, retire')
+    .addHelpText('after', `\nExample:\n  $ npx signet keys rotate    # new keys sign at once; the old ones stay in the JWKS until what they signed expires`);
 
   keys
     .command('list')

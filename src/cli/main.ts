@@ -26,7 +26,21 @@ function explainUnknownOption(message: string): string {
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 const program = new Command('signet')
-  .description('Signet: a self-hostable OAuth 2.0 sign-in provider')
+  .description(
+    'Signet: a self-hostable sign-in provider (OAuth 2.0 and OpenID Connect: applications sign people in with their account here) ' +
+      'and a PDF parsing and translation service (PDFs into Markdown and docling JSON, or translated into their own page layout)',
+  )
+  .addHelpText(
+    'after',
+    `
+Examples:
+  $ npm start                                    # signet serve: the web service on http://localhost:8080
+  $ npx signet client create --name "Example App" --redirect-uri https://app.example.com/callback
+  $ npx signet parse paper.pdf --out parsed/     # a PDF on this machine into Markdown and JSON, no server
+
+Run it from the checkout as npx signet … (npx uses the Node 24 that npm install brought).
+Every command has --help with an example; the guides are in docs/ (docs/operations/cli.md lists every command).`,
+  )
   .version(version, '-V, --version', 'print the version')
   .exitOverride()
   .configureOutput({ writeErr: (text) => process.stderr.write('signet: ' + explainUnknownOption((text.split('\n').filter(Boolean)[0] ?? '').replace(/^error: /, '')) + '\n') })
@@ -40,7 +54,8 @@ const run = makeRun(() => program.opts<{ init?: boolean }>().init === true);
 
 program
   .command('serve')
-  .description('run the HTTP service')
+  .description('run the HTTP service: the sign-in provider, the account and task pages, the APIs')
+  .addHelpText('after', `\nExample:\n  $ SIGNET_BASE_URL=https://id.example.com SIGNET_HOST=0.0.0.0 npx signet serve --processes 2`)
   .option('--processes <n>', 'server processes on this host, sharing its port (default 1)')
   .action(async (o: { processes?: string }) => {
     const processes = o.processes === undefined ? 1 : Number(o.processes);
@@ -87,6 +102,7 @@ function firstRunLine(settings: ReturnType<typeof loadSettingsFromProcess>, proc
 program
   .command('worker')
   .description('run background work: task execution and e-mail delivery')
+  .addHelpText('after', `\nExample:\n  $ SIGNET_TRANSLATE_ENGINE=apertium npx signet worker --only tasks    # PDF tasks, translating with Apertium`)
   .option('--only <kind>', 'tasks or email')
   .action(async (o: { only?: string }) => {
     if (o.only !== undefined && o.only !== 'tasks' && o.only !== 'email') fail('--only takes tasks or email', 2);
@@ -126,6 +142,7 @@ program
 program
   .command('migrate')
   .description('bring the database schema up to date')
+  .addHelpText('after', `\nExample:\n  $ SIGNET_DATABASE_URL=postgres://signet@db.example.com/signet npx signet migrate`)
   .option('--json', 'print JSON')
   .action((o: { json?: boolean }) =>
     makeRun(() => true)(async (ctx) => ({ database: ctx.database.dialect, applied: [...ctx.migrationsApplied, ...(await migrate(ctx.database.db))], status: 'up to date' }), o),

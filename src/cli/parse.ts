@@ -222,5 +222,6 @@ export function registerParseCommand(program: Command): void {
     .option('--lang <languages>', 'OCR languages, tesseract names joined by + (e.g. eng+chi_sim); default: English, and Chinese too when English reads poorly')
     .option('--no-pictures', 'do not cut the pictures out as PNG files (faster; their captions stay in the text)')
     .option('--json', 'print the summary as JSON')
+    .addHelpText('after', `\nExample:\n  $ npx signet parse report.pdf scan.pdf --out parsed/    # parsed/report.md, parsed/report.json, parsed/report/pictures/`)
     .action((files: string[], o: ParseOptions) => parseCommand(files, o));
 }

@@ -38,7 +38,10 @@ const listView: HumanView = {
 };
 
 export function registerUserCommands(program: Command, run: Run): void {
-  const user = program.command('user').description('manage accounts: create, list, show, find, update, disable, enable, unlock, set-password, factors, role, delete');
+  const user = program
+    .command('user')
+    .description('manage accounts: create, list, show, find, update, disable, enable, unlock, set-password, factors, role, delete')
+    .addHelpText('after', `\nExample:\n  $ printf '%s' 'a long password' | npx signet user create --email a@example.com --name "Ada" --password-stdin`);
 
   user
     .command('create')

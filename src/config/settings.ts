@@ -134,6 +134,9 @@ const schema = z.object({
   SIGNET_AUDIT_RETENTION_DAYS: wholeNumber('days', 1, 36500, 90),
 });
 
+/** Every setting's variable name, in the schema's order (docs/configuration.md is checked against it). */
+export const SETTING_NAMES: readonly string[] = Object.keys(schema.shape);
+
 export type Settings = {
   baseUrl: URL;
   altBaseUrl: URL | undefined;
