@@ -45,3 +45,16 @@ export async function legacyNumericSubs(db: Db): Promise<string[]> {
   const rows = await db.selectFrom('users').select('sub').where('sub', 'not like', '%-%').execute();
   return rows.map((r) => r.sub).filter((s) => /^\d+$/.test(s));
 }
+
+/** Sets the password hash only while it is still `expected` (a password set meanwhile is kept). */
+export async function replacePasswordHashIf(db: Db, sub: string, expected: string, passwordHash: string, now: number): Promise<boolean> {
+  const result = await db.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('sub', '=', sub).where('password_hash', '=', expected).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Accounts in sub order, a page at a time (export reads them all without holding them all). */
+export async function pageUsers(db: Db, afterSub: string | undefined, limit: number): Promise<UserRow[]> {
+  let query = db.selectFrom('users').selectAll().orderBy('sub').limit(limit);
+  if (afterSub !== undefined) query = query.where('sub', '>', afterSub);
+  return query.execute();
+}

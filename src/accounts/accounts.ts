@@ -5,7 +5,9 @@ import type { Db } from '../db/database.ts';
 import { isUniqueViolation } from '../db/errors.ts';
 import * as store from './accounts.store.ts';
 import { normalizeEmail, normalizePhone, parseLoginIdentifier } from './identifiers.ts';
-import { decoyPasswordHash, hashPassword, MAX_PASSWORD_LENGTH, passwordProblem, verifyPassword } from './passwords.ts';
+import * as imported from './imported-passwords.store.ts';
+import { checkStoredPassword, replaceImportedHash } from './password-check.ts';
+import { hashPassword, passwordProblem } from './passwords.ts';
 import * as sessionStore from './sessions.store.ts';
 import { unlockAccount } from './throttle.ts';
 
@@ -20,6 +22,7 @@ export type AccountErrorCode =
   | 'no_identifier'
   | 'invalid_address'
   | 'invalid_role'
+  | 'invalid_sub'
   | 'not_found';
 
 export class AccountError extends Error {
@@ -77,20 +80,20 @@ function notFound(sub: string): AccountError {
   return new AccountError('not_found', `no account with sub ${sub}`);
 }
 
-function checkedEmail(value: string): string {
+export function checkedEmail(value: string): string {
   const email = normalizeEmail(value);
   if (email === undefined) throw new AccountError('invalid_email', `"${value}" is not an e-mail address`);
   return email;
 }
 
-function checkedPhone(value: string): string {
+export function checkedPhone(value: string): string {
   const phone = normalizePhone(value);
   if (phone === undefined) throw new AccountError('invalid_phone', `"${value}" is not a valid phone number; write it with its country code, e.g. +4915112345678`);
   return phone;
 }
 
 /** A picture is an https URL; empty means none. */
-function checkedPicture(value: string): string | null {
+export function checkedPicture(value: string): string | null {
   if (value === '') return null;
   let url: URL | undefined;
   try {
@@ -109,7 +112,7 @@ function checkedPicture(value: string): string | null {
  * applications through userinfo, and PostgreSQL cannot store a NUL. They are dropped, as from the
  * user agent shown for a session.
  */
-function checkedName(value: string): string | null {
+export function checkedName(value: string): string | null {
   const name = value.replace(/[\u0000-\u001f\u007f]/g, '');
   if (name.length > MAX_NAME_LENGTH) throw new AccountError('invalid_name', `the name must have at most ${MAX_NAME_LENGTH} characters`);
   return name || null;
@@ -243,6 +246,7 @@ export async function setPassword(db: Db, clock: Clock, sub: string, password: s
   const passwordHash = await hashPassword(password);
   await db.transaction().execute(async (trx) => {
     if (!(await store.updateUser(trx, sub, { password_hash: passwordHash, updated_at: clock() }))) throw notFound(sub);
+    await imported.markReplaced(trx, sub, clock());
     await sessionStore.deleteSessionsOf(trx, sub);
   });
 }
@@ -253,13 +257,14 @@ export async function setPassword(db: Db, clock: Clock, sub: string, password: s
  */
 export async function replacePasswordHash(db: Db, clock: Clock, sub: string, passwordHash: string): Promise<void> {
   if (!(await store.updateUser(db, sub, { password_hash: passwordHash, updated_at: clock() }))) throw notFound(sub);
+  await imported.markReplaced(db, sub, clock());
   await sessionStore.deleteSessionsOf(db, sub);
 }
 
-/** Checks the person's own password (for changing it); the same argon2 cost whether or not it matches. */
+/** Checks the person's own password (for changing it); the same cost whether or not it matches. */
 export async function passwordMatches(db: Db, sub: string, password: string): Promise<boolean> {
   const row = await store.findUserBySub(db, sub);
-  const ok = await verifyPassword(row ? row.password_hash : await decoyPasswordHash(), password.slice(0, MAX_PASSWORD_LENGTH));
+  const { ok } = await checkStoredPassword(db, row, password);
   return row !== undefined && ok;
 }
 
@@ -325,14 +330,16 @@ export async function deleteAccount(db: Db, sub: string): Promise<void> {
 
 /**
  * Checks an e-mail-or-phone and password. Returns the account's sub, or undefined.
- * The password is always checked against some argon2 hash, so the time taken does not reveal whether the account exists.
+ * The password is always checked against some argon2 hash, and a failure waits out the slowest
+ * imported scheme in use (password-check.ts), so the time taken does not reveal whether the account
+ * exists. An imported foreign hash that matches is replaced by Signet's own right away.
  */
-export async function checkCredentials(db: Db, identifier: string, password: string): Promise<{ sub: string } | undefined> {
+export async function checkCredentials(db: Db, identifier: string, password: string, clock: Clock = Date.now): Promise<{ sub: string } | undefined> {
   const parsed = parseLoginIdentifier(identifier);
   const row = parsed === undefined ? undefined : 'email' in parsed ? await store.findUserByEmail(db, parsed.email) : await store.findUserByPhone(db, parsed.phone);
-  const hashToCheck = row ? row.password_hash : await decoyPasswordHash();
-  const ok = await verifyPassword(hashToCheck, password.slice(0, 1024));
+  const { ok, foreign } = await checkStoredPassword(db, row, password);
   if (!row || !ok || row.disabled === 1) return undefined;
+  if (foreign) await replaceImportedHash(db, clock, row.sub, password);
   return { sub: row.sub };
 }
 

@@ -21,3 +21,12 @@ export async function rolesOf(db: Db, sub: string): Promise<string[]> {
 export async function holdsRole(db: Db, sub: string, role: string): Promise<boolean> {
   return (await db.selectFrom('account_roles').select('sub').where('sub', '=', sub).where('role', '=', role).executeTakeFirst()) !== undefined;
 }
+
+/** The roles of each of these accounts (export). */
+export async function rolesOfMany(db: Db, subs: readonly string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  if (subs.length === 0) return out;
+  const rows = await db.selectFrom('account_roles').select(['sub', 'role']).where('sub', 'in', subs).orderBy('role').execute();
+  for (const row of rows) out.set(row.sub, [...(out.get(row.sub) ?? []), row.role]);
+  return out;
+}

@@ -55,7 +55,7 @@ export async function signIn(db: Db, hashKey: Buffer, clock: Clock, given: SignI
   const blocked = await blockedUntil(db, clock, source);
   if (blocked !== undefined) return { outcome: 'throttled', retryAt: blocked, sub };
   // The password check costs the same time whether or not the account exists (checkCredentials uses a decoy hash).
-  const account = await checkCredentials(db, attempt.identifier, attempt.password);
+  const account = await checkCredentials(db, attempt.identifier, attempt.password, clock);
   if (!account) return { outcome: 'wrong_credentials', ...(await recordFailedAttempt(db, clock, source)), sub };
   await recordSuccess(db, source);
   if (!device) return { outcome: 'signed_in', sub: account.sub };

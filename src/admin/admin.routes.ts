@@ -5,6 +5,7 @@ import '@fastify/swagger';
 import { accountRoutes } from './accounts.routes.ts';
 import { auditEventRoutes } from './audit-events.routes.ts';
 import { clientRoutes } from './clients.routes.ts';
+import { portabilityRoutes } from './portability.routes.ts';
 import { identityProviderRoutes } from './identity-providers.routes.ts';
 import { requireOperatorKey, type AdminContext } from './operator-auth.ts';
 
@@ -19,6 +20,7 @@ export async function adminRoutes(app: FastifyInstance, { ctx }: { ctx: AdminCon
     await operatorOnly.register(accountRoutes, { ctx });
     await operatorOnly.register(clientRoutes, { ctx });
     await operatorOnly.register(auditEventRoutes, { ctx });
+    await operatorOnly.register(portabilityRoutes, { ctx });
     await operatorOnly.register(identityProviderRoutes, { ctx });
   });
 }

@@ -88,6 +88,7 @@ export async function buildAdminApp(deps: AdminDeps): Promise<FastifyInstance> {
         { name: 'accounts', description: 'people, their sessions and sign-in throttling' },
         { name: 'clients', description: 'applications' },
         { name: 'audit', description: 'the audit trail' },
+        { name: 'portability', description: 'import and export of accounts and applications' },
         { name: 'identity-providers', description: 'upstream identity providers people sign in with, and their linked identities' },
       ],
     },

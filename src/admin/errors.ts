@@ -9,6 +9,7 @@ import { ClientError } from '../clients/clients.ts';
 import { isDatabaseUnavailable } from '../db/errors.ts';
 import { answerGoneClient, clientWentAway } from '../web/client-gone.ts';
 import { StorageUnavailableError } from '../storage/object-store.ts';
+import { ImportFileError } from '../portability/records.ts';
 
 /** A 404 for a read; changes get theirs from the domain (a not_found error). */
 export class AdminNotFound extends Error {
@@ -24,6 +25,7 @@ function statusOf(error: unknown): { status: number; code: string } | undefined 
     return { status: CONFLICTS.has(error.code) ? 409 : 400, code: error.code };
   }
   if (error instanceof AccountCursorError || error instanceof AuditQueryError) return { status: 400, code: error.code };
+  if (error instanceof ImportFileError) return { status: 400, code: 'bad_request' };
   return undefined;
 }
 

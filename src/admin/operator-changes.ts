@@ -17,6 +17,9 @@ import type { Db } from '../db/database.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { AdminKeyError, createAdminKey, revokeAdminKey, type AdminKeyView } from './admin-keys.ts';
 import * as signingKeys from '../oauth/oidc/keys.ts';
+import type { ExportCounts } from '../portability/export.ts';
+import type { ImportOptions, ImportSummary } from '../portability/import.ts';
+import type { ImportFormat } from '../portability/records.ts';
 import * as upstream from '../accounts/upstream/providers.ts';
 import * as upstreamLinks from '../accounts/upstream/links.ts';
 
@@ -272,6 +275,31 @@ export async function rotateSigningKeysAsOperator(op: OperatorContext, sealKey: 
 /** `signet keys retire KID`: removes a rotated-out key whose id_tokens have expired (audited: signing_key.retired). */
 export async function retireSigningKeyAsOperator(op: OperatorContext, kid: string): Promise<void> {
   await audited(op, { type: 'signing_key.retired', detail: { kids: [kid] } }, () => signingKeys.retireSigningKey(op.db, op.clock, kid));
+}
+
+// ---- moving in and out (issue 35) ----
+
+/**
+ * `signet import`, `POST /admin/v1/import`, the console's import: one `accounts.imported` event with the
+ * counts (none for a dry run, which writes nothing).
+ */
+export async function importAsOperator(op: OperatorContext, input: AsyncIterable<Buffer | string>, options: ImportOptions): Promise<{ summary: ImportSummary; format: ImportFormat }> {
+  // Loaded here: the formats' readers (and the CSV parser) are needed by no other command.
+  const { importFile } = await import('../portability/import.ts');
+  if (options.dryRun) return importFile(op.db, op.clock, input, options);
+  return audited(
+    op,
+    { type: 'accounts.imported', ...(options.format ? { detail: { format: options.format } } : {}) },
+    () => importFile(op.db, op.clock, input, options),
+    ({ summary, format }) => ({ detail: { format, created: summary.created, updated: summary.updated, skipped: summary.skipped, errors: summary.errors.length } }),
+  );
+}
+
+/** `signet export`, `GET /admin/v1/export`: recorded as `accounts.exported` (with whether secrets were in it) before the first line. */
+export async function exportAsOperator(op: OperatorContext, options: { includeSecrets: boolean }, counts: ExportCounts = {}): Promise<AsyncGenerator<string>> {
+  const { exportLines } = await import('../portability/export.ts');
+  await record(op, { type: 'accounts.exported', detail: { include_secrets: options.includeSecrets } }, 'success');
+  return exportLines(op.db, op.clock, options, counts);
 }
 
 // ---- upstream identity providers (issue 33) ----

@@ -52,6 +52,8 @@ export const AUDIT_TYPES = [
   'signing_key.rotated',
   'signing_key.retired',
   'logout.succeeded',
+  'accounts.imported',
+  'accounts.exported',
   // issue 33: upstream identity providers — sign-ins, links, accounts made by them, and operators' changes
   'idp.signin.succeeded',
   'idp.signin.failed',
@@ -119,6 +121,15 @@ const DETAIL_KEYS = {
   /** an upstream identity provider's slug (issue 33) */
   provider: (v: unknown) => typeof v === 'string' && /^[a-z0-9-]{1,40}$/.test(v),
   kids: (v: unknown) => Array.isArray(v) && v.length <= 10 && v.every((k) => typeof k === 'string' && /^[A-Za-z0-9_-]{1,100}$/.test(k)),
+  /** an import's counts (portability/import.ts): records created, updated, skipped, and refused */
+  created: isCount,
+  updated: isCount,
+  skipped: isCount,
+  errors: isCount,
+  /** which file format an import read */
+  format: (v: unknown) => v === 'signet' || v === 'keycloak' || v === 'auth0' || v === 'csv',
+  /** whether an export held password and application secret hashes */
+  include_secrets: (v: unknown) => typeof v === 'boolean',
 } satisfies Record<string, (v: unknown) => boolean>;
 
 function isCount(v: unknown): boolean {

@@ -9,6 +9,7 @@ import { registerIdpCommands } from './idp.ts';
 import { registerKeysCommands } from './keys.ts';
 import { loadSettingsFromProcess, openContext } from './context.ts';
 import { registerParseCommand } from './parse.ts';
+import { registerPortabilityCommands } from './portability.ts';
 import { describe, fail, makeRun } from './run.ts';
 import { registerUserCommands } from './user.ts';
 
@@ -153,6 +154,7 @@ registerAdminKeyCommands(program, run);
 registerAuditCommands(program, run);
 registerParseCommand(program);
 registerKeysCommands(program, run);
+registerPortabilityCommands(program, run, () => program.opts<{ init?: boolean }>().init === true);
 registerIdpCommands(program, run);
 
 try {

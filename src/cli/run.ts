@@ -6,6 +6,8 @@ import { SigningKeyError } from '../oauth/oidc/keys.ts';
 import { LinkError } from '../accounts/upstream/links.ts';
 import { ProviderError } from '../accounts/upstream/providers.ts';
 import { SettingsError } from '../config/settings.ts';
+import { BackupError } from '../portability/backup.ts';
+import { ImportFileError } from '../portability/records.ts';
 import { isUniqueViolation } from '../db/errors.ts';
 import { StorageUnavailableError } from '../storage/object-store.ts';
 import { describeData, loadSettingsFromProcess, MissingDataError, openContext, type CommandContext } from './context.ts';
@@ -24,7 +26,7 @@ export function fail(message: string, exitCode = 1): never {
 export function describe(error: unknown): { message: string; exitCode: number } {
   if (error instanceof SettingsError) return { message: error.message, exitCode: 78 };
   if (error instanceof UsageError) return { message: error.message, exitCode: 2 };
-  if (error instanceof AccountError || error instanceof ClientError || error instanceof SigningKeyError || error instanceof MissingDataError || error instanceof ProviderError || error instanceof LinkError) return { message: error.message, exitCode: 1 };
+  if (error instanceof AccountError || error instanceof ClientError || error instanceof SigningKeyError || error instanceof MissingDataError || error instanceof ProviderError || error instanceof LinkError || error instanceof ImportFileError || error instanceof BackupError) return { message: error.message, exitCode: 1 };
   if (isUniqueViolation(error)) return { message: 'that value is taken already', exitCode: 1 };
   const code = typeof error === 'object' && error && 'code' in error ? String((error as { code: unknown }).code) : '';
   if (error instanceof StorageUnavailableError) return { message: `${error.message}; nothing was changed`, exitCode: 69 };

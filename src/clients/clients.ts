@@ -7,7 +7,7 @@ import { keyedHash, matchesKeyedHash, newOpaqueToken } from '../oauth/secrets.ts
 import { cachedClientRow } from './clients.cache.ts';
 import * as store from './clients.store.ts';
 
-export type ClientErrorCode = 'invalid_name' | 'invalid_redirect_uri' | 'invalid_scope' | 'invalid_origin' | 'not_found' | 'public_client';
+export type ClientErrorCode = 'invalid_name' | 'invalid_client_id' | 'invalid_secret_hash' | 'invalid_redirect_uri' | 'invalid_scope' | 'invalid_origin' | 'not_found' | 'public_client';
 
 export class ClientError extends Error {
   readonly code: ClientErrorCode;
@@ -170,11 +170,11 @@ export type ClientInput = {
 };
 
 /** RP-Initiated Logout 1.0 §3: a post-logout callback is checked as a redirect URI and compared byte for byte. */
-function checkPostLogoutRedirectUris(uris: string[]): string {
+export function checkPostLogoutRedirectUris(uris: string[]): string {
   return JSON.stringify([...new Set(uris.map(checkRedirectUri))]);
 }
 
-function checkName(name: string): string {
+export function checkName(name: string): string {
   const trimmed = name.trim();
   if (trimmed.length === 0 || trimmed.length > 200) throw new ClientError('invalid_name', 'the application name must have 1 to 200 characters');
   return trimmed;

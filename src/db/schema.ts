@@ -276,6 +276,18 @@ export interface Database {
   upstream_links: UpstreamLinksTable;
   upstream_states: UpstreamStatesTable;
   upstream_pending_links: UpstreamPendingLinksTable;
+  imported_passwords: ImportedPasswordsTable;
+}
+
+/** A password brought in by `signet import` (migration 0014; accounts/imported-passwords.store.ts). */
+export interface ImportedPasswordsTable {
+  sub: string;
+  algorithm: string;
+  scheme: string;
+  foreign_hash: string | null;
+  source_fingerprint: string;
+  imported_at: number;
+  replaced_at: number | null;
 }
 
 /** Who holds which role (migration 0012): "operator" opens the admin console. */

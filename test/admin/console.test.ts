@@ -13,7 +13,7 @@ import { adminFixture, type AdminFixture } from './admin-fixture.ts';
 import { consoleBrowser, createOperator, signInToConsole } from './console-fixture.ts';
 import { csvCell } from '../../src/admin/console/audit.routes.ts';
 
-const NAV = ['Overview', 'Applications', 'People', 'Audit', 'Tasks', 'Admin keys'];
+const NAV = ['Overview', 'Applications', 'People', 'Audit', 'Tasks', 'Admin keys', 'Import'];
 
 async function operatorBrowser(f: AdminFixture) {
   const operator = await createOperator(f);
@@ -25,7 +25,7 @@ async function operatorBrowser(f: AdminFixture) {
 }
 
 forEachDatabase('admin console', (open) => {
-  test('an operator signs in with the password and a TOTP code and sees the six navigation links; the page refuses framing and loads nothing from elsewhere', async () => {
+  test('an operator signs in with the password and a TOTP code and sees the seven navigation links; the page refuses framing and loads nothing from elsewhere', async () => {
     const f = await adminFixture(await open());
     const signin = await consoleBrowser(f).get('/admin');
     assert.equal(signin.statusCode, 303);

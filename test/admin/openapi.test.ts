@@ -31,6 +31,8 @@ const CONTRACT = [
   'PATCH /admin/v1/clients/{client_id}',
   'DELETE /admin/v1/clients/{client_id}',
   'GET /admin/v1/audit-events',
+  'POST /admin/v1/import',
+  'GET /admin/v1/export',
 ];
 
 type Operation = {

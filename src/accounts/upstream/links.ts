@@ -183,3 +183,27 @@ export function finishPendingLink(db: Db, keys: LinkKeys, origin: string, id: st
 export function forgetExpiredUpstreamStates(db: Db, clock: Clock): Promise<number> {
   return store.deleteExpired(db, clock());
 }
+
+/**
+ * `signet import` of a link record (issue 35): binds the upstream identity to the account again. Refused
+ * when the account or provider is not here, or the identity is bound to another account.
+ */
+export async function importLink(db: Db, clock: Clock, input: { sub: string; provider: string; upstreamSub: string; email: string | null; linkedAt?: number | undefined }): Promise<'created' | 'updated'> {
+  if (!(await findAccount(db, input.sub))) throw new AccountError('not_found', `no account with sub ${input.sub} (its account record must come first)`);
+  if (!(await store.findProvider(db, input.provider))) throw new LinkError('not_found', `no identity provider with the slug ${input.provider} (its provider record must come first)`);
+  if (input.upstreamSub.length === 0 || input.upstreamSub.length > 400 || /[\u0000-\u001f]/.test(input.upstreamSub)) throw new LinkError('not_found', 'upstream_sub must have 1 to 400 printable characters');
+  const existing = await store.findLink(db, input.provider, input.upstreamSub);
+  if (existing) {
+    if (existing.sub !== input.sub) throw new LinkError('linked_elsewhere', `this ${input.provider} identity is linked to another account (${existing.sub})`);
+    return 'updated';
+  }
+  // checked before the insert: inside an import's transaction a refused write would end the transaction
+  if ((await store.linksOf(db, input.sub)).some((l) => l.provider_slug === input.provider)) throw new LinkError('already_linked', `the account has another ${input.provider} identity linked already`);
+  try {
+    await store.insertLink(db, { provider_slug: input.provider, upstream_sub: input.upstreamSub, sub: input.sub, email: input.email, linked_at: input.linkedAt ?? clock(), last_used_at: null });
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+    throw new LinkError('already_linked', `the account has another ${input.provider} identity linked already`);
+  }
+  return 'created';
+}

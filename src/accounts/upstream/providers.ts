@@ -275,3 +275,48 @@ export async function removeProvider(db: Db, slug: string): Promise<void> {
 export function listProvidersSealed(db: Db): Promise<store.ProviderRow[]> {
   return store.listProviderRows(db);
 }
+
+/** A provider as Signet's export describes it (issue 35); `clientSecretSealed` only from an export with secrets. */
+export type ImportedProvider = {
+  slug: string;
+  name: string;
+  kind: string;
+  preset: string | null;
+  issuer: string;
+  clientId: string;
+  scope: string;
+  enabled: boolean;
+  /** sealed under keys.upstreamSecret with the slug bound to it: usable only with the same SIGNET_SECRET */
+  clientSecretSealed?: string | undefined;
+  createdAt?: number | undefined;
+};
+
+/**
+ * `signet import` of a provider record: creates it with its sealed client secret, or updates the one
+ * with that slug (keeping its secret when the record has none). A new provider needs its secret.
+ */
+export async function importProvider(db: Db, clock: Clock, input: ImportedProvider): Promise<'created' | 'updated'> {
+  const slug = checkedSlug(input.slug);
+  const kind: ProviderKind = input.kind === 'github' ? 'github' : 'oidc';
+  if (input.kind !== kind) throw new ProviderError('invalid_preset', `unknown provider kind ${JSON.stringify(input.kind.slice(0, 20))} (oidc or github)`);
+  const preset = input.preset === null ? null : presetNamed(input.preset);
+  if (input.clientSecretSealed !== undefined && !/^v1\.[A-Za-z0-9_.-]{10,4000}$/.test(input.clientSecretSealed)) throw new ProviderError('invalid_client', 'client_secret_sealed is not a sealed secret as Signet writes them');
+  const now = clock();
+  const fields = {
+    name: checkedName(input.name),
+    kind,
+    preset,
+    issuer: kind === 'github' ? input.issuer : checkedIssuer(input.issuer),
+    client_id: checkedClientId(input.clientId),
+    scope: checkedScope(kind, input.scope),
+    enabled: input.enabled ? 1 : 0,
+    updated_at: now,
+  } as const;
+  if (await store.findProvider(db, slug)) {
+    await store.updateProvider(db, slug, { ...fields, ...(input.clientSecretSealed === undefined ? {} : { client_secret_sealed: input.clientSecretSealed }) });
+    return 'updated';
+  }
+  if (input.clientSecretSealed === undefined) throw new ProviderError('invalid_client', `the provider ${slug} is new here and the file has no client secret for it: export with --include-secrets, or add it with \`signet idp add\``);
+  await store.insertProvider(db, { slug, ...fields, client_secret_sealed: input.clientSecretSealed, created_at: input.createdAt ?? now });
+  return 'created';
+}

@@ -22,12 +22,14 @@ import { consoleOverviewRoutes } from './overview.routes.ts';
 import { consolePeopleRoutes } from './people.routes.ts';
 import { CONSOLE_LANGUAGE_COOKIE, consoleLocale, consoleMessages, renderConsole } from './render.ts';
 import { consolePath, consoleSigninRoutes } from './signin.routes.ts';
+import { consoleImportRoutes } from './import.routes.ts';
 import { consoleTaskRoutes } from './tasks.routes.ts';
 
 const STATIC = {
   'signet.css': { file: new URL('../../web/static/signet.css', import.meta.url), type: 'text/css; charset=utf-8' },
   'console.css': { file: new URL('./static/console.css', import.meta.url), type: 'text/css; charset=utf-8' },
   'console.js': { file: new URL('./static/console.js', import.meta.url), type: 'text/javascript; charset=utf-8' },
+  'import.js': { file: new URL('./static/import.js', import.meta.url), type: 'text/javascript; charset=utf-8' },
 } as const;
 
 /** The console's cookie-signing and CSRF secret: derived from the site's cookie key for this purpose alone. */
@@ -86,5 +88,6 @@ export async function consoleRoutes(app: FastifyInstance, { ctx, cookieKey }: { 
   await app.register(consoleAuditRoutes, { ctx });
   await app.register(consoleTaskRoutes, { ctx });
   await app.register(consoleAdminKeyRoutes, { ctx });
+  await app.register(consoleImportRoutes, { ctx });
   await app.register(consoleIdentityProviderRoutes, { ctx });
 }

@@ -29,7 +29,7 @@ export function consoleMessages(locale: Locale): ConsoleMessages {
   return locale === 'zh-CN' ? zhCN : en;
 }
 
-export type NavItem = 'overview' | 'applications' | 'people' | 'audit' | 'tasks' | 'keys' | 'identityProviders' | undefined;
+export type NavItem = 'overview' | 'applications' | 'people' | 'audit' | 'tasks' | 'keys' | 'identityProviders' | 'import' | undefined;
 
 export type ConsolePage = {
   /** the page's title, in the page's language */

@@ -1,0 +1,61 @@
+// Applications brought in by `signet import` from Signet's own export, and written out by `signet
+// export` (issue 35): the same client_id, and — when the export included secrets — the same keyed
+// hash of the secret, so an instance with the same SIGNET_SECRET accepts the application's old secret.
+import type { Clock } from '../config/clock.ts';
+import type { Db } from '../db/database.ts';
+import { checkName, checkOrigin, checkPostLogoutRedirectUris, checkRedirectUri, checkScopes, ClientError, listClients, toView, type Client, type ClientView } from './clients.ts';
+import * as store from './clients.store.ts';
+
+/** An application as an export describes it: its client_id and settings, and the keyed hash of its secret when the export had secrets. */
+export type ImportedClient = Omit<Client, 'scopes' | 'secretHash' | 'createdAt' | 'updatedAt'> & {
+  scopes: string[];
+  /** the keyed hash of the secret (HMAC-SHA-256 under a key from SIGNET_SECRET); undefined: not in the file */
+  secretHash?: string | undefined;
+  createdAt?: number | undefined;
+};
+
+/** What oauth/secrets.ts keyedHash writes: 32 bytes, base64url. */
+const KEYED_HASH = /^[A-Za-z0-9_-]{43}$/;
+const CLIENT_ID = /^[A-Za-z0-9._~-]{1,200}$/;
+
+/**
+ * Creates the application with its own client_id, or updates the one with that client_id. A
+ * confidential application without a secret hash in the file keeps the secret it has; a new one gets
+ * none, so nothing can authenticate as it until `signet client rotate-secret` gives it one.
+ */
+export async function importClient(db: Db, clock: Clock, input: ImportedClient): Promise<'created' | 'updated'> {
+  if (!CLIENT_ID.test(input.clientId)) throw new ClientError('invalid_client_id', `the client_id ${JSON.stringify(input.clientId.slice(0, 60))} is not one Signet issues (letters, digits, - . _ ~)`);
+  if (input.secretHash !== undefined && !KEYED_HASH.test(input.secretHash)) throw new ClientError('invalid_secret_hash', 'secret_hash is not a keyed hash as Signet writes them (43 base64url characters)');
+  if (input.redirectUris.length === 0) throw new ClientError('invalid_redirect_uri', 'at least one redirect URI is required');
+  const now = clock();
+  const fields = {
+    name: checkName(input.name),
+    redirect_uris: JSON.stringify([...new Set(input.redirectUris.map(checkRedirectUri))]),
+    scopes: JSON.stringify(checkScopes(input.scopes)),
+    is_public: input.isPublic ? 1 : 0,
+    enabled: input.enabled ? 1 : 0,
+    allowed_origins: JSON.stringify([...new Set(input.allowedOrigins.map(checkOrigin))]),
+    oidc: input.oidc ? 1 : 0,
+    post_logout_redirect_uris: checkPostLogoutRedirectUris(input.postLogoutRedirectUris),
+    id_token_alg: input.idTokenAlg,
+    updated_at: now,
+  } as const;
+  const secret = input.isPublic ? { secret_hash: null } : input.secretHash === undefined ? {} : { secret_hash: input.secretHash };
+  if (await store.findClient(db, input.clientId)) {
+    await store.updateClient(db, input.clientId, { ...fields, ...secret });
+    return 'updated';
+  }
+  await store.insertClient(db, { client_id: input.clientId, secret_hash: null, ...fields, ...secret, created_at: input.createdAt ?? now });
+  return 'created';
+}
+
+/** An application as the export writes it: the contract's view, and its secret's keyed hash with secrets. */
+export type ExportedClient = ClientView & { secret_hash?: string };
+
+export async function* exportClients(db: Db, options: { includeSecrets: boolean }): AsyncGenerator<ExportedClient> {
+  for (const client of await listClients(db)) {
+    const view: ExportedClient = toView(client);
+    if (options.includeSecrets && client.secretHash !== null) view.secret_hash = client.secretHash;
+    yield view;
+  }
+}
