@@ -36,6 +36,7 @@ import * as m0009 from './migrations/0009_task_glossary.ts';
 import * as m0010 from './migrations/0010_token_chains.ts';
 import * as m0011 from './migrations/0011_oidc.ts';
 import * as m0012 from './migrations/0012_operator_role.ts';
+import * as m0015 from './migrations/0015_worker_heartbeats.ts';
 
 export type Db = Kysely<Database>;
 export type Dialect = 'sqlite' | 'postgres';
@@ -70,6 +71,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0010_token_chains': m0010,
   '0011_oidc': m0011,
   '0012_operator_role': m0012,
+  '0015_worker_heartbeats': m0015,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -272,6 +272,7 @@ export interface Database {
   second_steps: SecondStepsTable;
   account_roles: AccountRolesTable;
   console_sessions: ConsoleSessionsTable;
+  worker_heartbeats: WorkerHeartbeatsTable;
 }
 
 /** Who holds which role (migration 0012): "operator" opens the admin console. */
@@ -290,6 +291,19 @@ export interface ConsoleSessionsTable {
   checked_at: number;
   expires_at: number;
   ip: string | null;
+}
+
+/** A running `signet worker` (migration 0015): renewed every few seconds, deleted when it stops. */
+export interface WorkerHeartbeatsTable {
+  id: string;
+  host: string;
+  pid: number;
+  /** JSON array: task kinds and/or "email" */
+  work: string;
+  slots: number;
+  version: string;
+  started_at: number;
+  last_seen_at: number;
 }
 
 /** An authenticator app (accounts/factors/totp.ts). */

@@ -5,10 +5,11 @@
 // functions the admin API and the CLI call.
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
-import { AccountError } from '../../accounts/accounts.ts';
+import { AccountError, findAccount } from '../../accounts/accounts.ts';
+import { isOperator } from '../../accounts/roles.ts';
 import { ClientError } from '../../clients/clients.ts';
 import { isLocale } from '../../web/i18n/i18n.ts';
 import { field } from '../../web/pages/forms.ts';
@@ -16,7 +17,8 @@ import { securityHeaderValues } from '../../web/plugins/security-headers.ts';
 import { consoleAdminKeyRoutes } from './admin-keys.routes.ts';
 import { consoleApplicationRoutes } from './applications.routes.ts';
 import { consoleAuditRoutes } from './audit.routes.ts';
-import { CONSOLE_COOKIES, type ConsoleContext } from './console-auth.ts';
+import { CONSOLE_COOKIES, consoleSessionOf, type ConsoleContext } from './console-auth.ts';
+import { consoleMailRoutes } from './mail.routes.ts';
 import { consoleOverviewRoutes } from './overview.routes.ts';
 import { consolePeopleRoutes } from './people.routes.ts';
 import { CONSOLE_LANGUAGE_COOKIE, consoleLocale, consoleMessages, renderConsole } from './render.ts';
@@ -64,11 +66,8 @@ export async function consoleRoutes(app: FastifyInstance, { ctx, cookieKey }: { 
   const files = Object.fromEntries(Object.entries(STATIC).map(([name, { file, type }]) => [name, { body: readFileSync(file), type }]));
   app.get<{ Params: { name: string } }>('/admin/static/:name', async (request, reply) => {
     const found = files[request.params.name];
-    if (!found) {
-      // A console path answers as a console page, a missing file too.
-      const c = consoleMessages(consoleLocale(request));
-      return renderConsole(request, reply, 'message', { status: 404, title: () => c.errors.failed, data: () => ({ message: c.errors.notFound, failed: true }) }, ctx.productName);
-    }
+    // A console path answers as a console page, a missing file too.
+    if (!found) return notFoundPage(request, reply);
     return reply.header('cache-control', 'public, max-age=3600').type(found.type).send(found.body);
   });
 
@@ -78,11 +77,34 @@ export async function consoleRoutes(app: FastifyInstance, { ctx, cookieKey }: { 
     return reply.redirect(consolePath(field(request.body, 'return')) ?? '/admin', 303);
   });
 
+  /**
+   * issue 36: an unknown console address answers a console page (404) — with the navigation when an
+   * operator is signed in — not the admin API's JSON. The API's own addresses (/admin/v1/…) keep its
+   * JSON 404: a more specific route than this one never reaches here, and an unknown one is sent on.
+   */
+  async function notFoundPage(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const session = await consoleSessionOf(ctx, request);
+    const account = session && (await isOperator(ctx.db, session.sub)) ? await findAccount(ctx.db, session.sub) : undefined;
+    const operator = account ? (account.email ?? account.phone_number ?? account.sub) : undefined;
+    return renderConsole(request, reply, 'not-found', { status: 404, title: (c) => c.notFoundTitle, operator, nav: operator ? 'none' : undefined }, ctx.productName);
+  }
+  app.route({
+    method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    url: '/admin/*',
+    handler: async (request, reply) => {
+      const path = request.url.split('?', 1)[0] ?? '';
+      if (path === '/admin/v1' || path.startsWith('/admin/v1/')) return reply.callNotFound();
+      if (path === '/admin/' && (request.method === 'GET' || request.method === 'HEAD')) return reply.redirect('/admin', 301);
+      return notFoundPage(request, reply);
+    },
+  });
+
   await app.register(consoleSigninRoutes, { ctx });
   await app.register(consoleOverviewRoutes, { ctx });
   await app.register(consolePeopleRoutes, { ctx });
   await app.register(consoleApplicationRoutes, { ctx });
   await app.register(consoleAuditRoutes, { ctx });
   await app.register(consoleTaskRoutes, { ctx });
+  await app.register(consoleMailRoutes, { ctx });
   await app.register(consoleAdminKeyRoutes, { ctx });
 }
