@@ -5,6 +5,8 @@
 // functions the admin API and the CLI call.
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
@@ -17,18 +19,20 @@ import { securityHeaderValues } from '../../web/plugins/security-headers.ts';
 import { consoleAdminKeyRoutes } from './admin-keys.routes.ts';
 import { consoleApplicationRoutes } from './applications.routes.ts';
 import { consoleAuditRoutes } from './audit.routes.ts';
-import { CONSOLE_COOKIES, consoleSessionOf, type ConsoleContext } from './console-auth.ts';
+import { CONSOLE_COOKIES, consolePath, consoleSessionOf, type ConsoleContext } from './console-auth.ts';
 import { consoleMailRoutes } from './mail.routes.ts';
 import { consoleOverviewRoutes } from './overview.routes.ts';
+import { consolePasskeyRoutes } from './passkey-signin.routes.ts';
 import { consolePeopleRoutes } from './people.routes.ts';
 import { CONSOLE_LANGUAGE_COOKIE, consoleLocale, consoleMessages, renderConsole } from './render.ts';
-import { consolePath, consoleSigninRoutes } from './signin.routes.ts';
+import { consoleSigninRoutes } from './signin.routes.ts';
 import { consoleTaskRoutes } from './tasks.routes.ts';
 
 const STATIC = {
   'signet.css': { file: new URL('../../web/static/signet.css', import.meta.url), type: 'text/css; charset=utf-8' },
   'console.css': { file: new URL('./static/console.css', import.meta.url), type: 'text/css; charset=utf-8' },
   'console.js': { file: new URL('./static/console.js', import.meta.url), type: 'text/javascript; charset=utf-8' },
+  'console-passkeys.js': { file: new URL('./static/console-passkeys.js', import.meta.url), type: 'text/javascript; charset=utf-8' },
 } as const;
 
 /** The console's cookie-signing and CSRF secret: derived from the site's cookie key for this purpose alone. */
@@ -99,7 +103,19 @@ export async function consoleRoutes(app: FastifyInstance, { ctx, cookieKey }: { 
     },
   });
 
+  // @simplewebauthn/browser's ES modules for console-passkeys.js, from this listener (CSP script-src 'self').
+  const { default: fastifyStatic } = await import('@fastify/static');
+  await app.register(fastifyStatic, {
+    root: path.dirname(fileURLToPath(import.meta.resolve('@simplewebauthn/browser'))),
+    prefix: '/admin/static/vendor/simplewebauthn/',
+    decorateReply: false,
+    index: false,
+    maxAge: '1h',
+    allowedPath: (pathName) => pathName.endsWith('.js'),
+  });
+
   await app.register(consoleSigninRoutes, { ctx });
+  await app.register(consolePasskeyRoutes, { ctx });
   await app.register(consoleOverviewRoutes, { ctx });
   await app.register(consolePeopleRoutes, { ctx });
   await app.register(consoleApplicationRoutes, { ctx });

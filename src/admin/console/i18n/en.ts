@@ -209,11 +209,9 @@ export const en = {
     older: 'Older',
     newest: 'Newest',
   },
+  passkeyStepIntro: 'Confirm it is you with your passkey (your device’s screen lock, fingerprint or face, or a security key).',
   notFoundTitle: 'Page not found',
   notFoundText: 'The console has no page at this address. Use the navigation, or go to the overview.',
-  passkeySignIn: 'Sign in with a passkey',
-  passkeyFailed: 'The passkey was not accepted. Try again, or sign in with your password.',
-  passkeyUnavailable: 'This browser cannot use passkeys here. Sign in with your password.',
   errors: {
     notFound: 'Nothing here. Use the navigation above.',
     failed: 'That did not work:',

@@ -210,11 +210,9 @@ export const zhCN: ConsoleMessages = {
     older: '更早',
     newest: '最新',
   },
+  passkeyStepIntro: '请使用通行密钥确认是您本人（设备的屏幕锁、指纹或面容，或安全密钥）。',
   notFoundTitle: '页面不存在',
   notFoundText: '控制台在这个地址没有页面。请使用导航，或前往概览。',
-  passkeySignIn: '使用通行密钥登录',
-  passkeyFailed: '通行密钥未被接受。请重试，或使用密码登录。',
-  passkeyUnavailable: '此浏览器无法在这里使用通行密钥。请使用密码登录。',
   errors: {
     notFound: '这里没有内容。请使用上方的导航。',
     failed: '操作未成功：',
