@@ -206,6 +206,8 @@ describe('browser: the console papercuts of issue 36 in Chromium', { skip: chrom
     await db.updateTable('mail_outbox').set({ status: 'failed', attempts: 5, reason: 'smtp 550 mailbox unavailable', next_attempt_at: null }).where('id', '=', failed).execute();
     const retrying = await queueAccountMail(db, clock(), { kind: 'password_reset', sub: operatorSub, to: 'operator@example.com', locale: 'en', linkExpiresAt: clock() + 60 * MINUTE });
     await db.updateTable('mail_outbox').set({ attempts: 1, reason: 'smtp connection refused', next_attempt_at: clock() + MINUTE }).where('id', '=', retrying).execute();
+    const sent = await queueAccountMail(db, clock(), { kind: 'email_verification', sub: operatorSub, to: 'operator@example.com', locale: 'en', linkExpiresAt: clock() + 60 * MINUTE });
+    await db.updateTable('mail_outbox').set({ status: 'sent', attempts: 1, next_attempt_at: null }).where('id', '=', sent).execute();
     await notifySecurity(db, clock, graceSub, 'en', { category: 'security', outcome: 'recovery_code_used', remaining: 9 });
 
     const page = operatorPage;
@@ -220,6 +222,10 @@ describe('browser: the console papercuts of issue 36 in Chromium', { skip: chrom
     assert.equal(await rows.count(), pending, 'the page lists what the tile counted');
     assert.ok(await page.getByText(/next attempt/).isVisible(), 'a message waiting for its retry says when');
     await check(page, 'console-mail-pending');
+    await page.getByRole('link', { name: /All/ }).click();
+    await page.getByRole('cell', { name: /security \(notification\)/ }).first().waitFor();
+    await page.getByRole('link', { name: /Sent/ }).click();
+    assert.equal(await page.locator('tbody tr').count(), 1, 'the one sent message');
     await page.getByRole('link', { name: /Failed/ }).click();
     await page.getByRole('cell', { name: 'smtp 550 mailbox unavailable' }).waitFor();
     await page.getByRole('link', { name: /Retried/ }).click();
