@@ -146,7 +146,7 @@ forEachDatabase('console papercuts (issue 36)', (open) => {
     assert.doesNotMatch(anonymous.body, />People<\/a>/, 'no navigation for a visitor');
     assert.equal(anonymous.headers['x-frame-options'], 'DENY');
     const posted = await f.adminApp.inject({ method: 'POST', url: '/admin/nothing', payload: 'a=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
-    assert.equal(posted.statusCode, 404);
+    assert.equal(posted.statusCode, 404, 'not a page navigation: the listener\'s own 404');
     for (const url of ['/admin/v1/nothing', '/admin/v1', '/admin/v1/accounts/x/nothing']) {
       const api = await f.adminApp.inject({ url });
       assert.equal(api.statusCode, 404, url);

@@ -5,8 +5,6 @@
 // functions the admin API and the CLI call.
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
@@ -16,6 +14,7 @@ import { ClientError } from '../../clients/clients.ts';
 import { isLocale } from '../../web/i18n/i18n.ts';
 import { field } from '../../web/pages/forms.ts';
 import { securityHeaderValues } from '../../web/plugins/security-headers.ts';
+import { webauthnBrowserFiles } from '../../web/webauthn-browser-files.ts';
 import { consoleAdminKeyRoutes } from './admin-keys.routes.ts';
 import { consoleApplicationRoutes } from './applications.routes.ts';
 import { consoleAuditRoutes } from './audit.routes.ts';
@@ -92,27 +91,22 @@ export async function consoleRoutes(app: FastifyInstance, { ctx, cookieKey }: { 
     const operator = account ? (account.email ?? account.phone_number ?? account.sub) : undefined;
     return renderConsole(request, reply, 'not-found', { status: 404, title: (c) => c.notFoundTitle, operator, nav: operator ? 'none' : undefined }, ctx.productName);
   }
+  // Pages are navigations (GET, HEAD): another method at an unknown address gets the listener's JSON 404,
+  // and its body is never read here.
   app.route({
-    method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    method: ['GET', 'HEAD'],
     url: '/admin/*',
     handler: async (request, reply) => {
       const path = request.url.split('?', 1)[0] ?? '';
       if (path === '/admin/v1' || path.startsWith('/admin/v1/')) return reply.callNotFound();
-      if (path === '/admin/' && (request.method === 'GET' || request.method === 'HEAD')) return reply.redirect('/admin', 301);
+      if (path === '/admin/') return reply.redirect('/admin', 301);
       return notFoundPage(request, reply);
     },
   });
 
   // @simplewebauthn/browser's ES modules for console-passkeys.js, from this listener (CSP script-src 'self').
   const { default: fastifyStatic } = await import('@fastify/static');
-  await app.register(fastifyStatic, {
-    root: path.dirname(fileURLToPath(import.meta.resolve('@simplewebauthn/browser'))),
-    prefix: '/admin/static/vendor/simplewebauthn/',
-    decorateReply: false,
-    index: false,
-    maxAge: '1h',
-    allowedPath: (pathName) => pathName.endsWith('.js'),
-  });
+  await app.register(fastifyStatic, webauthnBrowserFiles('/admin/static/vendor/simplewebauthn/'));
 
   await app.register(consoleSigninRoutes, { ctx });
   await app.register(consolePasskeyRoutes, { ctx });
