@@ -44,6 +44,11 @@ describe('ui_locales (OpenID Connect Core §3.1.2.1)', () => {
     assert.equal((await pageLanguage(english, { ui_locales: 'fr de' })).language, 'en');
   });
 
+  test('discovery says which ui_locales it has: ui_locales_supported ["en", "zh-CN"]', async () => {
+    const doc = (await fixture.flow.app.inject({ url: '/.well-known/openid-configuration', headers: { host: fixture.flow.host } })).json<{ ui_locales_supported: string[] }>();
+    assert.deepEqual(doc.ui_locales_supported, ['en', 'zh-CN']);
+  });
+
   test('the person\'s own choice on the language switch wins over ui_locales', async () => {
     const browser = new TinyBrowser(fixture.flow, undefined, { 'accept-language': 'en' });
     const first = await pageLanguage(browser, { ui_locales: 'zh-CN' });
