@@ -8,7 +8,7 @@ import { ROLES, rolesOf } from '../accounts/roles.ts';
 import { AdminNotFound } from './errors.ts';
 import { operatorOf, type AdminContext } from './operator-auth.ts';
 import * as changes from './operator-changes.ts';
-import { factorList, accountCreateBody, accountPage, accountPatchBody, accountsQuery, errorResponses, ref, sessionList, sessionsEnded, subParams } from './schemas.ts';
+import { factorList, accountCreateBody, accountPage, accountPatchBody, accountsQuery, errorResponses, ref, sessionList, sessionParams, sessionsEnded, subParams } from './schemas.ts';
 
 type SubParams = { Params: { sub: string } };
 const notFound = { 404: { ...ref('Error'), description: 'no account with this sub' } } as const;
@@ -144,6 +144,22 @@ export async function accountRoutes(app: FastifyInstance, { ctx }: { ctx: AdminC
       },
     },
     async (request) => ({ ended: await changes.endSessionsAsOperator(operatorOf(request), request.params.sub) }),
+  );
+
+  app.delete<{ Params: { sub: string; id: string } }>(
+    '/admin/v1/accounts/:sub/sessions/:id',
+    {
+      schema: {
+        tags,
+        summary: 'End one session of the person (that browser signs in again; the others go on)',
+        params: sessionParams,
+        response: { ...noContent('the session ended'), ...errorResponses, 404: { ...ref('Error'), description: 'no account with this sub, or no live session with this id' } },
+      },
+    },
+    async (request, reply) => {
+      await changes.endSessionAsOperator(operatorOf(request), request.params.sub, request.params.id);
+      return reply.code(204).send();
+    },
   );
 
   app.get<SubParams>(

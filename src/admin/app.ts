@@ -21,6 +21,8 @@ export type AdminDeps = {
   baseUrl?: string | undefined;
   /** the operator's product name (SIGNET_PRODUCT_NAME), on the console's pages */
   productName?: string | undefined;
+  /** the public site's host names (SIGNET_BASE_URL, SIGNET_ALT_BASE_URL): the console takes passkeys when opened under one of them */
+  passkeyHosts?: readonly string[] | undefined;
   /** where task files live: deleting an account removes its tasks' files */
   objects: ObjectStore;
   logger: Logger;
@@ -116,7 +118,7 @@ export async function buildAdminApp(deps: AdminDeps): Promise<FastifyInstance> {
   await app.register(adminRoutes, { ctx: { db: deps.db, clock: deps.clock, hashKey: deps.keys.tokenHash, objects: deps.objects, upstreamKey: deps.keys.upstreamSecret, baseUrl: deps.baseUrl ?? 'http://localhost:8080' } });
   // issue 27: the admin console at /admin, in a context of its own (cookies, forms, CSRF, page errors).
   const { consoleRoutes } = await import('./console/console.routes.ts');
-  const consoleCtx = { db: deps.db, clock: deps.clock, hashKey: deps.keys.tokenHash, factorKey: deps.keys.factorSecret, deviceKey: deps.keys.deviceCookie, objects: deps.objects, productName: deps.productName ?? 'Signet', upstreamKey: deps.keys.upstreamSecret, baseUrl: deps.baseUrl ?? 'http://localhost:8080' };
+  const consoleCtx = { db: deps.db, clock: deps.clock, hashKey: deps.keys.tokenHash, factorKey: deps.keys.factorSecret, deviceKey: deps.keys.deviceCookie, objects: deps.objects, productName: deps.productName ?? 'Signet', upstreamKey: deps.keys.upstreamSecret, baseUrl: deps.baseUrl ?? 'http://localhost:8080', passkeyHosts: deps.passkeyHosts ?? [] };
   await app.register(consoleRoutes, { ctx: consoleCtx, cookieKey: deps.keys.cookie });
   return app;
 }

@@ -3,7 +3,7 @@
 // stay in the accounts and clients domains; this file only calls them and writes the trail. The admin
 // API uses these; `signet user …` and `signet client …` can call the same functions.
 import { isIP } from 'node:net';
-import { endSessionsOf } from '../accounts/account-admin.ts';
+import { endSessionOf, endSessionsOf } from '../accounts/account-admin.ts';
 import { endConsoleSessionsOf } from './console/console-sessions.ts';
 import { notifySecurity, resetFactors, type FactorsReset } from '../accounts/factors/factors.ts';
 import * as accounts from '../accounts/accounts.ts';
@@ -154,6 +154,11 @@ export async function endSessionsAsOperator(op: OperatorContext, sub: string): P
     async () => (await endSessionsOf(op.db, sub)) + (await endConsoleSessionsOf(op.db, sub)),
     (ended) => ({ detail: { sessions_ended: ended } }),
   );
+}
+
+/** issue 36: ends one session of the person (by its public id); the others go on. */
+export async function endSessionAsOperator(op: OperatorContext, sub: string, id: string): Promise<void> {
+  return audited(op, { type: 'account.session_ended', sub, detail: { session_id: id } }, () => endSessionOf(op.db, op.clock, sub, id));
 }
 
 /**

@@ -35,8 +35,8 @@ export const sharedSchemas = [
   {
     $id: 'Session',
     type: 'object',
-    required: ['created_at', 'expires_at'],
-    properties: { created_at: isoTime, expires_at: isoTime },
+    required: ['id', 'created_at', 'expires_at'],
+    properties: { id: { type: 'string', description: 'the public id of the session, for DELETE …/sessions/{id} (never its cookie value or stored hash)' }, created_at: isoTime, expires_at: isoTime },
   },
   {
     $id: 'Factor',
@@ -126,6 +126,11 @@ export const errorResponses = {
 } as const;
 
 export const subParams = { type: 'object', required: ['sub'], properties: { sub: { type: 'string', minLength: 1, maxLength: 200 } } } as const;
+export const sessionParams = {
+  type: 'object',
+  required: ['sub', 'id'],
+  properties: { sub: { type: 'string', minLength: 1, maxLength: 200 }, id: { type: 'string', minLength: 1, maxLength: 64, description: 'a session id from GET …/sessions' } },
+} as const;
 export const clientIdParams = { type: 'object', required: ['client_id'], properties: { client_id: { type: 'string', minLength: 1, maxLength: 200 } } } as const;
 
 /** Query strings are text; whole numbers are matched as such and converted in the route. */

@@ -33,6 +33,7 @@ export const AUDIT_TYPES = [
   'account.unlocked',
   'account.password_set',
   'account.sessions_ended',
+  'account.session_ended',
   'account.factors_reset',
   'account.role_added',
   'account.role_removed',
@@ -97,6 +98,8 @@ const DETAIL_KEYS = {
   revoked_access_tokens: isCount,
   revoked_refresh_tokens: isCount,
   sessions_ended: isCount,
+  /** the public id of a session an operator ended (account-admin.ts sessionPublicId: a digest, never the cookie or its hash) */
+  session_id: (v: unknown) => typeof v === 'string' && /^[A-Za-z0-9_-]{22}$/.test(v),
   /** a space-separated scope list (scope names only) */
   scope: (v: unknown) => typeof v === 'string' && /^[a-z_ ]{0,200}$/.test(v),
   grant_type: (v: unknown) => v === 'authorization_code' || v === 'refresh_token',

@@ -21,6 +21,8 @@ const listView: HumanView = {
     { header: 'name', value: (c) => c.name },
     { header: 'public', value: (c) => c.public },
     { header: 'enabled', value: (c) => c.enabled },
+    // issue 36: whether the application gets an id_token when it asks for `openid` (--oidc)
+    { header: 'oidc', value: (c) => c.oidc },
     { header: 'scopes', value: (c) => c.scopes },
     { header: 'redirect_uris', value: (c) => c.redirect_uris },
     { header: 'created', value: (c) => shortTime(c.created_at) },

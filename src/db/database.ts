@@ -38,6 +38,7 @@ import * as m0011 from './migrations/0011_oidc.ts';
 import * as m0012 from './migrations/0012_operator_role.ts';
 import * as m0013 from './migrations/0013_upstream_providers.ts';
 import * as m0014 from './migrations/0014_foreign_password_hashes.ts';
+import * as m0015 from './migrations/0015_worker_heartbeats.ts';
 
 export type Db = Kysely<Database>;
 export type Dialect = 'sqlite' | 'postgres';
@@ -74,6 +75,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0012_operator_role': m0012,
   '0013_upstream_providers': m0013,
   '0014_foreign_password_hashes': m0014,
+  '0015_worker_heartbeats': m0015,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

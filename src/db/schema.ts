@@ -277,6 +277,7 @@ export interface Database {
   upstream_states: UpstreamStatesTable;
   upstream_pending_links: UpstreamPendingLinksTable;
   imported_passwords: ImportedPasswordsTable;
+  worker_heartbeats: WorkerHeartbeatsTable;
 }
 
 /** A password brought in by `signet import` (migration 0014; accounts/imported-passwords.store.ts). */
@@ -306,6 +307,19 @@ export interface ConsoleSessionsTable {
   checked_at: number;
   expires_at: number;
   ip: string | null;
+}
+
+/** A running `signet worker` (migration 0015): renewed every few seconds, deleted when it stops. */
+export interface WorkerHeartbeatsTable {
+  id: string;
+  host: string;
+  pid: number;
+  /** JSON array: task kinds and/or "email" */
+  work: string;
+  slots: number;
+  version: string;
+  started_at: number;
+  last_seen_at: number;
 }
 
 /** An authenticator app (accounts/factors/totp.ts). */

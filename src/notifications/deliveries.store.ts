@@ -48,3 +48,22 @@ function held(input: Held) {
 export async function notificationOf(db: Db, id: string): Promise<NotificationsTable | undefined> {
   return db.selectFrom('notifications').selectAll().where('id', '=', id).executeTakeFirst();
 }
+
+/** E-mail deliveries for the console's outbox page, newest notification first (created before `before` when given). */
+export function listEmailDeliveriesForOperators(db: Db, filter: { status?: DeliveryRow['status'] | undefined; retried?: boolean | undefined }, before: number | undefined, limit: number) {
+  let q = db
+    .selectFrom('notification_deliveries as d')
+    .innerJoin('notifications as n', 'n.id', 'd.notification_id')
+    .select(['d.notification_id as id', 'n.category as category', 'n.sub as sub', 'd.status as status', 'd.reason as reason', 'd.attempts as attempts', 'd.next_attempt_at as next_attempt_at', 'n.created_at as created_at', 'd.updated_at as updated_at'])
+    .where('d.channel', '=', 'email');
+  if (filter.status !== undefined) q = q.where('d.status', '=', filter.status);
+  if (filter.retried) q = q.where((eb) => eb.or([eb('d.attempts', '>', 1), eb.and([eb('d.status', '=', 'pending'), eb('d.reason', 'is not', null)])]));
+  if (before !== undefined) q = q.where('n.created_at', '<', before);
+  return q.orderBy('n.created_at', 'desc').orderBy('d.notification_id', 'desc').limit(limit).execute();
+}
+
+/** E-mail deliveries by status (the outbox page's counts, the overview's pending e-mails). */
+export async function countEmailDeliveriesByStatus(db: Db): Promise<Map<string, number>> {
+  const rows = await db.selectFrom('notification_deliveries').select(['status', (eb) => eb.fn.countAll<number | string | bigint>().as('n')]).where('channel', '=', 'email').groupBy('status').execute();
+  return new Map(rows.map((r) => [r.status, Number(r.n)]));
+}

@@ -3,6 +3,7 @@
 // to our sign-in and consent page with `302`.
 import type { FastifyPluginAsync } from 'fastify';
 import { grantCoversRequest } from '../consent/grants.ts';
+import { localeFromUiLocales } from '../web/i18n/i18n.ts';
 import { validateAuthorizeRequest, type AuthorizeQuery } from './authorize.ts';
 import { OAuthError } from './errors.ts';
 import { readIdTokenHint } from './oidc/id-token.ts';
@@ -62,6 +63,12 @@ export const authorizeRoutes: FastifyPluginAsync<{ ctx: FlowContext; mustEnrol?:
       secure: request.servedOrigin.protocol === 'https:',
       maxAge: PENDING_REQUEST_LIFETIME_MS / 1000,
     });
+    // Core §3.1.2.1 ui_locales: the sign-in and consent pages of this request in the language asked for,
+    // when Signet has it (the person's own choice on the language switch still wins); a request that
+    // asks for none leaves the browser's own preference.
+    const uiLocale = localeFromUiLocales(authorization.oidc?.uiLocales);
+    if (uiLocale) reply.setCookie(request.server.cookieNames.uiLocale, uiLocale, { path: '/', httpOnly: true, sameSite: 'lax', secure: request.servedOrigin.protocol === 'https:', maxAge: PENDING_REQUEST_LIFETIME_MS / 1000 });
+    else if (request.cookies[request.server.cookieNames.uiLocale] !== undefined) reply.clearCookie(request.server.cookieNames.uiLocale, { path: '/', httpOnly: true, sameSite: 'lax', secure: request.servedOrigin.protocol === 'https:' });
     const id = await createPendingRequest(forBrowser(ctx, binding), authorization, origin, request.ip);
     // spec: "Success: `302` to the sign-in and consent page. No code exists yet at that point."
     return reply.redirect(`${origin}/signin?request=${id}`, 302);

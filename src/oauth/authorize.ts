@@ -6,6 +6,7 @@ import type { Db } from '../db/database.ts';
 import type { CodeChallengeMethod } from './codes.ts';
 import { OAuthError } from './errors.ts';
 import { methodReadAsPlainAgainstIntent, normalizeChallengeMethod } from './pkce.ts';
+import { REQUESTABLE_CLAIMS, scopesReleasing } from './claims.ts';
 import { DEFAULT_SCOPE, formatScope, isKnownScope, KNOWN_SCOPES, parseScopeParameter, type Scope } from './scopes.ts';
 
 /** The query as Fastify parses it: a parameter sent twice arrives as an array. */
@@ -45,24 +46,30 @@ export type OidcRequest = {
   acrValues?: string[] | undefined;
   /** the profile claims the `claims` parameter asks for in the id_token (Core §5.5), e.g. ["email"] */
   idTokenClaims?: string[] | undefined;
+  /** the profile claims the `claims` parameter asks userinfo for (Core §5.5); their scopes join the request */
+  userinfoClaims?: string[] | undefined;
+  /** Core §3.1.2.1 `ui_locales`: the page languages asked for, most preferred first (BCP 47 tags) */
+  uiLocales?: string[] | undefined;
 };
 
-/** The claims the `claims` parameter may ask for in the id_token; each is released only with its scope. */
-export const ID_TOKEN_REQUESTABLE_CLAIMS = ['name', 'picture', 'email', 'email_verified', 'phone_number', 'phone_number_verified'] as const;
-
-/** OpenID Connect Core §5.5: the `claims` parameter's `id_token` member — the profile claims it names. */
-function idTokenClaimsOf(text: string | undefined): string[] | undefined {
-  if (text === undefined) return undefined;
+/** OpenID Connect Core §5.5: the `claims` parameter's `id_token` and `userinfo` members — the profile claims each names. */
+function claimsRequestOf(text: string | undefined): { idToken?: string[]; userinfo?: string[] } {
+  if (text === undefined) return {};
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
     throw new OAuthError('invalid_request', 'claims must be a JSON object (OpenID Connect Core §5.5), e.g. {"id_token":{"email":null}}.');
   }
-  const idToken = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>).id_token : undefined;
-  if (typeof idToken !== 'object' || idToken === null) return undefined;
-  const asked = Object.keys(idToken).filter((name) => (ID_TOKEN_REQUESTABLE_CLAIMS as readonly string[]).includes(name));
-  return asked.length > 0 ? asked : undefined;
+  const member = (name: 'id_token' | 'userinfo'): string[] | undefined => {
+    const value = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>)[name] : undefined;
+    if (typeof value !== 'object' || value === null) return undefined;
+    const asked = Object.keys(value).filter((claim) => (REQUESTABLE_CLAIMS as readonly string[]).includes(claim));
+    return asked.length > 0 ? asked : undefined;
+  };
+  const idToken = member('id_token');
+  const userinfo = member('userinfo');
+  return { ...(idToken ? { idToken } : {}), ...(userinfo ? { userinfo } : {}) };
 }
 
 /** The longest nonce, login_hint or acr_values accepted (each is stored with the pending request). */
@@ -224,7 +231,8 @@ function readOidcParameters(query: AuthorizeQuery): OidcRequest {
   if (maxAgeText !== undefined && !/^\d{1,9}$/.test(maxAgeText)) throw new OAuthError('invalid_request', 'max_age must be a whole number of seconds.');
   const prompt = single(query, 'prompt')?.split(' ').filter((p) => p === 'login' || p === 'consent');
   const acrValues = bounded('acr_values')?.split(' ').filter(Boolean);
-  const idTokenClaims = idTokenClaimsOf(bounded('claims', 2000));
+  const claims = claimsRequestOf(bounded('claims', 2000));
+  const uiLocales = bounded('ui_locales')?.split(' ').filter(Boolean);
   return {
     nonce: bounded('nonce'),
     ...(prompt && prompt.length > 0 ? { prompt } : {}),
@@ -232,7 +240,9 @@ function readOidcParameters(query: AuthorizeQuery): OidcRequest {
     loginHint: bounded('login_hint'),
     idTokenHint: bounded('id_token_hint', 8000),
     ...(acrValues && acrValues.length > 0 ? { acrValues } : {}),
-    ...(idTokenClaims ? { idTokenClaims } : {}),
+    ...(claims.idToken ? { idTokenClaims: claims.idToken } : {}),
+    ...(claims.userinfo ? { userinfoClaims: claims.userinfo } : {}),
+    ...(uiLocales && uiLocales.length > 0 ? { uiLocales } : {}),
   };
 }
 
@@ -246,9 +256,11 @@ export async function validateAuthorizeRequest(db: Db, query: AuthorizeQuery, co
   const codeChallenge = single(query, 'code_challenge') ?? null;
   const method = single(query, 'code_challenge_method');
   const prompt = single(query, 'prompt');
-  const scope = learned(v.scope, 'validateAuthorizeRequest');
+  const client = learned(v.client, 'validateAuthorizeRequest');
+  const oidc = client.oidc ? readOidcParameters(query) : null;
+  const scope = withUserinfoClaimScopes(learned(v.scope, 'validateAuthorizeRequest'), client, oidc);
   return {
-    client: learned(v.client, 'validateAuthorizeRequest'),
+    client,
     redirectUri: learned(v.redirectUri, 'validateAuthorizeRequest'),
     scope,
     state,
@@ -257,6 +269,19 @@ export async function validateAuthorizeRequest(db: Db, query: AuthorizeQuery, co
     codeChallengeMethod: codeChallenge === null ? null : normalizeChallengeMethod(method),
     methodReadAsPlain: codeChallenge === null ? null : (methodReadAsPlainAgainstIntent(method) ?? null),
     prompt: prompt === 'none' ? 'none' : null,
-    oidc: learned(v.client, 'validateAuthorizeRequest').oidc ? readOidcParameters(query) : null,
+    oidc,
   };
+}
+
+/**
+ * Core §5.5: claims the `userinfo` member names "are being requested to be added to any Claims that are
+ * being requested using scope values". Signet releases a claim only with its scope (spec "Scopes"), so
+ * such a claim asks for its scope: the consent page shows it, and userinfo returns the claim when the
+ * person allows it. A scope the application is not registered for is left out (Core: a claim the OP
+ * cannot release is simply not returned), never an error — and only an OpenID request (`openid`) widens.
+ */
+function withUserinfoClaimScopes(scope: Scope[], client: Client, oidc: OidcRequest | null): Scope[] {
+  if (!oidc?.userinfoClaims || !scope.includes('openid')) return scope;
+  const added = scopesReleasing(oidc.userinfoClaims).filter((s) => client.scopes.includes(s));
+  return formatScope([...scope, ...added]).split(' ').filter(isKnownScope);
 }

@@ -5,6 +5,7 @@ import { CLAIMS_BY_SCOPE, KNOWN_SCOPES } from './scopes.ts';
 import { SUPPORTED_GRANT_TYPES } from './token/grants.ts';
 import { ACR_VALUES_SUPPORTED, ID_TOKEN_CLAIMS } from './oidc/id-token.ts';
 import { SIGNING_ALGS } from './oidc/keys.ts';
+import { LOCALES } from '../web/i18n/i18n.ts';
 
 export type DiscoveryDocument = Record<string, string | string[] | boolean>;
 
@@ -43,6 +44,8 @@ export function accurateDiscovery(servedOrigin: string): DiscoveryDocument {
     response_modes_supported: ['query'],
     prompt_values_supported: ['none', 'login', 'consent'],
     claims_parameter_supported: true,
+    // issue 36: the page languages ui_locales can pick (OpenID Connect Discovery 1.0 §3)
+    ui_locales_supported: [...LOCALES],
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
     // RFC 9207: every callback carries `iss` (mix-up defence); clients may then require it.

@@ -1,70 +1,13 @@
 // GET /oauth/userinfo: the claims of the person an access token was issued for, by the token's scope.
 // spec: "/oauth/userinfo is currently the only endpoint that an OAuth access token can call."
-import type { Profile } from '../accounts/accounts.ts';
 import { findClientCached, type Client } from '../clients/clients.ts';
 import type { Db } from '../db/database.ts';
 import { DETAIL_UNKNOWN_TOKEN, OAuthError } from './errors.ts';
-import { scopeList } from './scopes.ts';
+import { claimsFor, type ClaimsSource, type UserinfoClaims } from './claims.ts';
 import { keyedHash } from './secrets.ts';
 import { ACCESS_TOKEN_LIFETIME_MS } from './token/issue-tokens.ts';
 import { accessTokenId, decodeAccessToken } from './token-format.ts';
 import * as store from './tokens.store.ts';
-
-/** spec "User profile (userinfo response)". */
-export type UserinfoClaims = {
-  sub: string;
-  name?: string;
-  picture?: string;
-  email?: string;
-  email_verified?: boolean;
-  phone_number?: string;
-  phone_number_verified?: boolean;
-};
-
-/** What the claims are made from: a Profile, or the same fields read with the token. */
-export type ClaimsSource = Pick<Profile, 'sub' | 'name' | 'picture' | 'email' | 'email_verified' | 'phone_number' | 'phone_number_verified'>;
-
-/**
- * The parsed scopes of a stored scope string. Stored scopes are canonical (formatScope: known scopes in
- * the spec's order), so there are only a few distinct strings; each is parsed once instead of on every
- * userinfo request. Bounded anyway, in case a store ever holds other spellings.
- */
-const parsedScopes = new Map<string, ReadonlySet<string>>();
-const PARSED_SCOPES_MAX = 64;
-
-function scopeSet(scope: string): ReadonlySet<string> {
-  let scopes = parsedScopes.get(scope);
-  if (scopes === undefined) {
-    scopes = new Set(scopeList(scope));
-    if (parsedScopes.size >= PARSED_SCOPES_MAX) parsedScopes.clear();
-    parsedScopes.set(scope, scopes);
-  }
-  return scopes;
-}
-
-/**
- * spec: "The claim `sub` is always returned"; "Every claim other than `sub` also depends on the user
- * having set the value" — except `picture`, which is an "Empty string if unset"; `email` and
- * `phone_number` are "Omitted entirely if the account has no e-mail / phone", and so are their
- * `_verified` companions, which describe a value that is not there.
- */
-export function claimsFor(profile: ClaimsSource, scope: string): UserinfoClaims {
-  const scopes = scopeSet(scope);
-  const claims: UserinfoClaims = { sub: profile.sub };
-  if (scopes.has('profile')) {
-    if (profile.name !== null && profile.name !== '') claims.name = profile.name;
-    claims.picture = profile.picture ?? '';
-  }
-  if (scopes.has('email') && profile.email !== null) {
-    claims.email = profile.email;
-    claims.email_verified = profile.email_verified;
-  }
-  if (scopes.has('phone') && profile.phone_number !== null) {
-    claims.phone_number = profile.phone_number;
-    claims.phone_number_verified = profile.phone_number_verified;
-  }
-  return claims;
-}
 
 export const DESCRIPTION_INVALID_ACCESS_TOKEN = 'The access token is unknown, expired or revoked. Refresh it, or sign the person in again.';
 

@@ -164,20 +164,10 @@ export async function oldestQueuedAt(db: Db): Promise<number | undefined> {
   return row?.at === null || row?.at === undefined ? undefined : Number(row.at);
 }
 
-/**
- * Workers holding a running task, with their last heartbeat (the heartbeat moves updated_at), newest first.
- * A worker with nothing to run holds no lease and is not seen here.
- */
-export async function workerHeartbeats(db: Db, since: number): Promise<Array<{ owner: string; lastHeartbeat: number; running: number }>> {
-  const rows = await db
-    .selectFrom('tasks')
-    .select(['lease_owner', (eb) => eb.fn.max<number | string>('updated_at').as('last'), (eb) => eb.fn.countAll<number | string | bigint>().as('n')])
-    .where('status', '=', 'running')
-    .where('lease_owner', 'is not', null)
-    .where('updated_at', '>=', since)
-    .groupBy('lease_owner')
-    .execute();
-  return rows.map((r) => ({ owner: r.lease_owner ?? '', lastHeartbeat: Number(r.last), running: Number(r.n) })).sort((a, b) => b.lastHeartbeat - a.lastHeartbeat);
+/** Running tasks with the worker that holds each (the console's Tasks page: what each worker runs). */
+export async function runningTasksWithOwner(db: Db): Promise<Array<{ id: string; kind: TaskKind; source_name: string; lease_owner: string }>> {
+  const rows = await db.selectFrom('tasks').select(['id', 'kind', 'source_name', 'lease_owner']).where('status', '=', 'running').where('lease_owner', 'is not', null).orderBy('started_at').limit(500).execute();
+  return rows.map((r) => ({ id: r.id, kind: r.kind, source_name: r.source_name, lease_owner: r.lease_owner ?? '' }));
 }
 
 /** Every person's tasks, newest first, by kind and state when given (the operator's queue). */

@@ -339,16 +339,24 @@ export async function resultFile(ctx: TaskContext, sub: string, kind: TaskKind, 
 
 // ---- for operators (the admin console): every person's tasks, never their files' contents ----
 
-export type QueueSummary = { counts: Record<TaskStatus, number>; oldestQueuedAt: number | undefined; workers: Array<{ owner: string; lastHeartbeat: number; running: number }> };
+export type QueueSummary = { counts: Record<TaskStatus, number>; oldestQueuedAt: number | undefined };
 
-/** Workers count as seen when they wrote a heartbeat within this long. */
-export const WORKER_SEEN_MS = 60_000;
-
-export async function queueSummary(db: Db, clock: Clock): Promise<QueueSummary> {
+export async function queueSummary(db: Db): Promise<QueueSummary> {
   const byStatus = await store.countByStatus(db);
   const counts = { queued: 0, running: 0, finished: 0, failed: 0, cancelled: 0 } satisfies Record<TaskStatus, number>;
   for (const [status, n] of byStatus) counts[status] = n;
-  return { counts, oldestQueuedAt: await store.oldestQueuedAt(db), workers: await store.workerHeartbeats(db, clock() - WORKER_SEEN_MS) };
+  return { counts, oldestQueuedAt: await store.oldestQueuedAt(db) };
+}
+
+/** The tasks running now, by the worker holding each one's lease (its heartbeat id): what each worker runs. */
+export async function runningTasksByWorker(db: Db): Promise<Map<string, Array<{ id: string; kind: TaskKind; name: string }>>> {
+  const byWorker = new Map<string, Array<{ id: string; kind: TaskKind; name: string }>>();
+  for (const row of await store.runningTasksWithOwner(db)) {
+    const list = byWorker.get(row.lease_owner) ?? [];
+    list.push({ id: row.id, kind: row.kind, name: row.source_name });
+    byWorker.set(row.lease_owner, list);
+  }
+  return byWorker;
 }
 
 /** A task as an operator sees it: the record with its owner and lease, the files by name and size. */

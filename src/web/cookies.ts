@@ -12,9 +12,9 @@ import { DEVICE_COOKIE } from '../accounts/device-cookies.ts';
 import { REMEMBERED_BROWSER_COOKIE } from '../accounts/factors/remembered-browser.ts';
 import { SECOND_STEP_COOKIE } from '../accounts/factors/second-step.ts';
 import { BROWSER_BINDING_COOKIE } from '../oauth/authorization-requests.ts';
-import { LANGUAGE_COOKIE } from './i18n/i18n.ts';
 import { UPSTREAM_BROWSER_COOKIE } from '../accounts/upstream/signin-states.ts';
 import { UPSTREAM_LINK_COOKIE } from '../accounts/upstream/links.ts';
+import { LANGUAGE_COOKIE, UI_LOCALE_COOKIE } from './i18n/i18n.ts';
 import { CSRF_COOKIE, SESSION_COOKIE } from './plugins/session.ts';
 
 export type CookieNames = {
@@ -26,6 +26,8 @@ export type CookieNames = {
   flow: string;
   /** the language switch's choice */
   language: string;
+  /** the language an OpenID application asked for with ui_locales, for the pages of its pending sign-in (oauth/authorize.routes.ts) */
+  uiLocale: string;
   /** the proof that this browser signed in to an account before (accounts/device-cookies.ts) */
   device: string;
   /** the half-signed-in state between a correct password and the second step (accounts/factors/second-step.ts) */
@@ -47,7 +49,7 @@ declare module 'fastify' {
 
 export function cookieNames(settings: Pick<Settings, 'baseUrl' | 'altBaseUrl'>): CookieNames {
   const prefix = servedOrigins(settings).every((origin) => origin.protocol === 'https:') ? '__Host-' : '';
-  return { session: prefix + SESSION_COOKIE, csrf: prefix + CSRF_COOKIE, flow: prefix + BROWSER_BINDING_COOKIE, language: prefix + LANGUAGE_COOKIE, device: prefix + DEVICE_COOKIE, secondStep: prefix + SECOND_STEP_COOKIE, remembered: prefix + REMEMBERED_BROWSER_COOKIE, idp: prefix + UPSTREAM_BROWSER_COOKIE, idpLink: prefix + UPSTREAM_LINK_COOKIE };
+  return { session: prefix + SESSION_COOKIE, csrf: prefix + CSRF_COOKIE, flow: prefix + BROWSER_BINDING_COOKIE, language: prefix + LANGUAGE_COOKIE, uiLocale: prefix + UI_LOCALE_COOKIE, device: prefix + DEVICE_COOKIE, secondStep: prefix + SECOND_STEP_COOKIE, remembered: prefix + REMEMBERED_BROWSER_COOKIE, idp: prefix + UPSTREAM_BROWSER_COOKIE, idpLink: prefix + UPSTREAM_LINK_COOKIE };
 }
 
 /**

@@ -16,6 +16,7 @@ import { forgetExpiredPendingRequests } from '../oauth/authorization-requests.ts
 import { forgetExpiredCodesAndTokens } from '../oauth/expiry.ts';
 import { recordAudit } from '../audit/audit.ts';
 import { forgetRetiredSigningKeys } from '../oauth/oidc/keys.ts';
+import { forgetSilentWorkers } from '../worker/heartbeats.ts';
 
 export const SWEEP_INTERVAL_MS = 10 * MINUTE;
 
@@ -33,6 +34,7 @@ export async function sweepExpired(db: Db, clock: Clock): Promise<Record<string,
     secondSteps: await forgetExpiredSecondSteps(db, clock),
     signingKeys: await retireExpiredSigningKeys(db, clock),
     upstreamStates: await forgetExpiredUpstreamStates(db, clock),
+    silentWorkers: await forgetSilentWorkers(db, clock),
   };
 }
 

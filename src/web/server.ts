@@ -7,7 +7,7 @@ import { registerAuditCounters } from '../audit/audit-metrics.ts';
 import { startAuditRetention } from '../audit/retention.ts';
 import { systemClock } from '../config/clock.ts';
 import { deriveKeys, loadRootSecret } from '../config/keys.ts';
-import type { Settings } from '../config/settings.ts';
+import { servedOrigins, type Settings } from '../config/settings.ts';
 import { migrate, openDatabase } from '../db/database.ts';
 import { ensureSigningKeys } from '../oauth/oidc/keys.ts';
 import { openObjectStore, parseStorageUrl } from '../storage/open.ts';
@@ -49,7 +49,7 @@ export async function startServer(settings: Settings, logDestination?: Destinati
   const metricsServer = metrics && settings.metrics !== 'off' && !cluster.isWorker ? await startMetricsServer(metrics.registry, settings.metrics.host, settings.metrics.port) : undefined;
   // The admin API on its own listener, never the public port (SIGNET_ADMIN_ADDR; off: none).
   // Loaded only when it is on: the admin app and its OpenAPI (swagger) plugin are otherwise dead weight.
-  const adminApp = settings.admin === 'off' ? undefined : await (await import('../admin/app.ts')).startAdminServer({ db: database.db, clock: systemClock, keys, objects, logger, trustProxy: settings.trustProxy, productName: settings.brand.productName, baseUrl: settings.baseUrl.origin }, settings.admin);
+  const adminApp = settings.admin === 'off' ? undefined : await (await import('../admin/app.ts')).startAdminServer({ db: database.db, clock: systemClock, keys, objects, logger, trustProxy: settings.trustProxy, productName: settings.brand.productName, baseUrl: settings.baseUrl.origin, passkeyHosts: servedOrigins(settings).map((u) => u.hostname) }, settings.admin);
   const stopHousekeeping = startHousekeeping(database.db, systemClock, logger);
   const stopAuditRetention = startAuditRetention(database.db, systemClock, settings.auditRetentionDays, logger);
   logger.info({ baseUrl: settings.baseUrl.origin, altBaseUrl: settings.altBaseUrl?.origin, database: database.dialect }, 'signet is serving');

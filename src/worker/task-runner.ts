@@ -32,6 +32,8 @@ export type TaskRunnerDeps = {
 };
 
 export type TaskRunnerOptions = {
+  /** the runner's id, the lease_owner of the tasks it claims (the worker's heartbeat id); random when absent */
+  owner?: string;
   kinds?: TaskKind[];
   /** how long a claim holds without a heartbeat */
   leaseMs?: number;
@@ -64,7 +66,7 @@ function failureMessage(error: unknown): string | undefined {
 }
 
 export function startTaskRunner(deps: TaskRunnerDeps, options: TaskRunnerOptions = {}): { stop(): Promise<void> } {
-  const owner = randomUUID();
+  const owner = options.owner ?? randomUUID();
   const kinds = options.kinds ?? ['translate', 'docparse'];
   const leaseMs = options.leaseMs ?? 30_000;
   const heartbeatMs = options.heartbeatMs ?? Math.min(2_000, leaseMs / 3);

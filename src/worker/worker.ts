@@ -1,6 +1,8 @@
 // `signet worker`: background work beside the servers — task execution and (with the notifications
 // feature) e-mail delivery. Several may run at once, on one host or many; they share work through the
 // database only.
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Clock } from '../config/clock.ts';
 import { deriveKeys, loadRootSecret, type Keys } from '../config/keys.ts';
@@ -9,9 +11,12 @@ import type { DatabaseHandle } from '../db/database.ts';
 import { openObjectStore, parseStorageUrl } from '../storage/open.ts';
 import { createTranslator } from '../documents/translate/create.ts';
 import { startEmailRunner, type EmailRunnerOptions } from './email-runner.ts';
+import { startHeartbeat } from './heartbeats.ts';
 import { startTaskRunner, type TaskRunnerOptions } from './task-runner.ts';
 
 export type WorkKind = 'tasks' | 'email';
+
+const { version: VERSION } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 export type RunningWorker = { stop(): Promise<void> };
 
@@ -30,8 +35,11 @@ export function startWorker(input: {
   const objects = openObjectStore(parseStorageUrl(settings.storageUrl));
   const translator = settings.translate.engine ? createTranslator(settings.translate) : undefined;
   const runners: Array<{ stop(): Promise<void> }> = [];
+  // One id for this worker: its heartbeat row's and the lease_owner of the tasks it runs.
+  const id = randomUUID();
+  const taskOptions = { ...taskOptionsFrom(settings), ...input.taskOptions, owner: id };
   if (input.kinds.includes('tasks')) {
-    runners.push(startTaskRunner({ db: database.db, dialect: database.dialect, clock, objects, translator, logger }, { ...taskOptionsFrom(settings), ...input.taskOptions }));
+    runners.push(startTaskRunner({ db: database.db, dialect: database.dialect, clock, objects, translator, logger }, taskOptions));
   }
   if (input.kinds.includes('email')) {
     const keys = input.keys ?? deriveKeys(loadRootSecret(settings));
@@ -52,10 +60,13 @@ export function startWorker(input: {
       ),
     );
   }
+  const work = [...(input.kinds.includes('tasks') ? (taskOptions.kinds ?? ['translate', 'docparse']) : []), ...(input.kinds.includes('email') && settings.smtpUrl && settings.mailFrom ? ['email'] : [])];
+  const heartbeat = startHeartbeat({ db: database.db, clock, logger }, { id, work, slots: input.kinds.includes('tasks') ? Math.max(1, Math.floor(taskOptions.concurrency ?? 1)) : 0, version: VERSION });
   logger.info({ work: input.kinds, translate: settings.translate.engine ?? 'none', email: settings.smtpUrl ? 'smtp' : 'none' }, 'signet worker is running');
   return {
     async stop() {
       await Promise.all(runners.map((r) => r.stop()));
+      await heartbeat.stop();
       await objects.close();
     },
   };

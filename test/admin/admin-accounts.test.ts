@@ -228,4 +228,38 @@ forEachDatabase('admin API: accounts', (open) => {
     assert.deepEqual([event?.sub, event?.detail], [f.sub, { sessions_ended: 2 }]);
     await done(f);
   });
+
+  test('issue 36: DELETE /admin/v1/accounts/:sub/sessions/:id ends that one session (204); the others go on; audited as account.session_ended; an unknown id, or another person\'s, is 404', async () => {
+    const f = await adminFixture(await open());
+    const key = f.deps.keys.tokenHash;
+    const kept = await startSession(f.deps.db, key, f.clock, { sub: f.sub, origin: 'http://signet.test' });
+    f.clock.advance(1000);
+    const ending = await startSession(f.deps.db, key, f.clock, { sub: f.sub, origin: 'http://signet.test' });
+    const other = await createAccount(f.deps.db, f.clock, { email: 'other@example.com', password: 'a long password' });
+    await startSession(f.deps.db, key, f.clock, { sub: other.sub, origin: 'http://signet.test' });
+    const listed = (await f.admin('GET', `/admin/v1/accounts/${f.sub}/sessions`)).json<{ sessions: Array<{ id: string }> }>();
+    assert.equal(listed.sessions.length, 2);
+    const [newest, oldest] = listed.sessions.map((s) => s.id) as [string, string];
+    for (const value of [kept.id, ending.id]) assert.ok(!JSON.stringify(listed).includes(value), 'the cookie value is never shown');
+    const stored = (await f.deps.db.selectFrom('sessions').select('id_hash').execute()).map((r) => r.id_hash);
+    assert.ok(stored.every((hash) => !JSON.stringify(listed).includes(hash)), 'nor the stored hash');
+
+    const res = await f.admin('DELETE', `/admin/v1/accounts/${f.sub}/sessions/${newest}`);
+    assert.equal(res.statusCode, 204, res.body);
+    assert.equal(await findSession(f.deps.db, key, f.clock, ending.id, 'http://signet.test'), undefined, 'that session ended');
+    assert.ok(await findSession(f.deps.db, key, f.clock, kept.id, 'http://signet.test'), 'the other one goes on');
+    assert.deepEqual((await f.admin('GET', `/admin/v1/accounts/${f.sub}/sessions`)).json<{ sessions: Array<{ id: string }> }>().sessions.map((s) => s.id), [oldest]);
+
+    const again = await f.admin('DELETE', `/admin/v1/accounts/${f.sub}/sessions/${newest}`);
+    assert.equal(again.statusCode, 404, 'already ended');
+    assert.equal(again.json<{ error: string }>().error, 'not_found');
+    const othersId = (await f.admin('GET', `/admin/v1/accounts/${other.sub}/sessions`)).json<{ sessions: Array<{ id: string }> }>().sessions[0]!.id;
+    assert.equal((await f.admin('DELETE', `/admin/v1/accounts/${f.sub}/sessions/${othersId}`)).statusCode, 404, "another person's session is not this person's");
+    assert.equal((await f.admin('GET', `/admin/v1/accounts/${other.sub}/sessions`)).json<{ sessions: unknown[] }>().sessions.length, 1);
+
+    const trail = await events(f, '?type=account.session_ended');
+    assert.deepEqual(trail.map((e) => [e.outcome, e.sub]), [['failure', f.sub], ['failure', f.sub], ['success', f.sub]]);
+    assert.deepEqual(trail.at(-1)!.detail, { session_id: newest });
+    await done(f);
+  });
 });

@@ -5,7 +5,9 @@ import { test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
+import { sessionPublicId } from '../../src/accounts/account-admin.ts';
 import { createAccount } from '../../src/accounts/accounts.ts';
+import { startSession } from '../../src/accounts/sessions.ts';
 import { createAdminKey, revokeAdminKey } from '../../src/admin/admin-keys.ts';
 import { registerClient } from '../../src/clients/clients.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
@@ -20,6 +22,9 @@ async function everyRoute(f: AdminFixture): Promise<Call[]> {
   const victimClient = await registerClient(db, clock, keys.tokenHash, { name: 'Doomed', redirectUris: ['https://doomed.example/cb'] });
   const sub = f.sub;
   const id = f.confidential.client.clientId;
+  // a session of the person, ended by its public id (issue 36)
+  await startSession(db, keys.tokenHash, clock, { sub, origin: 'http://localhost' });
+  const sessionId = sessionPublicId((await db.selectFrom('sessions').select('id_hash').where('sub', '=', sub).executeTakeFirstOrThrow()).id_hash);
   return [
     { method: 'GET', path: '/admin/v1/accounts', url: '/admin/v1/accounts', status: 200 },
     { method: 'GET', path: '/admin/v1/accounts', url: '/admin/v1/accounts?email=ada@example.com', status: 200 },
@@ -28,6 +33,7 @@ async function everyRoute(f: AdminFixture): Promise<Call[]> {
     { method: 'PATCH', path: '/admin/v1/accounts/{sub}', url: `/admin/v1/accounts/${sub}`, body: { name: 'Ada King' }, status: 200 },
     { method: 'POST', path: '/admin/v1/accounts/{sub}/unlock', url: `/admin/v1/accounts/${sub}/unlock`, status: 204 },
     { method: 'GET', path: '/admin/v1/accounts/{sub}/sessions', url: `/admin/v1/accounts/${sub}/sessions`, status: 200 },
+    { method: 'DELETE', path: '/admin/v1/accounts/{sub}/sessions/{id}', url: `/admin/v1/accounts/${sub}/sessions/${sessionId}`, status: 204 },
     { method: 'DELETE', path: '/admin/v1/accounts/{sub}/sessions', url: `/admin/v1/accounts/${sub}/sessions`, status: 200 },
     { method: 'GET', path: '/admin/v1/accounts/{sub}/factors', url: `/admin/v1/accounts/${sub}/factors`, status: 200 },
     { method: 'DELETE', path: '/admin/v1/accounts/{sub}/factors', url: `/admin/v1/accounts/${sub}/factors`, status: 204 },
@@ -101,7 +107,7 @@ forEachDatabase('admin API keys', (open) => {
 
     assert.deepEqual(await f.deps.db.selectFrom('audit_events').selectAll().execute(), eventsBefore, 'refused calls change nothing and record nothing');
     for (const call of calls.filter((c) => c.method === 'DELETE')) {
-      if (call.path.endsWith('/sessions') || call.path.endsWith('/{role}')) continue;
+      if (call.path.endsWith('/sessions') || call.path.endsWith('/sessions/{id}') || call.path.endsWith('/{role}')) continue;
       assert.equal((await f.admin('GET', call.url)).statusCode, 200, `${call.url} is still there`);
     }
     await f.app.close();

@@ -62,3 +62,16 @@ test('on a terminal: `user list` is a table (sub, email, phone, name, disabled, 
   assert.equal(piped.stderr, '', 'not a terminal: JSON only, no "shown once" line');
   assert.equal(JSON.parse(piped.stdout).name, 'Y');
 });
+
+test('on a terminal: `client list` shows the `oidc` column (issue 36: whether --oidc gives the application an id_token)', { skip: noScript }, async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'signet-tty-'));
+  const env = { SIGNET_DATA_DIR: dir };
+  assert.equal((await runSignet(['migrate'], { env })).code, 0);
+  assert.equal((await runSignet(['client', 'create', '--name', 'Plain', '--redirect-uri', 'https://p.example/cb'], { env })).code, 0);
+  assert.equal((await runSignet(['client', 'create', '--name', 'OpenID', '--redirect-uri', 'https://o.example/cb', '--scope', 'openid profile', '--oidc'], { env })).code, 0);
+  const lines = onTerminal(['client', 'list'], env).trimEnd().split('\n');
+  assert.match(lines[0]!, /^client_id\s+name\s+public\s+enabled\s+oidc\s+scopes\s+redirect_uris\s+created$/);
+  const row = (name: string) => lines.find((l) => new RegExp(`^\\S+\\s+${name}\\s`).test(l)) ?? '';
+  assert.match(row('Plain'), /^\S+\s+Plain\s+no\s+yes\s+no\s/);
+  assert.match(row('OpenID'), /^\S+\s+OpenID\s+no\s+yes\s+yes\s/);
+});

@@ -65,6 +65,11 @@ export function countPasskeys(db: Db, sub: string): Promise<number> {
   return store.countPasskeysOf(db, sub);
 }
 
+/** Whether the person has a passkey for this relying party (host): one a ceremony on it can use. */
+export async function hasPasskeyOn(db: Db, sub: string, rpId: string): Promise<boolean> {
+  return (await store.listPasskeysOf(db, sub)).some((p) => p.rp_id === rpId);
+}
+
 /** The name a person gave: control characters dropped, spaces trimmed, 1–60 characters. */
 export function checkedPasskeyName(value: unknown): string {
   const name = (typeof value === 'string' ? value : '').replace(/[\u0000-\u001f\u007f]/g, '').trim();

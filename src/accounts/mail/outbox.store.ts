@@ -42,8 +42,20 @@ export async function deleteSettledBefore(db: Db, before: number): Promise<numbe
   return Number(result.numDeletedRows);
 }
 
-/** Messages waiting to be sent (the console's overview). */
-export async function countPending(db: Db): Promise<number> {
-  const row = await db.selectFrom('mail_outbox').select((eb) => eb.fn.countAll<number | string | bigint>().as('n')).where('status', '=', 'pending').executeTakeFirstOrThrow();
-  return Number(row.n);
+/** What the operators' outbox filters by: a status, or `retried` (sent more than once, or waiting to be tried again). */
+export type OutboxFilter = { status?: 'pending' | 'sent' | 'failed' | 'suppressed' | undefined; retried?: boolean | undefined };
+
+/** Account mail for the console's outbox page, newest first, created before `before` when given. Never a link token (the outbox holds none). */
+export function listForOperators(db: Db, filter: OutboxFilter, before: number | undefined, limit: number) {
+  let q = db.selectFrom('mail_outbox').select(['id', 'kind', 'sub', 'to_address', 'status', 'reason', 'attempts', 'next_attempt_at', 'created_at', 'updated_at']);
+  if (filter.status !== undefined) q = q.where('status', '=', filter.status);
+  if (filter.retried) q = q.where((eb) => eb.or([eb('attempts', '>', 1), eb.and([eb('status', '=', 'pending'), eb('reason', 'is not', null)])]));
+  if (before !== undefined) q = q.where('created_at', '<', before);
+  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+}
+
+/** Account mail by status (the outbox page's counts). */
+export async function countByStatus(db: Db): Promise<Map<string, number>> {
+  const rows = await db.selectFrom('mail_outbox').select(['status', (eb) => eb.fn.countAll<number | string | bigint>().as('n')]).groupBy('status').execute();
+  return new Map(rows.map((r) => [r.status, Number(r.n)]));
 }

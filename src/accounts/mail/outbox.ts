@@ -10,6 +10,7 @@
 // keyed hash — and the link's lifetime still counts from when the person asked (`link_expires_at`).
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/database.ts';
+import type { OutboxStatus } from '../../db/schema.ts';
 import type { TokenPurpose } from '../account-tokens.ts';
 import * as store from './outbox.store.ts';
 
@@ -70,7 +71,28 @@ export function forgetSettledAccountMail(db: Db, now: number): Promise<number> {
   return store.deleteSettledBefore(db, now - 7 * 24 * 60 * 60 * 1000);
 }
 
-/** How many account e-mails wait for a worker to send them. */
-export function pendingMailCount(db: Db): Promise<number> {
-  return store.countPending(db);
+/** What the operators' outbox lists of account mail: never a link token (the outbox holds none). */
+export type OutboxEntry = {
+  id: string;
+  /** password_reset, email_verification, signup_exists */
+  kind: string;
+  sub: string | null;
+  to: string | null;
+  status: OutboxStatus;
+  reason: string | null;
+  attempts: number;
+  nextAttemptAt: number | null;
+  createdAt: number;
+  updatedAt: number;
+};
+
+/** Account mail for the console's outbox, newest first. */
+export async function accountMailForOperators(db: Db, filter: store.OutboxFilter, before: number | undefined, limit: number): Promise<OutboxEntry[]> {
+  const rows = await store.listForOperators(db, filter, before, limit);
+  return rows.map((r) => ({ id: r.id, kind: r.kind, sub: r.sub, to: r.to_address, status: r.status, reason: r.reason, attempts: Number(r.attempts), nextAttemptAt: r.next_attempt_at === null ? null : Number(r.next_attempt_at), createdAt: Number(r.created_at), updatedAt: Number(r.updated_at) }));
+}
+
+/** Account mail by status. */
+export function accountMailCounts(db: Db): Promise<Map<string, number>> {
+  return store.countByStatus(db);
 }

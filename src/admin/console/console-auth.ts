@@ -29,6 +29,8 @@ export type ConsoleContext = {
   upstreamKey: Buffer;
   /** SIGNET_BASE_URL's origin: the providers' redirect URIs */
   baseUrl: string;
+  /** the public site's host names (its passkeys' RP IDs): passkeys work when the console is opened under one of them (issue 36) */
+  passkeyHosts: readonly string[];
 };
 
 /** The console's cookies: none shares a name with the public pages' (which a browser also sends here, cookies ignoring ports). */
@@ -39,6 +41,11 @@ export const CONSOLE_ORIGIN = 'signet-admin-console';
 
 export function consoleCookieOptions(request: FastifyRequest, expires?: number) {
   return { path: '/admin', httpOnly: true, sameSite: 'strict' as const, secure: request.protocol === 'https', ...(expires === undefined ? {} : { expires: new Date(expires) }) };
+}
+
+/** A return address inside the console only. */
+export function consolePath(value: unknown): string | undefined {
+  return typeof value === 'string' && value.length <= 2000 && /^\/admin(?:[/?][A-Za-z0-9\-._~!$&'()*+,;=:@/?%]*)?$/.test(value) && !value.startsWith('/admin/signin') ? value : undefined;
 }
 
 export function secondStepContext(ctx: ConsoleContext): SecondStepContext {
@@ -59,8 +66,8 @@ export function consoleSessionOf(ctx: ConsoleContext, request: FastifyRequest): 
 
 /**
  * The preHandler of every console page but sign-in: no session → the sign-in page; not an operator →
- * 403 with nothing listed; an operator who lost their last code-taking factor (reset) → signed out,
- * so the next sign-in leads them to set one up.
+ * 403 with nothing listed; an operator who lost their last second factor (reset: no code-taking factor
+ * and no passkey) → signed out, so the next sign-in leads them to set one up.
  */
 export function requireOperator(ctx: ConsoleContext) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
@@ -73,7 +80,7 @@ export function requireOperator(ctx: ConsoleContext) {
     if (!(await isOperator(ctx.db, session.sub))) {
       return renderConsole(request, reply, 'forbidden', { status: 403, title: (c) => c.forbiddenTitle }, ctx.productName);
     }
-    if (!(await acceptsCodes(ctx.db, session.sub))) {
+    if (!(await acceptsCodes(ctx.db, session.sub)) && (await countPasskeys(ctx.db, session.sub)) === 0) {
       const id = request.cookies[CONSOLE_COOKIES.session];
       if (id) await endConsoleSession(ctx.db, ctx.hashKey, id);
       reply.clearCookie(CONSOLE_COOKIES.session, consoleCookieOptions(request));

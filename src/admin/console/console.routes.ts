@@ -5,24 +5,28 @@
 // functions the admin API and the CLI call.
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
-import { AccountError } from '../../accounts/accounts.ts';
+import { AccountError, findAccount } from '../../accounts/accounts.ts';
+import { isOperator } from '../../accounts/roles.ts';
 import { ClientError } from '../../clients/clients.ts';
 import { isLocale } from '../../web/i18n/i18n.ts';
 import { field } from '../../web/pages/forms.ts';
 import { securityHeaderValues } from '../../web/plugins/security-headers.ts';
+import { webauthnBrowserFiles } from '../../web/webauthn-browser-files.ts';
 import { consoleAdminKeyRoutes } from './admin-keys.routes.ts';
 import { consoleApplicationRoutes } from './applications.routes.ts';
 import { consoleAuditRoutes } from './audit.routes.ts';
 import { consoleIdentityProviderRoutes } from './identity-providers.routes.ts';
-import { CONSOLE_COOKIES, type ConsoleContext } from './console-auth.ts';
+import { CONSOLE_COOKIES, consolePath, consoleSessionOf, type ConsoleContext } from './console-auth.ts';
+import { consoleMailRoutes } from './mail.routes.ts';
 import { consoleOverviewRoutes } from './overview.routes.ts';
+import { consolePasskeyRoutes } from './passkey-signin.routes.ts';
 import { consolePeopleRoutes } from './people.routes.ts';
 import { CONSOLE_LANGUAGE_COOKIE, consoleLocale, consoleMessages, renderConsole } from './render.ts';
-import { consolePath, consoleSigninRoutes } from './signin.routes.ts';
 import { consoleImportRoutes } from './import.routes.ts';
+import { consoleSigninRoutes } from './signin.routes.ts';
 import { consoleTaskRoutes } from './tasks.routes.ts';
 
 const STATIC = {
@@ -30,6 +34,7 @@ const STATIC = {
   'console.css': { file: new URL('./static/console.css', import.meta.url), type: 'text/css; charset=utf-8' },
   'console.js': { file: new URL('./static/console.js', import.meta.url), type: 'text/javascript; charset=utf-8' },
   'import.js': { file: new URL('./static/import.js', import.meta.url), type: 'text/javascript; charset=utf-8' },
+  'console-passkeys.js': { file: new URL('./static/console-passkeys.js', import.meta.url), type: 'text/javascript; charset=utf-8' },
 } as const;
 
 /** The console's cookie-signing and CSRF secret: derived from the site's cookie key for this purpose alone. */
@@ -67,11 +72,8 @@ export async function consoleRoutes(app: FastifyInstance, { ctx, cookieKey }: { 
   const files = Object.fromEntries(Object.entries(STATIC).map(([name, { file, type }]) => [name, { body: readFileSync(file), type }]));
   app.get<{ Params: { name: string } }>('/admin/static/:name', async (request, reply) => {
     const found = files[request.params.name];
-    if (!found) {
-      // A console path answers as a console page, a missing file too.
-      const c = consoleMessages(consoleLocale(request));
-      return renderConsole(request, reply, 'message', { status: 404, title: () => c.errors.failed, data: () => ({ message: c.errors.notFound, failed: true }) }, ctx.productName);
-    }
+    // A console path answers as a console page, a missing file too.
+    if (!found) return notFoundPage(request, reply);
     return reply.header('cache-control', 'public, max-age=3600').type(found.type).send(found.body);
   });
 
@@ -81,12 +83,42 @@ export async function consoleRoutes(app: FastifyInstance, { ctx, cookieKey }: { 
     return reply.redirect(consolePath(field(request.body, 'return')) ?? '/admin', 303);
   });
 
+  /**
+   * issue 36: an unknown console address answers a console page (404) — with the navigation when an
+   * operator is signed in — not the admin API's JSON. The API's own addresses (/admin/v1/…) keep its
+   * JSON 404: a more specific route than this one never reaches here, and an unknown one is sent on.
+   */
+  async function notFoundPage(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const session = await consoleSessionOf(ctx, request);
+    const account = session && (await isOperator(ctx.db, session.sub)) ? await findAccount(ctx.db, session.sub) : undefined;
+    const operator = account ? (account.email ?? account.phone_number ?? account.sub) : undefined;
+    return renderConsole(request, reply, 'not-found', { status: 404, title: (c) => c.notFoundTitle, operator, nav: operator ? 'none' : undefined }, ctx.productName);
+  }
+  // Pages are navigations (GET, HEAD): another method at an unknown address gets the listener's JSON 404,
+  // and its body is never read here.
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/admin/*',
+    handler: async (request, reply) => {
+      const path = request.url.split('?', 1)[0] ?? '';
+      if (path === '/admin/v1' || path.startsWith('/admin/v1/')) return reply.callNotFound();
+      if (path === '/admin/') return reply.redirect('/admin', 301);
+      return notFoundPage(request, reply);
+    },
+  });
+
+  // @simplewebauthn/browser's ES modules for console-passkeys.js, from this listener (CSP script-src 'self').
+  const { default: fastifyStatic } = await import('@fastify/static');
+  await app.register(fastifyStatic, webauthnBrowserFiles('/admin/static/vendor/simplewebauthn/'));
+
   await app.register(consoleSigninRoutes, { ctx });
+  await app.register(consolePasskeyRoutes, { ctx });
   await app.register(consoleOverviewRoutes, { ctx });
   await app.register(consolePeopleRoutes, { ctx });
   await app.register(consoleApplicationRoutes, { ctx });
   await app.register(consoleAuditRoutes, { ctx });
   await app.register(consoleTaskRoutes, { ctx });
+  await app.register(consoleMailRoutes, { ctx });
   await app.register(consoleAdminKeyRoutes, { ctx });
   await app.register(consoleImportRoutes, { ctx });
   await app.register(consoleIdentityProviderRoutes, { ctx });

@@ -3,12 +3,13 @@
 // seen in the last minute, e-mails pending — each linking to its list".
 import type { FastifyInstance } from 'fastify';
 import { countAccounts, countLiveSessions } from '../../accounts/account-admin.ts';
-import { pendingMailCount } from '../../accounts/mail/outbox.ts';
 import { lockedAccounts } from '../../accounts/throttle.ts';
 import { countAuditEventsSince } from '../../audit/audit.ts';
 import { DAY, MINUTE } from '../../config/clock.ts';
 import { tokenGrantsSince } from '../../oauth/token-stats.ts';
 import { queueSummary } from '../../tasks/tasks.ts';
+import { countLiveWorkers } from '../../worker/heartbeats.ts';
+import { outboxCounts } from '../mail-outbox.ts';
 import { operatorOf, requireOperator, type ConsoleContext } from './console-auth.ts';
 import { renderConsole } from './render.ts';
 
@@ -19,7 +20,7 @@ export async function consoleOverviewRoutes(app: FastifyInstance, { ctx }: { ctx
     const now = ctx.clock();
     const since = now - DAY;
     const signins = await countAuditEventsSince(ctx.db, ['signin.succeeded', 'signin.failed', 'signin.locked'], since);
-    const queue = await queueSummary(ctx.db, ctx.clock);
+    const queue = await queueSummary(ctx.db);
     const numbers = {
       accounts: await countAccounts(ctx.db),
       sessions: await countLiveSessions(ctx.db, ctx.clock),
@@ -27,7 +28,8 @@ export async function consoleOverviewRoutes(app: FastifyInstance, { ctx }: { ctx
       failed: (signins.get('signin.failed') ?? 0) + (signins.get('signin.locked') ?? 0),
       tokens: await tokenGrantsSince(ctx.db, since),
       locked: (await lockedAccounts(ctx.db, ctx.clock)).length,
-      mail: await pendingMailCount(ctx.db),
+      mail: (await outboxCounts(ctx.db)).pending,
+      workers: await countLiveWorkers(ctx.db, ctx.clock),
     };
     const since24h = new Date(since).toISOString().slice(0, 16);
     return renderConsole(
@@ -50,8 +52,8 @@ export async function consoleOverviewRoutes(app: FastifyInstance, { ctx }: { ctx
             { label: c.overview.running, value: String(queue.counts.running), href: '/admin/tasks?status=running' },
             { label: c.overview.failedTasks, value: String(queue.counts.failed), href: '/admin/tasks?status=failed' },
             { label: c.overview.oldest, value: queue.oldestQueuedAt === undefined ? c.none : c.age(Math.floor((now - queue.oldestQueuedAt) / MINUTE)), href: '/admin/tasks?status=queued' },
-            { label: c.overview.workers, value: String(queue.workers.length), href: '/admin/tasks#workers' },
-            { label: c.overview.mail, value: String(numbers.mail), href: '/admin/audit' },
+            { label: c.overview.workers, value: String(numbers.workers), href: '/admin/tasks#workers' },
+            { label: c.overview.mail, value: String(numbers.mail), href: '/admin/mail?status=pending' },
           ] satisfies OverviewTile[],
         }),
       },

@@ -2,7 +2,7 @@
 // verification, roles, second factors, sessions, granted applications, lock-outs) with Unlock, Reset
 // second factors, End all sessions, Disable / Enable, Delete — each through operator-changes.ts.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { listAccountsPage } from '../../accounts/account-admin.ts';
+import { listAccountsPage, sessionPublicId } from '../../accounts/account-admin.ts';
 import { findAccount, findAccountByEmail, findAccountByPhone, type Profile } from '../../accounts/accounts.ts';
 import { listFactors } from '../../accounts/factors/factors.ts';
 import { rolesOf } from '../../accounts/roles.ts';
@@ -38,6 +38,7 @@ function personNotice(c: ConsoleMessages, request: FastifyRequest): string | und
     unlocked: c.people.unlocked,
     factors_reset: c.people.factorsReset(n),
     sessions_ended: c.people.sessionsEnded(n),
+    session_ended: c.people.sessionEnded,
     disabled: c.people.disabledDone,
     enabled: c.people.enabledDone,
     withdrawn: c.people.withdrawn,
@@ -80,7 +81,14 @@ export async function consolePeopleRoutes(app: FastifyInstance, { ctx }: { ctx: 
     const c = consoleMessages(consoleLocale(request));
     if (!person) return renderConsole(request, reply, 'message', { status: 404, title: () => c.people.title, operator: operatorOf(request).label, nav: 'people', data: () => ({ message: c.errors.notFound, failed: true }) }, ctx.productName);
     const { factors, recoveryCodesLeft } = await listFactors(ctx.db, sub);
-    const sessions = (await listSessions(ctx.db, ctx.hashKey, ctx.clock, sub, undefined)).map((s) => ({ ...s, device: [describeUserAgent(s.userAgent).browser, describeUserAgent(s.userAgent).system].filter(Boolean).join(' · ') }));
+    const sessions = (await listSessions(ctx.db, ctx.hashKey, ctx.clock, sub, undefined)).map((s) => ({
+      signedInAt: s.signedInAt,
+      expiresAt: s.expiresAt,
+      ip: s.ip,
+      // the id the admin API names the session by (never its stored hash)
+      id: sessionPublicId(s.handle),
+      device: [describeUserAgent(s.userAgent).browser, describeUserAgent(s.userAgent).system].filter(Boolean).join(' · '),
+    }));
     const roles = await rolesOf(ctx.db, sub);
     const grants = await listAuthorizedApplications(ctx.db, sub);
     const lockouts = await lockoutsOf(ctx.db, ctx.clock, sub);
@@ -126,6 +134,12 @@ export async function consolePeopleRoutes(app: FastifyInstance, { ctx }: { ctx: 
   app.post<Action>('/admin/people/:sub/end-sessions', changing, async (request, reply) => {
     const ended = await changes.endSessionsAsOperator(operatorOf(request).op, request.params.sub);
     return reply.redirect(back(request.params.sub, 'sessions_ended', ended), 303);
+  });
+
+  // issue 36: "End this session" — one session of the person; the others go on.
+  app.post<{ Params: { sub: string; id: string } }>('/admin/people/:sub/sessions/:id/end', changing, async (request, reply) => {
+    await changes.endSessionAsOperator(operatorOf(request).op, request.params.sub, request.params.id);
+    return reply.redirect(back(request.params.sub, 'session_ended'), 303);
   });
 
   app.post<Action>('/admin/people/:sub/disable', changing, async (request, reply) => {

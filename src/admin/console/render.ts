@@ -29,7 +29,8 @@ export function consoleMessages(locale: Locale): ConsoleMessages {
   return locale === 'zh-CN' ? zhCN : en;
 }
 
-export type NavItem = 'overview' | 'applications' | 'people' | 'audit' | 'tasks' | 'keys' | 'identityProviders' | 'import' | undefined;
+/** The navigation's current page; 'none' shows the navigation with no page current (the 404 page). */
+export type NavItem = 'overview' | 'applications' | 'people' | 'audit' | 'tasks' | 'mail' | 'keys' | 'identityProviders' | 'import' | 'none' | undefined;
 
 export type ConsolePage = {
   /** the page's title, in the page's language */

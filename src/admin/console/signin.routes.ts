@@ -1,12 +1,14 @@
 // Signing in to the console on the admin listener: Signet's own sign-in (the same password check,
 // throttling and second step as the public pages, the same landmarks — Email or phone, Password, Sign
-// in; Code, Verify), ending in a console session of its own. Operators must have a second factor: one
-// without is led to set up an authenticator app first. Also the step-up confirmation and sign-out.
+// in; Code, Verify), ending in a console session of its own. Operators must have a second factor (an
+// authenticator app, or a passkey: passkey-signin.routes.ts): one without is led to set up an
+// authenticator app first. Also the step-up confirmation and sign-out.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { notifySecurity } from '../../accounts/factors/factors.ts';
 import { newRecoveryCodes } from '../../accounts/factors/recovery-codes.ts';
 import { acceptsCodes, beginSecondStep, checkCode, confirmSetupCode, findSecondStep, finishSecondStep, type HalfSignedIn } from '../../accounts/factors/second-step.ts';
 import { beginTotpSetup, TOTP_KIND } from '../../accounts/factors/totp.ts';
+import { hasPasskeyOn } from '../../accounts/factors/passkeys.ts';
 import { isOperator } from '../../accounts/roles.ts';
 import { signIn } from '../../accounts/signin.ts';
 import { recordAuditSafely } from '../../audit/audit.ts';
@@ -15,21 +17,19 @@ import { SECOND } from '../../config/clock.ts';
 import { messages } from '../../web/i18n/i18n.ts';
 import { field } from '../../web/pages/forms.ts';
 import { keyGroups } from '../../web/pages/two-step-pages.ts';
-import { CONSOLE_COOKIES, CONSOLE_ORIGIN, consoleCookieOptions, consoleSessionOf, operatorOf, requireOperator, secondStepContext, type ConsoleContext } from './console-auth.ts';
+import { CONSOLE_COOKIES, CONSOLE_ORIGIN, consoleCookieOptions, consolePath, consoleSessionOf, operatorOf, requireOperator, secondStepContext, type ConsoleContext } from './console-auth.ts';
 import { endConsoleSession, markConsoleChecked, startConsoleSession } from './console-sessions.ts';
+import { consoleRelyingParty, passkeyOffer } from './passkey-signin.routes.ts';
 import { consoleLocale, consoleMessages, renderConsole } from './render.ts';
 
-/** A return address inside the console only. */
-export function consolePath(value: unknown): string | undefined {
-  return typeof value === 'string' && value.length <= 2000 && /^\/admin(?:[/?][A-Za-z0-9\-._~!$&'()*+,;=:@/?%]*)?$/.test(value) && !value.startsWith('/admin/signin') ? value : undefined;
-}
 
 export async function consoleSigninRoutes(app: FastifyInstance, { ctx }: { ctx: ConsoleContext }): Promise<void> {
   const steps = secondStepContext(ctx);
   const render = (request: FastifyRequest, reply: FastifyReply, template: string, page: Parameters<typeof renderConsole>[3]) => renderConsole(request, reply, template, page, ctx.productName);
 
-  function showSignIn(request: FastifyRequest, reply: FastifyReply, extra: { status?: number; error?: string; notice?: string; identifier?: string } = {}) {
-    return render(request, reply, 'signin', { status: extra.status ?? 200, title: (_c, t) => t.signInTitle, error: extra.error, notice: extra.notice, data: () => ({ identifier: extra.identifier ?? '' }) });
+  async function showSignIn(request: FastifyRequest, reply: FastifyReply, extra: { status?: number; error?: string; notice?: string; identifier?: string } = {}) {
+    const passkey = await passkeyOffer(ctx, request, 'signin');
+    return render(request, reply, 'signin', { status: extra.status ?? 200, title: (_c, t) => t.signInTitle, error: extra.error, notice: extra.notice, data: () => ({ identifier: extra.identifier ?? '', passkey }) });
   }
 
   const stateOf = (request: FastifyRequest) => findSecondStep(steps, request.cookies[CONSOLE_COOKIES.secondStep], CONSOLE_ORIGIN);
@@ -76,11 +76,14 @@ export async function consoleSigninRoutes(app: FastifyInstance, { ctx }: { ctx: 
       await recordAuditSafely(ctx.db, ctx.clock, { type: result.locked ? 'signin.locked' : 'signin.failed', sub: result.sub, ip: request.ip, outcome: 'failure', detail: { stage: 'console' } }, request.log);
       return showSignIn(request, reply, { status: 401, identifier, error: words.wrongCredentials });
     }
-    // A correct password is never a console session yet: whoever can take a code gives one; an operator
-    // who cannot is led to set an authenticator app up. (Anyone else — no factor, no role — gets a
+    // A correct password is never a console session yet: whoever can take a code gives one, and an
+    // operator whose only factor is a passkey usable here gives that (issue 36); an operator with
+    // neither is led to set an authenticator app up. (Anyone else — no factor, no role — gets a
     // session that shows them the 403 page.)
     const operator = await isOperator(ctx.db, result.sub);
-    const purpose = (await acceptsCodes(ctx.db, result.sub)) ? 'verify' : operator ? 'enrol' : undefined;
+    const rp = consoleRelyingParty(ctx, request);
+    const verifiable = (await acceptsCodes(ctx.db, result.sub)) || (rp !== undefined && (await hasPasskeyOn(ctx.db, result.sub, rp.id)));
+    const purpose = verifiable ? 'verify' : operator ? 'enrol' : undefined;
     const previous = request.cookies[CONSOLE_COOKIES.session];
     if (previous) await endConsoleSession(ctx.db, ctx.hashKey, previous);
     reply.clearCookie(CONSOLE_COOKIES.session, consoleCookieOptions(request));
@@ -94,15 +97,17 @@ export async function consoleSigninRoutes(app: FastifyInstance, { ctx }: { ctx: 
     return reply.redirect(purpose === 'enrol' ? '/admin/signin/two-step/setup' : '/admin/signin/two-step', 303);
   });
 
-  function showStep(request: FastifyRequest, reply: FastifyReply, extra: { status?: number; error?: string } = {}) {
-    return render(request, reply, 'second-step', { status: extra.status ?? 200, title: (_c, t) => t.twoStep.stepTitle, error: extra.error, data: () => ({ action: '/admin/signin/two-step' }) });
+  async function showStep(request: FastifyRequest, reply: FastifyReply, sub: string, extra: { status?: number; error?: string } = {}) {
+    const codes = await acceptsCodes(ctx.db, sub);
+    const passkey = await passkeyOffer(ctx, request, 'second-step', sub);
+    return render(request, reply, 'second-step', { status: extra.status ?? 200, title: (_c, t) => t.twoStep.stepTitle, error: extra.error, data: () => ({ action: '/admin/signin/two-step', codes, passkey }) });
   }
 
   app.get('/admin/signin/two-step', async (request, reply) => {
     const state = await stateOf(request);
     if (!state) return expired(request, reply);
     if (state.purpose === 'enrol') return reply.redirect('/admin/signin/two-step/setup', 303);
-    return showStep(request, reply);
+    return showStep(request, reply, state.sub);
   });
 
   app.post('/admin/signin/two-step', { preHandler: app.csrfProtection }, async (request, reply) => {
@@ -110,11 +115,11 @@ export async function consoleSigninRoutes(app: FastifyInstance, { ctx }: { ctx: 
     if (!state || state.purpose !== 'verify') return expired(request, reply);
     const words = messages(consoleLocale(request));
     const code = field(request.body, 'code').trim().slice(0, 40);
-    if (!code) return showStep(request, reply, { status: 400, error: words.twoStep.missingCode });
+    if (!code) return showStep(request, reply, state.sub, { status: 400, error: words.twoStep.missingCode });
     const result = await checkCode(steps, state.sub, code, request.ip);
     if (result.outcome !== 'accepted') {
       await recordAuditSafely(ctx.db, ctx.clock, { type: 'mfa.failed', sub: state.sub, ip: request.ip, outcome: result.outcome === 'throttled' ? 'refused' : 'failure', detail: { stage: 'console' } }, request.log);
-      return showStep(request, reply, { status: result.outcome === 'throttled' ? 429 : 401, error: result.outcome === 'wrong' ? words.twoStep.wrongCode : words.twoStep.throttled(words.waitMinutes(1)) });
+      return showStep(request, reply, state.sub, { status: result.outcome === 'throttled' ? 429 : 401, error: result.outcome === 'wrong' ? words.twoStep.wrongCode : words.twoStep.throttled(words.waitMinutes(1)) });
     }
     if (!(await complete(request, reply, state))) return expired(request, reply);
     if (result.via === 'recovery_code') {
@@ -174,8 +179,12 @@ export async function consoleSigninRoutes(app: FastifyInstance, { ctx }: { ctx: 
 
   // The step-up: a fresh code before a destructive change (console-auth.ts stepUpNeeded sends here).
   const guard = requireOperator(ctx);
-  const showConfirm = (request: FastifyRequest, reply: FastifyReply, returnTo: string, extra: { status?: number; error?: string } = {}) =>
-    render(request, reply, 'confirm', { status: extra.status ?? 200, title: (c) => c.confirmTitle, operator: operatorOf(request).label, error: extra.error, data: () => ({ returnTo }) });
+  const showConfirm = async (request: FastifyRequest, reply: FastifyReply, returnTo: string, extra: { status?: number; error?: string } = {}) => {
+    const { sub } = operatorOf(request).session;
+    const codes = await acceptsCodes(ctx.db, sub);
+    const passkey = await passkeyOffer(ctx, request, 'confirm', sub, { return: returnTo });
+    return render(request, reply, 'confirm', { status: extra.status ?? 200, title: (c) => c.confirmTitle, operator: operatorOf(request).label, error: extra.error, data: () => ({ returnTo, codes, passkey }) });
+  };
 
   app.get('/admin/confirm', { preHandler: guard }, async (request, reply) => showConfirm(request, reply, consolePath(field(request.query, 'return')) ?? '/admin'));
 

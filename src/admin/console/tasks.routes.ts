@@ -1,9 +1,11 @@
 // Tasks: the queue by kind and state, failed tasks with their reason, a task's record (never its
-// files' contents: names and sizes only), Cancel; workers and their last heartbeat.
+// files' contents: names and sizes only), Cancel; every worker with its heartbeat (issue 36: idle ones
+// too) — where it runs, what it takes, when it was last seen and which tasks it runs now.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TaskKind, TaskStatus } from '../../db/schema.ts';
 import { MINUTE } from '../../config/clock.ts';
 import { field } from '../../web/pages/forms.ts';
+import { listWorkers } from '../../worker/heartbeats.ts';
 import * as changes from '../operator-changes.ts';
 import { operatorOf, requireOperator, type ConsoleContext } from './console-auth.ts';
 import { consoleLocale, consoleMessages, renderConsole } from './render.ts';
@@ -18,7 +20,7 @@ export async function consoleTaskRoutes(app: FastifyInstance, { ctx }: { ctx: Co
   const wordsOf = (request: FastifyRequest) => consoleMessages(consoleLocale(request));
 
   app.get('/admin/tasks', { preHandler: guard }, async (request, reply) => {
-    const { listAnyTasks, queueSummary, TaskError } = await tasks();
+    const { listAnyTasks, queueSummary, runningTasksByWorker, TaskError } = await tasks();
     const kindValue = field(request.query, 'kind');
     const statusValue = field(request.query, 'status');
     const kind = KINDS.find((k) => k === kindValue);
@@ -28,7 +30,9 @@ export async function consoleTaskRoutes(app: FastifyInstance, { ctx }: { ctx: Co
       if (error instanceof TaskError) return listAnyTasks(ctx.db, { kind, status }, { limit: 25 });
       throw error;
     });
-    const summary = await queueSummary(ctx.db, ctx.clock);
+    const summary = await queueSummary(ctx.db);
+    const running = await runningTasksByWorker(ctx.db);
+    const workers = await listWorkers(ctx.db, ctx.clock);
     const now = ctx.clock();
     const c = wordsOf(request);
     const base = new URLSearchParams({ ...(kind ? { kind } : {}), ...(status ? { status } : {}) });
@@ -47,7 +51,7 @@ export async function consoleTaskRoutes(app: FastifyInstance, { ctx }: { ctx: Co
           kind: kind ?? '',
           status: status ?? '',
           counts: summary.counts,
-          workers: summary.workers.map((w) => ({ ...w, ago: c.ago(Math.floor((now - w.lastHeartbeat) / MINUTE)) })),
+          workers: workers.map((w) => ({ ...w, ago: c.ago(Math.floor((now - w.lastSeenAt) / MINUTE)), running: running.get(w.id) ?? [] })),
           tasks: page.tasks,
           nextHref: page.next_cursor ? `/admin/tasks?${new URLSearchParams({ ...Object.fromEntries(base), cursor: page.next_cursor }).toString()}` : undefined,
           firstHref: cursor ? `/admin/tasks?${base.toString()}` : undefined,

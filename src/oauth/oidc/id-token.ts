@@ -6,9 +6,8 @@ import { createHash, sign, verify, type KeyObject } from 'node:crypto';
 import type { Client } from '../../clients/clients.ts';
 import type { Clock } from '../../config/clock.ts';
 import type { Db } from '../../db/database.ts';
-import type { TokenResponse } from '../token/grant.ts';
 import { findAccount } from '../../accounts/accounts.ts';
-import { claimsFor } from '../userinfo.ts';
+import { claimsFor } from '../claims.ts';
 import { currentSigningKey, ID_TOKEN_LIFETIME_SECONDS, isSigningAlg, publicKeyOf, type SigningAlg } from './keys.ts';
 
 /** acr values (OpenID Connect Core §2 `acr`): `mfa` asks for a second factor; `pwd` is one factor. */
@@ -24,9 +23,10 @@ export const ID_TOKEN_CLAIMS = ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 
 export type IdTokenContext = {
   iss: string;
   nonce?: string | undefined;
-  /** seconds since the epoch */
-  auth_time: number;
-  amr: string[];
+  /** seconds since the epoch; absent for a chain from before migration 0011 (the sign-in is not known) */
+  auth_time?: number | undefined;
+  /** absent (like auth_time) when the chain's sign-in is not known */
+  amr?: string[] | undefined;
   /** present when the request carried acr_values */
   acr?: string | undefined;
   sid?: string | undefined;
@@ -65,6 +65,16 @@ function parseContext(text: string | null | undefined): IdTokenContext | undefin
 }
 
 /**
+ * What a refresh's id_token can say of a chain that has no stored context: one from before migration
+ * 0011, or one begun while the application was not yet `--oidc`. Only the issuer asked now is known;
+ * Core §2 makes auth_time and amr optional (and §12.2 says an auth_time must be the original sign-in's,
+ * which was never recorded), so both are left out rather than guessed; there is no nonce on a refresh.
+ */
+function contextOfUnrecordedChain(issuer: string): IdTokenContext {
+  return { iss: issuer };
+}
+
+/**
  * OpenID Connect Core §3.1.3.6: "at_hash — the base64url encoding of the left-most half of the hash of
  * the octets of the ASCII representation of the access_token value, where the hash algorithm used is the
  * hash algorithm used in the alg Header Parameter" (SHA-256 for both ES256 and RS256).
@@ -96,16 +106,18 @@ export function idTokenAlgFor(client: Client, defaultAlg: SigningAlg): SigningAl
  * refresh (Core §12.2) the id_token is new — `iat` now, `auth_time` still the original sign-in — and
  * carries no nonce.
  */
-export async function withIdToken(
+export async function withIdToken<Response extends { access_token: string; scope: string }>(
   signing: IdTokenSigning | undefined,
   client: Client,
   chain: { sub: string; id_token_context?: string | null | undefined },
-  response: TokenResponse,
-  grant: 'authorization_code' | 'refresh_token',
-): Promise<TokenResponse> {
+  response: Response,
+  grant: { type: 'authorization_code' } | { type: 'refresh_token'; issuer: string | undefined },
+): Promise<Response & { id_token?: string }> {
   if (!signing || !client.oidc) return response;
   if (!response.scope.split(' ').includes('openid')) return response;
-  const context = parseContext(chain.id_token_context);
+  // issue 36: a chain with no recorded context (before migration 0011, or begun before the application
+  // was --oidc) still gets an id_token on refresh once the application is an OpenID one.
+  const context = parseContext(chain.id_token_context) ?? (grant.type === 'refresh_token' && grant.issuer !== undefined ? contextOfUnrecordedChain(grant.issuer) : undefined);
   if (!context) return response;
   const alg = idTokenAlgFor(client, signing.defaultAlg);
   const { kid, key } = await currentSigningKey(signing.db, signing.sealKey, signing.clock, alg);
@@ -116,10 +128,10 @@ export async function withIdToken(
     aud: client.clientId,
     exp: iat + ID_TOKEN_LIFETIME_SECONDS,
     iat,
-    auth_time: context.auth_time,
-    ...(grant === 'authorization_code' && context.nonce !== undefined ? { nonce: context.nonce } : {}),
+    ...(context.auth_time === undefined ? {} : { auth_time: context.auth_time }),
+    ...(grant.type === 'authorization_code' && context.nonce !== undefined ? { nonce: context.nonce } : {}),
     at_hash: atHash(response.access_token),
-    amr: context.amr,
+    ...(context.amr === undefined ? {} : { amr: context.amr }),
     ...(context.acr === undefined ? {} : { acr: context.acr }),
     ...(context.sid === undefined ? {} : { sid: context.sid }),
     ...(await requestedProfileClaims(signing.db, chain.sub, response.scope, context.claims)),

@@ -203,7 +203,7 @@ export const authorizationCodeGrant: GrantHandler<CheckedCode> = {
         chainLifetimeMs: REFRESH_CHAIN_LIFETIME_MS,
       });
       // issue 28: an id_token for an OpenID application granted `openid`; nothing more for any other.
-      if (chain) return withIdToken(ctx.idTokens, client, chain, tokensFor(ctx.hashKey, chain, chain.generation, ctx.now, chain.scope), 'authorization_code');
+      if (chain) return withIdToken(ctx.idTokens, client, chain, tokensFor(ctx.hashKey, chain, chain.generation, ctx.now, chain.scope), { type: 'authorization_code' });
       // Refused: the rules from a read of the code say why (a second presentation revokes its chain).
       // Should they all hold now — the row changed between the two statements — it is redeemed as usual.
       return authorizationCodeGrant.issue(ctx, await checkByReading(ctx, client, checked.params));
@@ -218,7 +218,7 @@ export const authorizationCodeGrant: GrantHandler<CheckedCode> = {
       // tokens with it.
       const chain = await store.redeemChainCode(ctx.db, { id: code.chainId, now: ctx.now, issuance: newIssuance(), chainExpiresAt });
       if (!chain) return refuseReusedCode(ctx, code);
-      return withIdToken(ctx.idTokens, client, chain, tokensFor(ctx.hashKey, chain, chain.generation, ctx.now, code.scope), 'authorization_code');
+      return withIdToken(ctx.idTokens, client, chain, tokensFor(ctx.hashKey, chain, chain.generation, ctx.now, code.scope), { type: 'authorization_code' });
     }
     // A code from before migration 0010: its redemption and a new chain row, atomically.
     const current = isChainId(code.chainId);

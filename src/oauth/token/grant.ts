@@ -18,6 +18,8 @@ export type TokenContext = {
   ip?: string | undefined;
   /** the request's logger: audit lines, and a failure to record one */
   log?: RequestAuditLog | undefined;
+  /** the served origin that received the request: the `iss` of a refresh's id_token when the chain recorded none (issue 36) */
+  issuer?: string | undefined;
   /** issue 28: how id_tokens are signed (absent: none is ever issued) */
   idTokens?: IdTokenSigning | undefined;
 };

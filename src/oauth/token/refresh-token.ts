@@ -145,10 +145,11 @@ async function rotate(ctx: TokenContext, client: Client, token: PresentedRefresh
   if (token.format === 'chain') {
     const rotated = await store.rotateChain(ctx.db, { id: token.chain.id, generation: token.generation, clientId: client.clientId, now: ctx.now, issuance: newIssuance() });
     // OpenID Connect Core §12.2: a refresh of an OpenID application's chain carries a fresh id_token.
-    return rotated && withIdToken(ctx.idTokens, client, rotated, tokensFor(ctx.hashKey, rotated, rotated.generation, ctx.now, accessScope), 'refresh_token');
+    return rotated && withIdToken(ctx.idTokens, client, rotated, tokensFor(ctx.hashKey, rotated, rotated.generation, ctx.now, accessScope), { type: 'refresh_token', issuer: ctx.issuer });
   }
   const chain = await store.rotateLegacyIntoChain(ctx.db, token.tokenHash, client.clientId, ctx.now, { id: newChainId(), issuance: newIssuance() });
-  return chain && tokensFor(ctx.hashKey, chain, chain.generation, ctx.now, accessScope);
+  // A token from before migration 0010 is also from before 0011: its chain gets an id_token as any other.
+  return chain && withIdToken(ctx.idTokens, client, chain, tokensFor(ctx.hashKey, chain, chain.generation, ctx.now, accessScope), { type: 'refresh_token', issuer: ctx.issuer });
 }
 
 /** A refused rotation: reads what the token is now and throws the spec's error for it (a generation moved on by another request is the replay). */
@@ -178,7 +179,7 @@ export const refreshTokenGrant: GrantHandler<CheckedRefresh> = {
       const { chainId, generation } = checked.fast;
       const rotated = await store.rotateChain(ctx.db, { id: chainId, generation, clientId: client.clientId, now: ctx.now, issuance: newIssuance() });
       // The access token gets the scope granted to the chain (no narrower one was asked for).
-      if (rotated) return withIdToken(ctx.idTokens, client, rotated, tokensFor(ctx.hashKey, rotated, rotated.generation, ctx.now, rotated.scope), 'refresh_token');
+      if (rotated) return withIdToken(ctx.idTokens, client, rotated, tokensFor(ctx.hashKey, rotated, rotated.generation, ctx.now, rotated.scope), { type: 'refresh_token', issuer: ctx.issuer });
       return refuseRotation(ctx, client, presentedFromChain(await store.findChainWithPerson(ctx.db, chainId), generation));
     }
     const { token, accessScope } = checked;

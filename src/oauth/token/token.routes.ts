@@ -62,7 +62,7 @@ export async function tokenRoutes(app: FastifyInstance, { ctx, idTokens }: { ctx
     await corsForTokenRequest(ctx, request, reply);
     try {
       const params = OAuthParams.from(request.body);
-      const response = await handleTokenRequest({ db: ctx.db, hashKey: ctx.hashKey, now: ctx.clock(), origin: requestOrigin(request), ip: request.ip, log: request.log, idTokens }, params);
+      const response = await handleTokenRequest({ db: ctx.db, hashKey: ctx.hashKey, now: ctx.clock(), origin: requestOrigin(request), issuer: request.servedOrigin.origin, ip: request.ip, log: request.log, idTokens }, params);
       // Never the tokens themselves: which grant, for which application.
       const grantType = params.optional('grant_type');
       request.log.info({ grantType, clientId: params.optional('client_id') }, 'tokens issued');

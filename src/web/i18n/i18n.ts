@@ -1,4 +1,5 @@
-// Choosing the page language: the `signet_lang` cookie (set by the switch) wins, then Accept-Language,
+// Choosing the page language: the `signet_lang` cookie (set by the switch) wins, then the language an
+// OpenID application asked for with `ui_locales` (for the pages of that sign-in), then Accept-Language,
 // then English — so automation without Accept-Language sees the operator contract's landmark names.
 import { en, type Messages } from './en.ts';
 import { zhCN } from './zh-CN.ts';
@@ -7,6 +8,8 @@ export const LOCALES = ['en', 'zh-CN'] as const;
 export type Locale = (typeof LOCALES)[number];
 export const DEFAULT_LOCALE: Locale = 'en';
 export const LANGUAGE_COOKIE = 'signet_lang';
+/** The locale an OpenID application asked for with ui_locales, kept while its sign-in is pending (issue 36). */
+export const UI_LOCALE_COOKIE = 'signet_ui_locale';
 
 const CATALOGS: Record<Locale, Messages> = { en, 'zh-CN': zhCN };
 
@@ -46,8 +49,23 @@ export function localeFromAcceptLanguage(header: string | undefined): Locale | u
   return undefined;
 }
 
-export function chooseLocale(cookieValue: string | undefined, acceptLanguage: string | undefined): Locale {
+/**
+ * OpenID Connect Core §3.1.2.1 `ui_locales`: "space-separated list of BCP47 language tag values, ordered
+ * by preference" — the first one Signet has pages in; undefined when it has none of them (then the
+ * browser's own preference decides, as Core allows: "An error SHOULD NOT result if some or all of the
+ * requested locales are not supported").
+ */
+export function localeFromUiLocales(tags: readonly string[] | undefined): Locale | undefined {
+  for (const tag of tags ?? []) {
+    const locale = localeOfTag(tag);
+    if (locale) return locale;
+  }
+  return undefined;
+}
+
+export function chooseLocale(cookieValue: string | undefined, acceptLanguage: string | undefined, askedByApplication?: string | undefined): Locale {
   if (isLocale(cookieValue)) return cookieValue;
+  if (isLocale(askedByApplication)) return askedByApplication;
   return localeFromAcceptLanguage(acceptLanguage) ?? DEFAULT_LOCALE;
 }
 

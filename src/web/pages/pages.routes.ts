@@ -1,10 +1,10 @@
 // The server-rendered pages: sign-in (password, passkey or an upstream identity provider), consent, account (with passkeys), forgotten password, e-mail verification,
 // sign-up (when open), tasks, inbox, language switch, and their stylesheet.
 // Errors on these routes are pages that say what to do next; the CSRF check failing is a 403 page.
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
 import { answerGoneClient, clientWentAway } from '../client-gone.ts';
+import { webauthnBrowserFiles } from '../webauthn-browser-files.ts';
 import { isDatabaseUnavailable } from '../../db/errors.ts';
 import type { AccountLinkContext } from '../../accounts/account-tokens.ts';
 import type { FlowContext } from '../../oauth/authorization-requests.ts';
@@ -53,14 +53,7 @@ export const pageRoutes: FastifyPluginAsync<{
   });
   // @simplewebauthn/browser's ES modules, served from our own origin (no CDN; CSP script-src 'self'),
   // imported by static/passkeys.js.
-  await app.register(fastifyStatic, {
-    root: path.dirname(fileURLToPath(import.meta.resolve('@simplewebauthn/browser'))),
-    prefix: '/static/vendor/simplewebauthn/',
-    decorateReply: false,
-    index: false,
-    maxAge: '1h',
-    allowedPath: (pathName) => pathName.endsWith('.js'),
-  });
+  await app.register(fastifyStatic, webauthnBrowserFiles('/static/vendor/simplewebauthn/'));
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
     if (clientWentAway(request, error)) return answerGoneClient(request, reply);

@@ -24,11 +24,11 @@ async function templates(): Promise<Eta> {
   return eta;
 }
 
-/** The language of this request: the switch's cookie, then Accept-Language, then English. */
+/** The language of this request: the switch's cookie, then an OpenID application's ui_locales (while its sign-in is pending), then Accept-Language, then English. */
 export function localeOf(request: FastifyRequest): Locale {
   const raw = request.cookies[request.server.cookieNames.language];
   const chosen = raw ? request.unsignCookie(raw) : undefined;
-  return chooseLocale(chosen?.valid ? (chosen.value ?? undefined) : undefined, request.headers['accept-language']);
+  return chooseLocale(chosen?.valid ? (chosen.value ?? undefined) : undefined, request.headers['accept-language'], request.cookies[request.server.cookieNames.uiLocale]);
 }
 
 /**

@@ -10,6 +10,7 @@ import * as oauth from 'oauth4webapi';
 import * as client from 'openid-client';
 import { createAccount } from '../../../src/accounts/accounts.ts';
 import { registerClient } from '../../../src/clients/clients.ts';
+import { issueTokenPair } from '../../../src/oauth/token/issue-tokens.ts';
 import { sqliteDatabase } from '../../helpers/databases.ts';
 import { startSignet, type RunningSignet } from '../../helpers/live-server.ts';
 import { skipUnlessAvailable } from '../../helpers/services.ts';
@@ -93,6 +94,30 @@ describe('OpenID Connect with real relying-party libraries', () => {
     assert.equal(again.auth_time, claims.auth_time);
     assert.equal(again.nonce, undefined);
     assert.equal(again.sid, claims.sid);
+  });
+
+  test('openid-client (issue 36): a chain from before migration 0011 gets an id_token on refresh that the library accepts (signature, iss, aud, exp)', async () => {
+    const config = await discovered(es256, { id_token_signed_response_alg: 'ES256' });
+    const { db, clock, keys } = server.deps;
+    const old = await issueTokenPair(db, keys.tokenHash, clock(), { clientId: es256.clientId, sub, scope: 'openid profile', expiresAt: clock() + 30 * 24 * 3600 * 1000 });
+    const refreshed = await client.refreshTokenGrant(config, old.refresh_token);
+    const claims = refreshed.claims();
+    assert.ok(claims, 'an id_token came with the refresh');
+    assert.equal(claims.sub, sub);
+    assert.equal(claims.iss, server.baseUrl);
+    assert.equal(claims.auth_time, undefined, 'the sign-in of an old chain was never recorded: no auth_time');
+  });
+
+  test('openid-client (issue 36): claims={"userinfo":{"email":…}} with scope openid — consent asks for email, and fetchUserInfo returns it', async () => {
+    const config = await discovered(es256, { id_token_signed_response_alg: 'ES256' });
+    const state = client.randomState();
+    const nonce = client.randomNonce();
+    const url = client.buildAuthorizationUrl(config, { redirect_uri: CALLBACK, scope: 'openid', state, nonce, claims: JSON.stringify({ userinfo: { email: { essential: true } } }) });
+    const tokens = await client.authorizationCodeGrant(config, await new HttpBrowser().authorize(url, PERSON), { expectedState: state, expectedNonce: nonce });
+    assert.equal(tokens.scope, 'openid email');
+    const info = await client.fetchUserInfo(config, tokens.access_token, sub);
+    assert.equal(info.email, PERSON.login);
+    assert.equal(info.name, undefined, 'profile was neither asked for nor granted');
   });
 
   test('openid-client: an id_token whose nonce differs from the one sent is refused', async () => {

@@ -1,9 +1,10 @@
 // Helpers of the OpenID Connect tests: an OpenID application on the flow's app, token calls, and an
 // id_token checked the way a relying party checks it (signature with the JWKS key of its kid).
 import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
 import { createPublicKey, verify, type JsonWebKey } from 'node:crypto';
 import * as clients from '../../../src/clients/clients.ts';
-import type { TestDatabase } from '../../helpers/databases.ts';
+import { sqliteDatabase, type TestDatabase } from '../../helpers/databases.ts';
 import { flowSetup, REDIRECT_URI, TinyBrowser, type Flow } from '../authorize-support.ts';
 
 export const LOGGED_OUT = 'https://app.example/logged-out';
@@ -25,6 +26,34 @@ export async function oidcFlowSetup(database: TestDatabase, env: Record<string, 
     clientSecret: clientSecret!,
     authorizePath(params = {}) {
       return `/oauth/authorize?${new URLSearchParams({ client_id: client.clientId, redirect_uri: REDIRECT_URI, scope: 'openid profile', ...params }).toString()}`;
+    },
+  };
+}
+
+/**
+ * The shared fixture of the OpenID Connect tests (issue 36: one, not a copy per file): inside a
+ * `describe`, a new SQLite database and an --oidc application's flow made before its tests and closed
+ * after them. Read `fixture.flow` and `fixture.database` inside the tests.
+ */
+export function oidcFlowOnSqlite(env: Record<string, string> = {}, extra: Partial<clients.ClientInput> = {}): { readonly flow: Flow; readonly database: TestDatabase } {
+  let database: (TestDatabase & { dispose(): Promise<void> }) | undefined;
+  let flow: Flow | undefined;
+  before(async () => {
+    database = await sqliteDatabase();
+    flow = await oidcFlowSetup(database, env, extra);
+  });
+  after(async () => {
+    await flow?.app.close();
+    await database?.dispose();
+  });
+  return {
+    get flow() {
+      if (!flow) throw new Error('the OIDC fixture is read before its before() hook ran');
+      return flow;
+    },
+    get database() {
+      if (!database) throw new Error('the OIDC fixture is read before its before() hook ran');
+      return database;
     },
   };
 }
