@@ -54,24 +54,22 @@ function objectFacts(pdfium: Pdfium, scratch: Scratch, fonts: Map<number, FontSt
  * Rotated text is grouped along its own direction; its run starts at its first glyph's origin.
  */
 export function textRuns(pdfium: Pdfium, page: number, origin: { x: number; y: number }, fonts: Map<number, FontStyle>): TextRun[] {
+  const chars = readChars(pdfium, page, fonts);
+  undoRightToLeftMirroring(chars);
+  return groupRuns(chars, origin);
+}
+
+type ReadChar = Char & { key: RunKey; angle: number };
+
+/** The page's characters in content order, generated ones (PDFium's inferred spaces and line ends) left out. */
+function readChars(pdfium: Pdfium, page: number, fonts: Map<number, FontStyle>): ReadChar[] {
   const textPage = pdfium.FPDFText_LoadPage(page);
   if (textPage === 0) return [];
   const scratch = new Scratch(pdfium, 64);
   try {
     const facts = objectFacts(pdfium, scratch, fonts);
     const count = pdfium.FPDFText_CountChars(textPage);
-    const runs: TextRun[] = [];
-    let run: { key: RunKey; chars: Char[]; angle: number } | undefined;
-    let previous: Char | undefined;
-    let spaced = false;
-    const close = (next: Char | undefined, nextKey: RunKey | undefined) => {
-      if (!run) return;
-      const made = toRun(run.chars, run.key, origin, run.angle);
-      // pdf.js marks a run as ending its line when the same font goes on, on another line (layout/lines.ts uses it).
-      if (made && next && nextKey && nextKey.font === run.key.font && Math.abs(next.y - (run.chars.at(-1)?.y ?? next.y)) > SAME_BASELINE * run.key.size) made.hasEOL = true;
-      if (made) runs.push(made);
-      run = undefined;
-    };
+    const chars: ReadChar[] = [];
     for (let i = 0; i < count; i += 1) {
       if (pdfium.FPDFText_IsGenerated(textPage, i) === 1) continue;
       const code = pdfium.FPDFText_GetUnicode(textPage, i);
@@ -84,38 +82,92 @@ export function textRuns(pdfium: Pdfium, page: number, origin: { x: number; y: n
       const [x, y] = [scratch.f64(0), scratch.f64(1)];
       const hasBox = pdfium.FPDFText_GetLooseCharBox(textPage, i, scratch.ptr + 16);
       // FS_RECTF: left, top, right, bottom (floats).
-      const left = hasBox ? scratch.f32(4) : x;
-      const right = hasBox ? scratch.f32(6) : x;
-      const top = hasBox ? scratch.f32(5) : y;
-      const bottom = hasBox ? scratch.f32(7) : y;
+      const [left, top, right, bottom] = hasBox ? [scratch.f32(4), scratch.f32(5), scratch.f32(6), scratch.f32(7)] : [x, y, x, y];
       const size = pdfium.FPDFText_GetFontSize(textPage, i) * fact.scale;
       const angle = pdfium.FPDFText_GetCharAngle(textPage, i);
       const text = String.fromCodePoint(shown);
-      const char: Char = { text, x, y, left: Math.min(left, right), right: Math.max(left, right), bottom: Math.min(bottom, top), top: Math.max(bottom, top), size, object, rtl: RTL.test(text) };
       const key: RunKey = { style: fact.style, font: fact.font, size: Math.round(size * 100) / 100, color: fact.color, mcid: fact.mcid };
-      // As pdf.js does, a space character is not placed itself: the gap it leaves decides between a
-      // word space and a new run, measured from the last glyph that is not a space.
-      if (text.trim() === '') {
-        spaced = true;
-        continue;
-      }
-      const join = run && previous && sameKey(run.key, key) && Math.abs(run.angle - angle) < 0.01 ? joining(previous, char, angle) : 'split';
-      if (join === 'split') {
-        close(char, key);
-        run = { key, chars: [char], angle };
-      } else {
-        if (join === 'space' || spaced) run?.chars.push({ ...char, text: ' ', right: char.left });
-        run?.chars.push(char);
-      }
-      spaced = false;
-      previous = char;
+      chars.push({ text, x, y, left: Math.min(left, right), right: Math.max(left, right), bottom: Math.min(bottom, top), top: Math.max(bottom, top), size, object, rtl: RTL.test(text), key, angle });
     }
-    close(undefined, undefined);
-    return runs;
+    return chars;
   } finally {
     scratch.free();
     pdfium.FPDFText_ClosePage(textPage);
   }
+}
+
+/** Bracket pairs Unicode mirrors (BidiMirroring.txt, the ones text uses). */
+const MIRRORED: Record<string, string> = { '(': ')', ')': '(', '[': ']', ']': '[', '{': '}', '}': '{', '<': '>', '>': '<', '«': '»', '»': '«', '‹': '›', '›': '‹' };
+
+/**
+ * PDFium puts right-to-left text in logical order itself, and on the way mirrors brackets and spells
+ * some files' lam-alef ligature backwards (alef, lam). Word and PowerPoint map a glyph to the
+ * character typed (layout/bidi.ts: "brackets keep the character the PDF gives"), and layout/bidi.ts
+ * expects each run's text as pdf.js gave it: so a character PDFium laid right to left (the next one
+ * stands to its left, or the last one to its right) gets its bracket back, and a lam-alef its order.
+ */
+function undoRightToLeftMirroring(chars: ReadChar[]): void {
+  const sameLine = (a: ReadChar, b: ReadChar) => Math.abs(a.y - b.y) <= SAME_BASELINE * Math.max(a.size, 1) && Math.abs(a.angle) < 1e-3 && Math.abs(b.angle) < 1e-3;
+  const leftward = (i: number) => {
+    const [c, before, after] = [chars[i], chars[i - 1], chars[i + 1]];
+    if (!c) return false;
+    const tol = 0.5;
+    return (after !== undefined && sameLine(c, after) && after.right <= c.left + tol && after.left < c.left - tol) || (before !== undefined && sameLine(c, before) && before.left >= c.right - tol && before.right > c.right + tol);
+  };
+  for (let i = 0; i < chars.length; i += 1) {
+    const c = chars[i] as ReadChar;
+    const mirror = MIRRORED[c.text];
+    if (mirror && leftward(i)) c.text = mirror;
+  }
+  // Lam-alef, the ligature every Arabic font has, is lam then alef in reading order: PDFium gives
+  // its two letters the glyph's one box and, for some files, the wrong way round.
+  for (let i = 0; i + 1 < chars.length; i += 1) {
+    const [a, b] = [chars[i] as ReadChar, chars[i + 1] as ReadChar];
+    if (ALEF.test(a.text) && b.text === LAM && a.left === b.left && a.right === b.right && a.y === b.y) [a.text, b.text] = [b.text, a.text];
+  }
+}
+
+const LAM = '\u0644';
+/** Alef and its forms with madda and hamza (U+0622, U+0623, U+0625, U+0627). */
+const ALEF = /^[\u0622\u0623\u0625\u0627]$/u;
+
+/** Characters grouped into runs: a run goes on while the font, colour and MCID stay and the gap is no wider than a word space. */
+function groupRuns(chars: ReadChar[], origin: { x: number; y: number }): TextRun[] {
+  const runs: TextRun[] = [];
+  let run: { key: RunKey; chars: Char[]; angle: number } | undefined;
+  let previous: Char | undefined;
+  let spaced = false;
+  const close = (next: Char | undefined, nextKey: RunKey | undefined) => {
+    if (!run) return;
+    const made = toRun(run.chars, run.key, origin, run.angle);
+    // pdf.js marks a run as ending its line when the same font goes on, on another line (layout/lines.ts
+    // then cuts the row at a narrower gap to its right). A right-to-left run ends its line at its left
+    // end, so the gap to its right is inside the line: it is not marked.
+    if (made && !run.chars.some((c) => c.rtl) && next && nextKey && nextKey.font === run.key.font && Math.abs(next.y - (run.chars.at(-1)?.y ?? next.y)) > SAME_BASELINE * run.key.size) made.hasEOL = true;
+    if (made) runs.push(made);
+    run = undefined;
+  };
+  for (const char of chars) {
+    const { key, angle } = char;
+    // As pdf.js does, a space character is not placed itself: the gap it leaves decides between a
+    // word space and a new run, measured from the last glyph that is not a space.
+    if (char.text.trim() === '') {
+      spaced = true;
+      continue;
+    }
+    const join = run && previous && sameKey(run.key, key) && Math.abs(run.angle - angle) < 0.01 ? joining(previous, char, angle) : 'split';
+    if (join === 'split') {
+      close(char, key);
+      run = { key, chars: [char], angle };
+    } else {
+      if (join === 'space' || spaced) run?.chars.push({ ...char, text: ' ', right: char.left });
+      run?.chars.push(char);
+    }
+    spaced = false;
+    previous = char;
+  }
+  close(undefined, undefined);
+  return runs;
 }
 
 // Not the size: pdf.js kept one font's glyphs together across a size change (a run's size is its first glyph's).
