@@ -2,7 +2,7 @@
 // the layout stages read: one run is a stretch of one line in one font, size, colour and marked-content
 // id, cut where the gap is wider than a word space — the grouping pdf.js made (its text items),
 // so layout/lines.ts joins and splits them as before.
-import type { TextRun } from '../layout/geometry.ts';
+import { CJK, type TextRun } from '../layout/geometry.ts';
 import { fontStyle, type FontStyle } from './fonts.ts';
 import { readUtf8, Scratch, type Pdfium } from './pdfium.ts';
 
@@ -11,8 +11,8 @@ const SPACE_MIN = 0.102;
 /** … one above SPLIT_GAP starts a new run (a column or a tab stop), as does a step back of more than BACK_GAP. */
 const SPLIT_GAP = 0.6;
 const BACK_GAP = 0.2;
-/** Characters whose baselines differ by less than this (in em) are on one line. */
-const SAME_BASELINE = 0.2;
+/** Characters whose baselines differ by less than this (in em) are on one line (a TeX logo's lowered E stays in its word). */
+const SAME_BASELINE = 0.5;
 
 /** One character of the text page (page points, unrotated, before the crop box origin is taken off). */
 type Char = { text: string; x: number; y: number; left: number; right: number; bottom: number; top: number; size: number; object: number; rtl: boolean };
@@ -53,8 +53,10 @@ function objectFacts(pdfium: Pdfium, scratch: Scratch, fonts: Map<number, FontSt
  * The page's text runs, in content order (coordinates relative to `origin`, the crop box's corner).
  * Rotated text is grouped along its own direction; its run starts at its first glyph's origin.
  */
-export function textRuns(pdfium: Pdfium, page: number, origin: { x: number; y: number }, fonts: Map<number, FontStyle>): TextRun[] {
-  const chars = readChars(pdfium, page, fonts);
+export function textRuns(pdfium: Pdfium, page: number, box: { x: number; y: number; width: number; height: number }, fonts: Map<number, FontStyle>): TextRun[] {
+  const origin = { x: box.x, y: box.y };
+  // As pdf.js did, text wholly outside the visible page (printer's marks beyond the crop box) is left out.
+  const chars = readChars(pdfium, page, fonts).filter((c) => c.right > box.x && c.left < box.x + box.width && c.top > box.y && c.bottom < box.y + box.height);
   undoRightToLeftMirroring(chars);
   return groupRuns(chars, origin);
 }
@@ -170,8 +172,7 @@ function groupRuns(chars: ReadChar[], origin: { x: number; y: number }): TextRun
   return runs;
 }
 
-// Not the size: pdf.js kept one font's glyphs together across a size change (a run's size is its first glyph's).
-const sameKey = (a: RunKey, b: RunKey) => a.font === b.font && a.color === b.color && a.mcid === b.mcid;
+const sameKey = (a: RunKey, b: RunKey) => a.font === b.font && Math.abs(a.size - b.size) <= 0.01 * Math.max(a.size, b.size) && a.color === b.color && a.mcid === b.mcid;
 
 /** How `char` continues the run ending in `last`: closely, after a word space, or not at all. */
 function joining(last: Char, char: Char, angle: number): 'close' | 'space' | 'split' {
@@ -211,7 +212,7 @@ function toRun(chars: Char[], key: RunKey, origin: { x: number; y: number }, ang
     bold: style.bold,
     hasEOL: false,
     italic: style.italic,
-    mono: style.mono,
+    mono: style.mono || (style.fixedPitch && !CJK.test(text)),
     ...(style.math ? { math: true } : {}),
     height: key.size,
     color: key.color,
