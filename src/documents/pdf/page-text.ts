@@ -58,6 +58,7 @@ export function textRuns(pdfium: Pdfium, page: number, box: { x: number; y: numb
   // As pdf.js did, text wholly outside the visible page (printer's marks beyond the crop box) is left out.
   const chars = readChars(pdfium, page, fonts).filter((c) => c.right > box.x && c.left < box.x + box.width && c.top > box.y && c.bottom < box.y + box.height);
   undoRightToLeftMirroring(chars);
+  markFakeBold(pdfium, page, chars);
   return groupRuns(chars, origin);
 }
 
@@ -95,6 +96,42 @@ function readChars(pdfium: Pdfium, page: number, fonts: Map<number, FontStyle>):
   } finally {
     scratch.free();
     pdfium.FPDFText_ClosePage(textPage);
+  }
+}
+
+/** A copy drawn this close (points) to the text it repeats makes it look bold. */
+const FAKE_BOLD_OFFSET = 1.5;
+
+/**
+ * Text drawn twice, the second copy shifted a hair (Word's and WPS's bold for fonts without a bold
+ * face, common in Chinese documents), is bold. PDFium keeps one copy's characters and drops the
+ * other's, so pdf.js's sign of it (the run drawn twice, layout/lines.ts) is gone: a top-level text
+ * object none of whose characters were kept, lying on one that was, marks the kept one's characters bold.
+ */
+function markFakeBold(pdfium: Pdfium, page: number, chars: ReadChar[]): void {
+  const kept = new Set(chars.map((c) => c.object));
+  const scratch = new Scratch(pdfium, 16);
+  try {
+    const bounds = (object: number) => (pdfium.FPDFPageObj_GetBounds(object, scratch.at(0, 4), scratch.at(1, 4), scratch.at(2, 4), scratch.at(3, 4)) ? [scratch.f32(0), scratch.f32(1), scratch.f32(2), scratch.f32(3)] : undefined);
+    const keptBoxes: Array<[number, number[]]> = [];
+    const dropped: number[][] = [];
+    const count = pdfium.FPDFPage_CountObjects(page);
+    for (let i = 0; i < count; i += 1) {
+      const object = pdfium.FPDFPage_GetObject(page, i);
+      if (pdfium.FPDFPageObj_GetType(object) !== 1) continue;
+      const box = bounds(object);
+      if (!box) continue;
+      if (kept.has(object)) keptBoxes.push([object, box]);
+      else dropped.push(box);
+    }
+    if (dropped.length === 0) return;
+    const bold = new Set<number>();
+    for (const [object, box] of keptBoxes) {
+      if (dropped.some((d) => box.every((v, k) => Math.abs(v - (d[k] ?? Infinity)) <= FAKE_BOLD_OFFSET) && !box.every((v, k) => v === d[k]))) bold.add(object);
+    }
+    for (const c of chars) if (bold.has(c.object) && !c.key.style.bold) c.key = { ...c.key, style: { ...c.key.style, bold: true } };
+  } finally {
+    scratch.free();
   }
 }
 
