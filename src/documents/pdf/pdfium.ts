@@ -160,27 +160,22 @@ export function openDocument(pdfium: Pdfium, data: Uint8Array, password?: string
 }
 
 /**
- * A UTF-16 string from one of PDFium's two-call getters: `read(buffer, bytes)` returns the bytes
- * the string needs (terminator included), and fills the buffer when it is big enough.
+ * A string from one of PDFium's two-call getters: `read(buffer, bytes)` returns the bytes the
+ * string needs (terminator included), and fills the buffer when it is big enough. UTF-16 for
+ * text (FPDFText_*, FPDF_StructElement_*, FPDFBookmark_GetTitle), UTF-8 for names (FPDFFont_GetBaseFontName).
  */
-export function readUtf16(pdfium: Pdfium, read: (buffer: number, bytes: number) => number): string {
+function readString(pdfium: Pdfium, read: (buffer: number, bytes: number) => number, decode: (buffer: number) => string, terminator: number): string {
   const needed = read(0, 0);
-  if (needed <= 2) return '';
+  if (needed <= terminator) return '';
   return withBuffer(pdfium, needed, (buffer) => {
     read(buffer, needed);
-    return pdfium.pdfium.UTF16ToString(buffer);
+    return decode(buffer);
   });
 }
 
-/** A Latin-1/UTF-8 string from a getter that returns the byte count with its terminator (FPDFFont_GetBaseFontName and friends). */
-export function readUtf8(pdfium: Pdfium, read: (buffer: number, bytes: number) => number): string {
-  const needed = read(0, 0);
-  if (needed <= 1) return '';
-  return withBuffer(pdfium, needed, (buffer) => {
-    read(buffer, needed);
-    return pdfium.pdfium.UTF8ToString(buffer);
-  });
-}
+export const readUtf16 = (pdfium: Pdfium, read: (buffer: number, bytes: number) => number) => readString(pdfium, read, (b) => pdfium.pdfium.UTF16ToString(b), 2);
+
+export const readUtf8 = (pdfium: Pdfium, read: (buffer: number, bytes: number) => number) => readString(pdfium, read, (b) => pdfium.pdfium.UTF8ToString(b), 1);
 
 /** `use` with `bytes` of scratch heap, freed afterwards. */
 export function withBuffer<T>(pdfium: Pdfium, bytes: number, use: (buffer: number) => T): T {

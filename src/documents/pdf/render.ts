@@ -2,10 +2,10 @@
 // for OCR (8-bit gray PGM) and PNG crops for pictures. The page is drawn turned by its /Rotate and
 // cropped to its crop box, as pdftoppm -cropbox drew it before (docs/documents/pdf-reader.md says
 // why PDFium now: no process per image, and faster in the benchmark).
-import { deflateSync } from 'node:zlib';
 import type { BoundingBox } from '../document.ts';
 import { heapU8, type Pdfium } from './pdfium.ts';
 import { pageBox, withPage, type OpenPdf } from './reader.ts';
+import { encodePng } from './png.ts';
 import { displayedBox, displayedSize } from './turn.ts';
 
 /** The most pixels one render may have (≈ A4 at 600 dpi): a 20,000 × 20,000-point page is drawn at a lower resolution instead. */
@@ -47,7 +47,7 @@ export function renderPage(open: OpenPdf, request: RenderRequest): RenderedImage
     const width = Math.max(1, Math.min(Math.ceil((region.r - region.l) * scale), Math.ceil(shown.width * scale) - x));
     const height = Math.max(1, Math.min(Math.ceil((region.t - region.b) * scale), Math.ceil(shown.height * scale) - y));
     const frame = { x, y, width, height, pageWidth: Math.round(shown.width * scale), pageHeight: Math.round(shown.height * scale) };
-    const data = request.format === 'pgm' ? pgm(drawn(pdfium, page, frame, 'gray'), width, height) : png(drawn(pdfium, page, frame, 'rgb'), width, height);
+    const data = request.format === 'pgm' ? pgm(drawn(pdfium, page, frame, 'gray'), width, height) : encodePng(drawn(pdfium, page, frame, 'rgb'), width, height, 3);
     return { data, dpi, width, height };
   });
 }
@@ -95,40 +95,4 @@ function drawn(pdfium: Pdfium, page: number, frame: Frame, colours: 'gray' | 'rg
 function pgm(gray: Uint8Array, width: number, height: number): Uint8Array {
   const header = Buffer.from(`P5\n${width} ${height}\n255\n`, 'latin1');
   return Buffer.concat([header, gray]);
-}
-
-const CRC_TABLE = (() => {
-  const table = new Uint32Array(256);
-  for (let n = 0; n < 256; n += 1) {
-    let c = n;
-    for (let k = 0; k < 8; k += 1) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    table[n] = c >>> 0;
-  }
-  return table;
-})();
-
-function crc32(bytes: Uint8Array): number {
-  let c = 0xffffffff;
-  for (const byte of bytes) c = (CRC_TABLE[(c ^ byte) & 0xff] ?? 0) ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
-
-function chunk(type: string, data: Uint8Array): Buffer {
-  const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-  const out = Buffer.alloc(body.length + 8);
-  out.writeUInt32BE(data.length, 0);
-  body.copy(out, 4);
-  out.writeUInt32BE(crc32(body), body.length + 4);
-  return out;
-}
-
-/** A PNG (8-bit RGB, no filter, zlib level 6): PNG 1.2 §§ 4, 11. */
-function png(rgb: Uint8Array, width: number, height: number): Uint8Array {
-  const rows = Buffer.alloc((width * 3 + 1) * height);
-  for (let row = 0; row < height; row += 1) Buffer.from(rgb.buffer, rgb.byteOffset + row * width * 3, width * 3).copy(rows, row * (width * 3 + 1) + 1);
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(width, 0);
-  header.writeUInt32BE(height, 4);
-  header.set([8, 2, 0, 0, 0], 8);
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', deflateSync(rows, { level: 6 })), chunk('IEND', new Uint8Array(0))]);
 }
