@@ -8,6 +8,8 @@ import addFormats from 'ajv-formats';
 import { sessionPublicId } from '../../src/accounts/account-admin.ts';
 import { createAccount } from '../../src/accounts/accounts.ts';
 import { startSession } from '../../src/accounts/sessions.ts';
+import { addProvider } from '../../src/accounts/upstream/providers.ts';
+import { linkIdentity } from '../../src/accounts/upstream/links.ts';
 import { createAdminKey, revokeAdminKey } from '../../src/admin/admin-keys.ts';
 import { registerClient } from '../../src/clients/clients.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
@@ -25,6 +27,9 @@ async function everyRoute(f: AdminFixture): Promise<Call[]> {
   // a session of the person, ended by its public id (issue 36)
   await startSession(db, keys.tokenHash, clock, { sub, origin: 'http://localhost' });
   const sessionId = sessionPublicId((await db.selectFrom('sessions').select('id_hash').where('sub', '=', sub).executeTakeFirstOrThrow()).id_hash);
+  // issue 33: an upstream provider with an identity linked to the person (a password keeps another way in)
+  const provider = await addProvider(db, clock, keys.upstreamSecret, { slug: 'corp', preset: 'github', clientId: 'gh-client', clientSecret: 'gh-secret' });
+  await linkIdentity(db, clock, provider, { sub: '4242', email: 'ada@example.com' }, sub);
   return [
     { method: 'GET', path: '/admin/v1/accounts', url: '/admin/v1/accounts', status: 200 },
     { method: 'GET', path: '/admin/v1/accounts', url: '/admin/v1/accounts?email=ada@example.com', status: 200 },
@@ -49,6 +54,14 @@ async function everyRoute(f: AdminFixture): Promise<Call[]> {
     // issue 35: the file is the body (a dry run writes nothing); the export is JSON Lines
     { method: 'POST', path: '/admin/v1/import', url: '/admin/v1/import?dry_run=true', body: 'email,name\nprobe@example.com,Probe\n', headers: { 'content-type': 'text/csv' }, status: 200 },
     { method: 'GET', path: '/admin/v1/export', url: '/admin/v1/export', status: 200 },
+    // issue 33: upstream identity providers and linked identities (a preset: nothing is fetched from the upstream)
+    { method: 'GET', path: '/admin/v1/identity-providers', url: '/admin/v1/identity-providers', status: 200 },
+    { method: 'POST', path: '/admin/v1/identity-providers', url: '/admin/v1/identity-providers', body: { slug: 'github', preset: 'github', client_id: 'Iv1.abc', client_secret: 'a client secret' }, status: 201 },
+    { method: 'GET', path: '/admin/v1/identity-providers/{slug}', url: '/admin/v1/identity-providers/corp', status: 200 },
+    { method: 'PATCH', path: '/admin/v1/identity-providers/{slug}', url: '/admin/v1/identity-providers/corp', body: { name: 'Corp GitHub' }, status: 200 },
+    { method: 'GET', path: '/admin/v1/accounts/{sub}/links', url: `/admin/v1/accounts/${sub}/links`, status: 200 },
+    { method: 'DELETE', path: '/admin/v1/accounts/{sub}/links/{slug}', url: `/admin/v1/accounts/${sub}/links/corp`, status: 204 },
+    { method: 'DELETE', path: '/admin/v1/identity-providers/{slug}', url: '/admin/v1/identity-providers/corp', status: 204 },
     { method: 'DELETE', path: '/admin/v1/clients/{client_id}', url: `/admin/v1/clients/${victimClient.client.clientId}`, status: 204 },
     { method: 'DELETE', path: '/admin/v1/accounts/{sub}', url: `/admin/v1/accounts/${victim.sub}`, status: 204 },
   ];
@@ -108,6 +121,12 @@ forEachDatabase('admin API keys', (open) => {
     assert.deepEqual(await f.deps.db.selectFrom('audit_events').selectAll().execute(), eventsBefore, 'refused calls change nothing and record nothing');
     for (const call of calls.filter((c) => c.method === 'DELETE')) {
       if (call.path.endsWith('/sessions') || call.path.endsWith('/sessions/{id}') || call.path.endsWith('/{role}')) continue;
+      // a linked identity has no address of its own: it is still in the person's list of links
+      if (call.path.endsWith('/links/{slug}')) {
+        const links = (await f.admin('GET', call.url.replace(/\/corp$/, ''))).json<{ links: Array<{ provider: string }> }>().links;
+        assert.equal(links.length, 1, `${call.url} is still there`);
+        continue;
+      }
       assert.equal((await f.admin('GET', call.url)).statusCode, 200, `${call.url} is still there`);
     }
     await f.app.close();
