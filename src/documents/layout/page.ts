@@ -7,9 +7,16 @@ import { groupLines } from './lines.ts';
 import { separatePictureText } from './pictures.ts';
 import { findTables } from './tables/find.ts';
 import { isListing, panelOf } from './tables/panels.ts';
+import { textTurn, turnContent, unturnPage } from './turned.ts';
 
 /** A page's blocks in reading order, labelled as far as one page can tell: text, list_item, table. */
 export function layoutPage(content: PageContent): Page {
+  // Text running up or down the page is laid out turned, its boxes turned back after.
+  const turn = textTurn(content.runs);
+  return unturnPage(layoutUpright(turnContent(content, turn)), turn, content);
+}
+
+function layoutUpright(content: PageContent): Page {
   const { tables, rest, panels } = findTables(content.rulings, content.runs);
   // The text of each ruled panel is laid out on its own: its lines never run on into the next panel.
   const flows = new Map<number, TextRun[]>();
