@@ -44,4 +44,14 @@ describe('ruled tables (issue 32)', () => {
     assert.deepEqual(rows.at(-1), ['Total', '17,758,000', '100']);
     assert.equal(rows.length, 9);
   });
+
+  test('issue-53: "bands at a frame\'s top and bottom that no column rule runs through, holding text in one column, are its title and key, not rows"', async () => {
+    const { document } = await runDocparse(corpusFile('pages/issue-53.pdf'), { name: 'issue-53.pdf' });
+    const blocks = document.pages[0]?.blocks ?? [];
+    const table = blocks.find((b) => b.table)?.table;
+    const rows = rowsOf(table);
+    assert.equal(rows[0]?.[1], 'Intl Pax Traffic', 'the table starts at its own first row');
+    assert.ok(rows.at(-1)?.[0]?.startsWith('FY2015 TTL'), 'and ends at its last');
+    assert.ok(blocks.some((b) => !b.table && b.text === 'Key'), 'the key below is text of the page');
+  });
 });

@@ -13,7 +13,7 @@
 import type { Block, BoundingBox } from '../../document.ts';
 import type { Ruling, TextRun } from '../geometry.ts';
 import { contentsTables } from './contents.ts';
-import { findGrids, tableRules } from './grids.ts';
+import { drawn, findGrids, tableRules, type Grid } from './grids.ts';
 import { framedPanels, isListing, panelOf } from './panels.ts';
 import { buildRuledGrid } from './ruled.ts';
 import { baselineRows, buildGrid, columnsOf, isNumeric, segmentsOf, tableBlock } from './grid.ts';
@@ -44,7 +44,9 @@ function ruledTables(rulings: Ruling[], found: Found): BoundingBox[] {
   const boxes: BoundingBox[] = [];
   // Every drawn piece counts as a cell edge, however short (a spreadsheet export draws each cell's own borders).
   const rules = tableRules(rulings, 0);
-  for (const grid of findGrids(rulings)) {
+  for (const framed of findGrids(rulings)) {
+    const grid = withoutFrameBands(framed, rules.vertical, found.rest);
+    if (!grid) continue;
     const box = { l: grid.xs[0] ?? 0, r: grid.xs.at(-1) ?? 0, t: grid.ys[0] ?? 0, b: grid.ys.at(-1) ?? 0 };
     // spec (issue 34): "a ruled frame around a multi-column listing is not a grid of one cell per line".
     const panels = framedPanels(found.rest, grid, rules.vertical);
@@ -60,6 +62,30 @@ function ruledTables(rulings: Ruling[], found: Found): BoundingBox[] {
     if (ok) boxes.push(box);
   }
   return boxes;
+}
+
+/**
+ * A grid without the bands at its top and bottom that no column rule runs through, when column
+ * rules are drawn elsewhere in it: a frame drawn round a table with its title above and its key
+ * below holds them in such bands, and they are not rows of the table.
+ */
+function withoutFrameBands(grid: Grid, vertical: Ruling[], runs: TextRun[]): Grid | undefined {
+  const inner = grid.xs.slice(1, -1);
+  // A band whose text stands in two or more of the columns is a row, ruled or not.
+  const columnsUsed = (i: number) => {
+    const inBand = runs.filter((run) => centreIn(run, { l: grid.xs[0] ?? 0, r: grid.xs.at(-1) ?? 0, t: grid.ys[i] ?? 0, b: grid.ys[i + 1] ?? 0 }));
+    return new Set(inBand.map((run) => inner.filter((x) => x < run.x + run.width / 2).length)).size;
+  };
+  const ruledBand = (i: number) => inner.some((x) => drawn(vertical, 'y', x, grid.ys[i + 1] ?? 0, grid.ys[i] ?? 0)) || columnsUsed(i) >= 2;
+  const bands = grid.ys.length - 1;
+  const ruledSomewhere = Array.from({ length: bands }, (_, i) => i).some((i) => inner.some((x) => drawn(vertical, 'y', x, grid.ys[i + 1] ?? 0, grid.ys[i] ?? 0)));
+  if (inner.length === 0 || !ruledSomewhere) return grid;
+  let first = 0;
+  let last = bands - 1;
+  while (first < last && !ruledBand(first)) first += 1;
+  while (last > first && !ruledBand(last)) last -= 1;
+  const ys = grid.ys.slice(first, last + 2);
+  return ys.length >= 3 ? { xs: grid.xs, ys } : undefined;
 }
 
 // --- 2. Horizontal rules only ------------------------------------------------------------------
