@@ -54,4 +54,22 @@ describe('ruled tables (issue 32)', () => {
     assert.ok(rows.at(-1)?.[0]?.startsWith('FY2015 TTL'), 'and ends at its last');
     assert.ok(blocks.some((b) => !b.table && b.text === 'Key'), 'the key below is text of the page');
   });
+
+  test('us-020: "a rule drawn in pieces is one rule" and "a box round one line is not a table\'s rule" — the booktabs table found, its seven columns from the figures, header words set close kept in their own columns', async () => {
+    const [table, ...others] = await tablesOf('icdar2013/us-020.pdf');
+    assert.equal(others.length, 0);
+    const rows = rowsOf(table);
+    assert.equal(rows[0]?.[0], 'Education system', 'the running header\'s bar is not a row');
+    assert.equal(rows[0]?.[2], 'National desired population overall exclusion rate');
+    assert.equal(rows[0]?.[3], 'Weighted school participation rate before substitution');
+    assert.deepEqual(rows[1], ['Australia', '100', '4', '96', '98', '95', '93']);
+    assert.deepEqual(rows.at(-1), ['United States', '100', '7', '80', '85', '96', '81']);
+  });
+
+  test('us-025 p. 2: "a caption between two rules starts the next table" — Tables 3, 4 and 5 are three tables', async () => {
+    const tables = await tablesOf('icdar2013/us-025.pdf', 2);
+    assert.equal(tables.length, 3);
+    assert.ok(!rowsOf(tables[0]).flat().some((text) => /tABLE 4/u.test(text)));
+    assert.deepEqual(rowsOf(tables[0]).at(-1)?.slice(0, 2), ['total', '9,369']);
+  });
 });

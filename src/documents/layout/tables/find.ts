@@ -76,7 +76,16 @@ function withoutFrameBands(grid: Grid, vertical: Ruling[], runs: TextRun[]): Gri
     const inBand = runs.filter((run) => centreIn(run, { l: grid.xs[0] ?? 0, r: grid.xs.at(-1) ?? 0, t: grid.ys[i] ?? 0, b: grid.ys[i + 1] ?? 0 }));
     return new Set(inBand.map((run) => inner.filter((x) => x < run.x + run.width / 2).length)).size;
   };
-  const ruledBand = (i: number) => inner.some((x) => drawn(vertical, 'y', x, grid.ys[i + 1] ?? 0, grid.ys[i] ?? 0)) || columnsUsed(i) >= 2;
+  // A band whose text is centred over the table is a spanning title cell of the table (set in its
+  // frame as its first row); a frame's title or key is set to one side.
+  const centred = (i: number) => {
+    const inBand = runs.filter((run) => centreIn(run, { l: grid.xs[0] ?? 0, r: grid.xs.at(-1) ?? 0, t: grid.ys[i] ?? 0, b: grid.ys[i + 1] ?? 0 }));
+    if (inBand.length === 0) return false;
+    const [l, r] = [Math.min(...inBand.map((run) => run.x)), Math.max(...inBand.map((run) => run.x + run.width))];
+    const [left, right] = [grid.xs[0] ?? 0, grid.xs.at(-1) ?? 0];
+    return Math.abs((l + r) / 2 - (left + right) / 2) <= 0.05 * (right - left);
+  };
+  const ruledBand = (i: number) => inner.some((x) => drawn(vertical, 'y', x, grid.ys[i + 1] ?? 0, grid.ys[i] ?? 0)) || columnsUsed(i) >= 2 || centred(i);
   const bands = grid.ys.length - 1;
   const ruledSomewhere = Array.from({ length: bands }, (_, i) => i).some((i) => inner.some((x) => drawn(vertical, 'y', x, grid.ys[i + 1] ?? 0, grid.ys[i] ?? 0)));
   if (inner.length === 0 || !ruledSomewhere) return grid;
@@ -96,8 +105,12 @@ const MIN_TABLE_RULE = 40;
 const SAME_END = 3;
 
 function ruleOnlyTables(rulings: Ruling[], found: Found, ruled: BoundingBox[]): void {
-  const horizontal = rulings
-    .filter((r) => r.y2 - r.y1 <= 1.5 && r.x2 - r.x1 >= MIN_TABLE_RULE)
+  // A rule drawn in pieces (one per column, as spreadsheets export a row's border) is one rule.
+  const joined = tableRules(rulings, MIN_TABLE_RULE);
+  const sides = { horizontal: joined.horizontal, vertical: tableRules(rulings, 0).vertical };
+  const horizontal = joined.horizontal
+    .filter((r) => r.y2 - r.y1 <= 1.5)
+    .filter((r) => !barEdge(r, sides, found.rest))
     .filter((r) => !ruled.some((box) => r.y1 >= box.b - 2 && r.y1 <= box.t + 2 && r.x1 >= box.l - 2 && r.x2 <= box.r + 2))
     .sort((a, b) => b.y1 - a.y1);
   const used = new Set<Ruling>();
@@ -112,6 +125,8 @@ function ruleOnlyTables(rulings: Ruling[], found: Found, ruled: BoundingBox[]): 
       const previous = full.at(-1) ?? top;
       const between = found.rest.filter((run) => run.y < previous.y1 && run.y > next.y1);
       if (between.some((run) => run.x < top.x1 - SAME_END * 2 || run.x + run.width > top.x2 + SAME_END * 2)) break;
+      // A caption between two rules starts the next table ("Table 4. …" under the first one's bottom rule).
+      if (baselineRows(between).some((row) => CAPTION_START.test(row.map((run) => run.text).join('').trim()))) break;
       full.push(next);
     }
     if (full.length < 2) continue;
@@ -127,6 +142,26 @@ function ruleOnlyTables(rulings: Ruling[], found: Found, ruled: BoundingBox[]): 
     });
     if (ok) for (const rule of [...full, ...inner]) used.add(rule);
   }
+}
+
+/**
+ * Whether a horizontal rule is the top or bottom of a closed box holding one printed line and no
+ * rule between (a running header's bar, a banner): a box round a line is not a table's rule.
+ */
+function barEdge(rule: Ruling, rules: { horizontal: Ruling[]; vertical: Ruling[] }, runs: TextRun[]): boolean {
+  const near = (a: number, b: number) => Math.abs(a - b) <= SAME_END;
+  return rules.horizontal.some((other) => {
+    if (other === rule || !near(other.x1, rule.x1) || !near(other.x2, rule.x2)) return false;
+    const [b, t] = [Math.min(other.y1, rule.y1), Math.max(other.y1, rule.y1)];
+    const side = (x: number) => rules.vertical.some((v) => near(v.x1, x) && v.y1 <= b + SAME_END && v.y2 >= t - SAME_END);
+    if (!side(rule.x1) || !side(rule.x2)) return false;
+    if (rules.horizontal.some((h) => h.y1 > b + 0.5 && h.y1 < t - 0.5 && h.x1 < rule.x2 && h.x2 > rule.x1)) return false;
+    // One printed line: every run inside overlaps the others vertically (a title and a smaller subtitle on one bar).
+    const inside = runs.filter((run) => centreIn(run, { l: rule.x1, r: rule.x2, t, b }));
+    const top = Math.min(...inside.map((run) => run.y + 0.8 * run.size));
+    const bottom = Math.max(...inside.map((run) => run.y - 0.2 * run.size));
+    return inside.length === 0 || bottom < top;
+  });
 }
 
 // --- 3. No rules (stream) ----------------------------------------------------------------------
