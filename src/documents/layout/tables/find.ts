@@ -69,6 +69,9 @@ function ruledTables(rulings: Ruling[], found: Found): BoundingBox[] {
  * rules are drawn elsewhere in it: a frame drawn round a table with its title above and its key
  * below holds them in such bands, and they are not rows of the table.
  */
+/** A line over a table set this many times its text's size is the page's title, not the table's. */
+const PAGE_TITLE_SIZE = 1.5;
+
 function withoutFrameBands(grid: Grid, vertical: Ruling[], runs: TextRun[]): Grid | undefined {
   const inner = grid.xs.slice(1, -1);
   // A band whose text stands in two or more of the columns is a row, ruled or not.
@@ -76,11 +79,15 @@ function withoutFrameBands(grid: Grid, vertical: Ruling[], runs: TextRun[]): Gri
     const inBand = runs.filter((run) => centreIn(run, { l: grid.xs[0] ?? 0, r: grid.xs.at(-1) ?? 0, t: grid.ys[i] ?? 0, b: grid.ys[i + 1] ?? 0 }));
     return new Set(inBand.map((run) => inner.filter((x) => x < run.x + run.width / 2).length)).size;
   };
-  // A band whose text is centred over the table is a spanning title cell of the table (set in its
-  // frame as its first row); a frame's title or key is set to one side.
+  // A band whose text is centred over the table, in the table's size, is a spanning title cell of
+  // the table (set in its frame as its first row); a frame's title or key is set to one side, and
+  // a page's title over it is set larger.
+  const inGrid = runs.filter((run) => centreIn(run, { l: grid.xs[0] ?? 0, r: grid.xs.at(-1) ?? 0, t: grid.ys[0] ?? 0, b: grid.ys.at(-1) ?? 0 }));
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+  const tableSize = median(inGrid.map((run) => run.size));
   const centred = (i: number) => {
     const inBand = runs.filter((run) => centreIn(run, { l: grid.xs[0] ?? 0, r: grid.xs.at(-1) ?? 0, t: grid.ys[i] ?? 0, b: grid.ys[i + 1] ?? 0 }));
-    if (inBand.length === 0) return false;
+    if (inBand.length === 0 || median(inBand.map((run) => run.size)) > PAGE_TITLE_SIZE * tableSize) return false;
     const [l, r] = [Math.min(...inBand.map((run) => run.x)), Math.max(...inBand.map((run) => run.x + run.width))];
     const [left, right] = [grid.xs[0] ?? 0, grid.xs.at(-1) ?? 0];
     return Math.abs((l + r) / 2 - (left + right) / 2) <= 0.05 * (right - left);
