@@ -9,6 +9,7 @@
 import type { Block, BoundingBox, Table, TableCell } from '../../document.ts';
 import { dominant, joinText, union, type TextRun } from '../geometry.ts';
 import { groupLines } from '../lines.ts';
+import { inReadingOrder } from './logical.ts';
 
 /** Glyph boxes are estimated from the font size: ascenders about 0.8 em up, descenders 0.2 em down. */
 const runBox = (run: TextRun): BoundingBox => ({ l: run.x, r: run.x + run.width, t: run.y + 0.8 * run.size, b: run.y - 0.2 * run.size });
@@ -360,13 +361,15 @@ export function cellTexts(table: Table): string[][] {
 }
 
 /** The `table` block for a grid. */
-export function tableBlock(table: Table, bbox: BoundingBox, runs: TextRun[]): Block {
+export function tableBlock(grid: Table, bbox: BoundingBox, runs: TextRun[]): Block {
+  const fontSize = dominant(runs.map((r): [number, number] => [r.size, r.text.length])) ?? 0;
+  const table = inReadingOrder(grid, fontSize);
   const cells = cellTexts(table);
   return {
     label: 'table',
     text: cells.map((row) => row.join(' | ')).join('\n'),
     bbox,
-    fontSize: dominant(runs.map((r): [number, number] => [r.size, r.text.length])) ?? 0,
+    fontSize,
     bold: false,
     cells,
     table,
