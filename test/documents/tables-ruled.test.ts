@@ -72,4 +72,12 @@ describe('ruled tables (issue 32)', () => {
     assert.ok(!rowsOf(tables[0]).flat().some((text) => /tABLE 4/u.test(text)));
     assert.deepEqual(rowsOf(tables[0]).at(-1)?.slice(0, 2), ['total', '9,369']);
   });
+
+  test('tabula AnimalSounds: "column headers set over a table\'s first rule (a rule under each row, none over the header) are its header row"', async () => {
+    const [table] = await tablesOf('tabula/AnimalSounds.pdf');
+    const rows = rowsOf(table);
+    assert.deepEqual(rows[0], ['Animal', 'Action', 'Result']);
+    assert.ok(table?.cells.filter((cell) => cell.row === 0).every((cell) => cell.columnHeader));
+    assert.deepEqual(rows[1], ['Cat', 'Says', 'Meow']);
+  });
 });

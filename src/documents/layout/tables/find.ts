@@ -16,7 +16,7 @@ import { contentsTables } from './contents.ts';
 import { drawn, findGrids, tableRules, type Grid } from './grids.ts';
 import { framedPanels, isListing, panelOf } from './panels.ts';
 import { buildRuledGrid } from './ruled.ts';
-import { baselineRows, buildGrid, columnsOf, isNumeric, segmentsOf, tableBlock } from './grid.ts';
+import { baselineRows, buildGrid, columnsOf, isNumeric, segmentsOf, tableBlock, type Segment } from './grid.ts';
 
 const centreIn = (run: TextRun, box: BoundingBox, slack = 1) => {
   const cx = run.x + run.width / 2;
@@ -138,10 +138,11 @@ function ruleOnlyTables(rulings: Ruling[], found: Found, ruled: BoundingBox[]): 
     }
     if (full.length < 2) continue;
     const bottom = full.at(-1) ?? top;
-    const box = { l: top.x1, r: top.x2, t: top.y1, b: bottom.y1 };
+    const box = { l: top.x1, r: top.x2, t: headerAboveRule(found.rest, top, bottom.y1), b: bottom.y1 };
     const inner = horizontal.filter((r) => r.y1 < top.y1 - 0.5 && r.y1 > bottom.y1 + 0.5 && r.x1 >= top.x1 - SAME_END && r.x2 <= top.x2 + SAME_END);
     // The first full-width rule inside is the mid-rule: the rows above it are column headers.
-    const mid = full.length > 2 ? full[1] : undefined;
+    // …or, with the header set over the top rule, the top rule is.
+    const mid = box.t > top.y1 ? top : full.length > 2 ? full[1] : undefined;
     const ok = take(found, box, (runs) => {
       const spanRules = inner.filter((r) => r.x2 - r.x1 < top.x2 - top.x1 - 2 * SAME_END).map((r) => ({ x1: r.x1, x2: r.x2, y: r.y1 }));
       const table = buildGrid(runs, box, { spanRules, ...(mid ? { headerBottom: mid.y1 } : {}) });
@@ -149,6 +150,21 @@ function ruleOnlyTables(rulings: Ruling[], found: Found, ruled: BoundingBox[]): 
     });
     if (ok) for (const rule of [...full, ...inner]) used.add(rule);
   }
+}
+
+/**
+ * The top of a rule-only table: its top rule, or the top of the line just above it when that line
+ * is the table's column headers set over the first rule (a rule under each row, none over the
+ * header): two or more pieces, each starting or ending where a column of the rows below does.
+ */
+function headerAboveRule(runs: TextRun[], top: Ruling, bottom: number): number {
+  const within = (run: TextRun) => run.x >= top.x1 - SAME_END && run.x + run.width <= top.x2 + SAME_END;
+  const below = baselineRows(runs.filter((run) => within(run) && run.y < top.y1 && run.y > bottom)).map((row) => segmentsOf(row, STREAM_GAP)).flat();
+  const [line] = baselineRows(runs.filter((run) => within(run) && run.y > top.y1 && run.y - top.y1 <= 1.2 * run.size)).map((row) => segmentsOf(row, STREAM_GAP));
+  if (!line || line.length < 2 || below.length === 0) return top.y1;
+  const aligned = (seg: Seg) => below.some((b) => Math.abs(b.l - seg.l) <= 2 || Math.abs(b.r - seg.r) <= 2);
+  if (!line.every(aligned)) return top.y1;
+  return Math.max(...line.map((seg) => seg.baseline + 0.8 * seg.size));
 }
 
 /**
@@ -238,7 +254,7 @@ function streamTablesIn(found: Found): void {
   }
 }
 
-type Seg = ReturnType<typeof segmentsOf>[number];
+type Seg = Segment;
 
 /** Column headers take up to this many printed lines above a table's first row. */
 const MAX_HEADER_LINES = 3;
