@@ -7,6 +7,7 @@ import { describe, test } from 'node:test';
 import type { Table } from '../../src/documents/document.ts';
 import { tableRules } from '../../src/documents/layout/tables/grids.ts';
 import { runDocparse } from '../../src/documents/parse.ts';
+import { tableGrid } from '../helpers/table-grid.ts';
 
 const corpusFile = (path: string) => readFileSync(new URL(`../../bench/docparse/public/${path}`, import.meta.url));
 
@@ -15,14 +16,7 @@ async function tablesOf(path: string, pageNo = 1): Promise<Table[]> {
   return (document.pages[pageNo - 1]?.blocks ?? []).flatMap((b) => (b.table ? [b.table] : []));
 }
 
-/** The table as rows of texts, a spanning cell's text repeated over every position it covers. */
-function rowsOf(table: Table | undefined): string[][] {
-  if (!table) return [];
-  const rows = Array.from({ length: table.numRows }, () => Array.from({ length: table.numCols }, () => '·'));
-  for (const cell of table.cells)
-    for (let r = cell.row; r < cell.row + cell.rowSpan; r += 1) for (let c = cell.col; c < cell.col + cell.colSpan; c += 1) (rows[r] ?? [])[c] = cell.text;
-  return rows;
-}
+const rowsOf = tableGrid;
 
 describe('ruled tables (issue 32)', () => {
   test('"collinear pieces of one rule are joined": a piece a fraction of a point off the line does not swallow the pieces before it', () => {
