@@ -10,6 +10,7 @@ import { htmlTable } from '../../src/documents/export/markdown.ts';
 import type { Ruling, TextRun } from '../../src/documents/layout/geometry.ts';
 import { findTables } from '../../src/documents/layout/tables/find.ts';
 import { runDocparse } from '../../src/documents/parse.ts';
+import { tableGrid } from '../helpers/table-grid.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/public/${name}`, import.meta.url));
 
@@ -19,14 +20,7 @@ async function parse(name: string) {
   return { blocks, tables: blocks.filter((b) => b.label === 'table'), markdown, json: JSON.parse(json) as DoclingDocument };
 }
 
-/** The table as rows of texts, each spanning cell's text repeated over every position it covers. */
-function grid(table: Table | undefined): string[][] {
-  if (!table) return [];
-  const rows = Array.from({ length: table.numRows }, () => Array.from({ length: table.numCols }, () => '·'));
-  for (const cell of table.cells)
-    for (let r = cell.row; r < cell.row + cell.rowSpan; r += 1) for (let c = cell.col; c < cell.col + cell.colSpan; c += 1) (rows[r] ?? [])[c] = cell.text;
-  return rows;
-}
+const grid = tableGrid;
 
 const run = (text: string, x: number, y: number, width = text.length * 5): TextRun => ({ text, x, y, width, size: 9, bold: false, hasEOL: false });
 

@@ -7,13 +7,22 @@ import { dominant, LINE_PITCH, SAME_SIZE, similarSize, union } from './geometry.
 /** Headings are short: a larger-font block of more than this many characters is a lead paragraph. */
 const MAX_HEADING_CHARS = 150;
 const MAX_BOLD_HEADING_CHARS = 100;
+const MAX_WRAPPED_BOLD_HEADING_CHARS = 60;
+
+/** Table cells count towards the body's size when they hold this many times the text of the flow. */
+const TABLE_BODY_SHARE = 20;
 
 export type BodyStyle = { size: number; bold: boolean; italic?: boolean };
 
 /** The body text's size: the most common font size weighted by characters; and whether body text is bold. */
 export function bodyStyle(pages: Page[]): BodyStyle | undefined {
   const flow = pages.flatMap((p) => p.blocks).filter((b) => b.label === 'text' || b.label === 'list_item');
-  const size = dominant(flow.map((b): [number, number] => [Math.round(b.fontSize * 2) / 2, b.text.length]));
+  // A document that is mostly tables (a statistics sheet under its title) has its body in the
+  // cells: weighed with the few lines of text around them, the title would be the body.
+  const tables = pages.flatMap((p) => p.blocks).filter((b) => b.label === 'table');
+  const chars = (blocks: Block[]) => blocks.reduce((n, b) => n + b.text.length, 0);
+  const weighed = chars(flow) * TABLE_BODY_SHARE < chars(tables) ? [...flow, ...tables] : flow;
+  const size = dominant(weighed.map((b): [number, number] => [Math.round(b.fontSize * 2) / 2, b.text.length]));
   if (size === undefined) return undefined;
   const atSize = flow.filter((b) => similarSize(b.fontSize, size) && b.fontSize < size * SAME_SIZE);
   const weigh = (flag: (b: Block) => boolean) => dominant(atSize.map((b): [boolean, number] => [flag(b), b.text.length])) ?? false;
@@ -71,7 +80,7 @@ const isBullet = (marker: string | undefined) => marker !== undefined && !/[\dA-
  * text is not bold (not ending like a sentence, and not a bulleted item that happens to be bold).
  */
 export function isHeading(block: Block, body: BodyStyle, page?: Page): boolean {
-  if ((block.label !== 'text' && block.label !== 'list_item') || block.inPicture) return false;
+  if ((block.label !== 'text' && block.label !== 'list_item' && !isDisplayLine(block, body)) || block.inPicture) return false;
   // spec (issue 17): "numbered headings such as '2.1 …'": on a scanned page, where OCR sees no
   // weight, a numbered heading line standing alone is a heading by its number.
   if (page?.textSource === 'ocr' && block.label === 'text' && numberedHeadingLine(block.text)) return true;
@@ -81,8 +90,24 @@ export function isHeading(block: Block, body: BodyStyle, page?: Page): boolean {
   if (isCaptionText(block.text) || DOT_LEADERS.test(block.text)) return false;
   const lines = (block.bbox.t - block.bbox.b) / (LINE_PITCH * block.fontSize);
   const larger = block.fontSize >= body.size * SAME_SIZE && block.text.length <= MAX_HEADING_CHARS && lines <= 3;
-  const boldLine = block.bold && !body.bold && lines < 1 && block.text.length <= MAX_BOLD_HEADING_CHARS && !/[.,;]$/.test(block.text) && !isBullet(block.marker);
+  // …a bold heading wrapped onto a second line of a narrow column is one too, when it stays short
+  // (and is not an address or a phone number set in bold: no run of four digits).
+  const boldLines = lines < 1 ? block.text.length <= MAX_BOLD_HEADING_CHARS : lines < 2.5 && block.text.length <= MAX_WRAPPED_BOLD_HEADING_CHARS && !/\d{4}/u.test(block.text);
+  const boldLine = block.bold && !body.bold && boldLines && !/[.,;:]$/.test(block.text) && !isBullet(block.marker);
   return larger || boldLine || isStyledHeading(block, body, lines);
+}
+
+/** Signs of program text: a monospaced line holding none of them is words. */
+const CODE_SIGNS = /[{}[\]<>=;#$\\|_]|\(\)|::|->|\/\//u;
+
+/**
+ * A single monospaced line set well above the body size and holding words, not program text, is a
+ * display line in a typewriter face (a chapter title set in Courier), not a code listing: code is
+ * set at or below the body size.
+ */
+function isDisplayLine(block: Block, body: BodyStyle): boolean {
+  if (block.label !== 'code' || block.text.includes('\n')) return false;
+  return block.fontSize >= body.size * SAME_SIZE * SAME_SIZE && /\p{L}{3,}/u.test(block.text) && !CODE_SIGNS.test(block.text);
 }
 
 /** Heading levels by distinct size, largest first: sizes within 0.75 pt are one level. */

@@ -13,9 +13,10 @@
 import type { Block, BoundingBox } from '../../document.ts';
 import type { Ruling, TextRun } from '../geometry.ts';
 import { contentsTables } from './contents.ts';
-import { findGrids, tableRules } from './grids.ts';
+import { drawn, findGrids, tableRules, type Grid } from './grids.ts';
+import { framedPanels, isListing, panelOf } from './panels.ts';
 import { buildRuledGrid } from './ruled.ts';
-import { baselineRows, buildGrid, columnsOf, isNumeric, segmentsOf, tableBlock } from './grid.ts';
+import { baselineRows, buildGrid, columnsOf, isNumeric, segmentsOf, tableBlock, type Segment } from './grid.ts';
 
 const centreIn = (run: TextRun, box: BoundingBox, slack = 1) => {
   const cx = run.x + run.width / 2;
@@ -23,7 +24,8 @@ const centreIn = (run: TextRun, box: BoundingBox, slack = 1) => {
   return cx >= box.l - slack && cx <= box.r + slack && cy >= box.b - slack && cy <= box.t + slack;
 };
 
-type Found = { tables: Block[]; rest: TextRun[] };
+/** Tables found, the runs left for the text flow, and the ruled panels whose text is laid out each on its own. */
+export type Found = { tables: Block[]; rest: TextRun[]; panels: BoundingBox[] };
 
 function take(found: Found, box: BoundingBox, build: (runs: TextRun[]) => Block | undefined): boolean {
   const inside = found.rest.filter((run) => centreIn(run, box));
@@ -42,8 +44,17 @@ function ruledTables(rulings: Ruling[], found: Found): BoundingBox[] {
   const boxes: BoundingBox[] = [];
   // Every drawn piece counts as a cell edge, however short (a spreadsheet export draws each cell's own borders).
   const rules = tableRules(rulings, 0);
-  for (const grid of findGrids(rulings)) {
+  for (const framed of findGrids(rulings)) {
+    const grid = withoutFrameBands(framed, rules.vertical, found.rest);
+    if (!grid) continue;
     const box = { l: grid.xs[0] ?? 0, r: grid.xs.at(-1) ?? 0, t: grid.ys[0] ?? 0, b: grid.ys.at(-1) ?? 0 };
+    // spec (issue 34): "a ruled frame around a multi-column listing is not a grid of one cell per line".
+    const panels = framedPanels(found.rest, grid, rules.vertical);
+    if (panels) {
+      found.panels.push(...panels);
+      boxes.push(box);
+      continue;
+    }
     const ok = take(found, box, (runs) => {
       const table = buildRuledGrid(runs, grid, rules);
       return table ? tableBlock(table, box, runs) : undefined;
@@ -51,6 +62,46 @@ function ruledTables(rulings: Ruling[], found: Found): BoundingBox[] {
     if (ok) boxes.push(box);
   }
   return boxes;
+}
+
+/**
+ * A grid without the bands at its top and bottom that no column rule runs through, when column
+ * rules are drawn elsewhere in it: a frame drawn round a table with its title above and its key
+ * below holds them in such bands, and they are not rows of the table.
+ */
+/** A line over a table set this many times its text's size is the page's title, not the table's. */
+const PAGE_TITLE_SIZE = 1.5;
+
+function withoutFrameBands(grid: Grid, vertical: Ruling[], runs: TextRun[]): Grid | undefined {
+  const inner = grid.xs.slice(1, -1);
+  // A band whose text stands in two or more of the columns is a row, ruled or not.
+  const columnsUsed = (i: number) => {
+    const inBand = runs.filter((run) => centreIn(run, { l: grid.xs[0] ?? 0, r: grid.xs.at(-1) ?? 0, t: grid.ys[i] ?? 0, b: grid.ys[i + 1] ?? 0 }));
+    return new Set(inBand.map((run) => inner.filter((x) => x < run.x + run.width / 2).length)).size;
+  };
+  // A band whose text is centred over the table, in the table's size, is a spanning title cell of
+  // the table (set in its frame as its first row); a frame's title or key is set to one side, and
+  // a page's title over it is set larger.
+  const inGrid = runs.filter((run) => centreIn(run, { l: grid.xs[0] ?? 0, r: grid.xs.at(-1) ?? 0, t: grid.ys[0] ?? 0, b: grid.ys.at(-1) ?? 0 }));
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+  const tableSize = median(inGrid.map((run) => run.size));
+  const centred = (i: number) => {
+    const inBand = runs.filter((run) => centreIn(run, { l: grid.xs[0] ?? 0, r: grid.xs.at(-1) ?? 0, t: grid.ys[i] ?? 0, b: grid.ys[i + 1] ?? 0 }));
+    if (inBand.length === 0 || median(inBand.map((run) => run.size)) > PAGE_TITLE_SIZE * tableSize) return false;
+    const [l, r] = [Math.min(...inBand.map((run) => run.x)), Math.max(...inBand.map((run) => run.x + run.width))];
+    const [left, right] = [grid.xs[0] ?? 0, grid.xs.at(-1) ?? 0];
+    return Math.abs((l + r) / 2 - (left + right) / 2) <= 0.05 * (right - left);
+  };
+  const ruledBand = (i: number) => inner.some((x) => drawn(vertical, 'y', x, grid.ys[i + 1] ?? 0, grid.ys[i] ?? 0)) || columnsUsed(i) >= 2 || centred(i);
+  const bands = grid.ys.length - 1;
+  const ruledSomewhere = Array.from({ length: bands }, (_, i) => i).some((i) => inner.some((x) => drawn(vertical, 'y', x, grid.ys[i + 1] ?? 0, grid.ys[i] ?? 0)));
+  if (inner.length === 0 || !ruledSomewhere) return grid;
+  let first = 0;
+  let last = bands - 1;
+  while (first < last && !ruledBand(first)) first += 1;
+  while (last > first && !ruledBand(last)) last -= 1;
+  const ys = grid.ys.slice(first, last + 2);
+  return ys.length >= 3 ? { xs: grid.xs, ys } : undefined;
 }
 
 // --- 2. Horizontal rules only ------------------------------------------------------------------
@@ -61,8 +112,12 @@ const MIN_TABLE_RULE = 40;
 const SAME_END = 3;
 
 function ruleOnlyTables(rulings: Ruling[], found: Found, ruled: BoundingBox[]): void {
-  const horizontal = rulings
-    .filter((r) => r.y2 - r.y1 <= 1.5 && r.x2 - r.x1 >= MIN_TABLE_RULE)
+  // A rule drawn in pieces (one per column, as spreadsheets export a row's border) is one rule.
+  const joined = tableRules(rulings, MIN_TABLE_RULE);
+  const sides = { horizontal: joined.horizontal, vertical: tableRules(rulings, 0).vertical };
+  const horizontal = joined.horizontal
+    .filter((r) => r.y2 - r.y1 <= 1.5)
+    .filter((r) => !barEdge(r, sides, found.rest))
     .filter((r) => !ruled.some((box) => r.y1 >= box.b - 2 && r.y1 <= box.t + 2 && r.x1 >= box.l - 2 && r.x2 <= box.r + 2))
     .sort((a, b) => b.y1 - a.y1);
   const used = new Set<Ruling>();
@@ -77,14 +132,17 @@ function ruleOnlyTables(rulings: Ruling[], found: Found, ruled: BoundingBox[]): 
       const previous = full.at(-1) ?? top;
       const between = found.rest.filter((run) => run.y < previous.y1 && run.y > next.y1);
       if (between.some((run) => run.x < top.x1 - SAME_END * 2 || run.x + run.width > top.x2 + SAME_END * 2)) break;
+      // A caption between two rules starts the next table ("Table 4. …" under the first one's bottom rule).
+      if (baselineRows(between).some((row) => CAPTION_START.test(row.map((run) => run.text).join('').trim()))) break;
       full.push(next);
     }
     if (full.length < 2) continue;
     const bottom = full.at(-1) ?? top;
-    const box = { l: top.x1, r: top.x2, t: top.y1, b: bottom.y1 };
+    const box = { l: top.x1, r: top.x2, t: headerAboveRule(found.rest, top, bottom.y1), b: bottom.y1 };
     const inner = horizontal.filter((r) => r.y1 < top.y1 - 0.5 && r.y1 > bottom.y1 + 0.5 && r.x1 >= top.x1 - SAME_END && r.x2 <= top.x2 + SAME_END);
     // The first full-width rule inside is the mid-rule: the rows above it are column headers.
-    const mid = full.length > 2 ? full[1] : undefined;
+    // …or, with the header set over the top rule, the top rule is.
+    const mid = box.t > top.y1 ? top : full.length > 2 ? full[1] : undefined;
     const ok = take(found, box, (runs) => {
       const spanRules = inner.filter((r) => r.x2 - r.x1 < top.x2 - top.x1 - 2 * SAME_END).map((r) => ({ x1: r.x1, x2: r.x2, y: r.y1 }));
       const table = buildGrid(runs, box, { spanRules, ...(mid ? { headerBottom: mid.y1 } : {}) });
@@ -92,6 +150,41 @@ function ruleOnlyTables(rulings: Ruling[], found: Found, ruled: BoundingBox[]): 
     });
     if (ok) for (const rule of [...full, ...inner]) used.add(rule);
   }
+}
+
+/**
+ * The top of a rule-only table: its top rule, or the top of the line just above it when that line
+ * is the table's column headers set over the first rule (a rule under each row, none over the
+ * header): two or more pieces, each starting or ending where a column of the rows below does.
+ */
+function headerAboveRule(runs: TextRun[], top: Ruling, bottom: number): number {
+  const within = (run: TextRun) => run.x >= top.x1 - SAME_END && run.x + run.width <= top.x2 + SAME_END;
+  const below = baselineRows(runs.filter((run) => within(run) && run.y < top.y1 && run.y > bottom)).map((row) => segmentsOf(row, STREAM_GAP)).flat();
+  const [line] = baselineRows(runs.filter((run) => within(run) && run.y > top.y1 && run.y - top.y1 <= 1.2 * run.size)).map((row) => segmentsOf(row, STREAM_GAP));
+  if (!line || line.length < 2 || below.length === 0) return top.y1;
+  const aligned = (seg: Seg) => below.some((b) => Math.abs(b.l - seg.l) <= 2 || Math.abs(b.r - seg.r) <= 2);
+  if (!line.every(aligned)) return top.y1;
+  return Math.max(...line.map((seg) => seg.baseline + 0.8 * seg.size));
+}
+
+/**
+ * Whether a horizontal rule is the top or bottom of a closed box holding one printed line and no
+ * rule between (a running header's bar, a banner): a box round a line is not a table's rule.
+ */
+function barEdge(rule: Ruling, rules: { horizontal: Ruling[]; vertical: Ruling[] }, runs: TextRun[]): boolean {
+  const near = (a: number, b: number) => Math.abs(a - b) <= SAME_END;
+  return rules.horizontal.some((other) => {
+    if (other === rule || !near(other.x1, rule.x1) || !near(other.x2, rule.x2)) return false;
+    const [b, t] = [Math.min(other.y1, rule.y1), Math.max(other.y1, rule.y1)];
+    const side = (x: number) => rules.vertical.some((v) => near(v.x1, x) && v.y1 <= b + SAME_END && v.y2 >= t - SAME_END);
+    if (!side(rule.x1) || !side(rule.x2)) return false;
+    if (rules.horizontal.some((h) => h.y1 > b + 0.5 && h.y1 < t - 0.5 && h.x1 < rule.x2 && h.x2 > rule.x1)) return false;
+    // One printed line: every run inside overlaps the others vertically (a title and a smaller subtitle on one bar).
+    const inside = runs.filter((run) => centreIn(run, { l: rule.x1, r: rule.x2, t, b }));
+    const top = Math.min(...inside.map((run) => run.y + 0.8 * run.size));
+    const bottom = Math.max(...inside.map((run) => run.y - 0.2 * run.size));
+    return inside.length === 0 || bottom < top;
+  });
 }
 
 // --- 3. No rules (stream) ----------------------------------------------------------------------
@@ -111,13 +204,19 @@ const MIN_DIVIDER = 100;
  */
 function streamTables(found: Found, rulings: Ruling[]): void {
   const dividers = rulings.filter((r) => r.x2 - r.x1 <= 1.5 && r.y2 - r.y1 >= MIN_DIVIDER);
-  const laneOf = (run: TextRun) => dividers.filter((d) => d.x1 < run.x + run.width / 2 && run.y >= d.y1 && run.y <= d.y2).length;
+  // A ruled panel is a lane of its own; elsewhere the lanes lie between the dividers.
+  const laneOf = (run: TextRun) => {
+    const panel = panelOf(found.panels, run);
+    return panel >= 0 ? -1 - panel : dividers.filter((d) => d.x1 < run.x + run.width / 2 && run.y >= d.y1 && run.y <= d.y2).length;
+  };
   const lanes = new Map<number, TextRun[]>();
   for (const run of found.rest) lanes.set(laneOf(run), [...(lanes.get(laneOf(run)) ?? []), run]);
   const tables: Block[] = [];
   const taken = new Set<TextRun>();
-  for (const runs of lanes.values()) {
-    const lane: Found = { tables: [], rest: runs };
+  for (const [at, runs] of lanes) {
+    // A listing in a ruled panel is read entry by entry, never cut into a table.
+    if (at < 0 && isListing(runs)) continue;
+    const lane: Found = { tables: [], rest: runs, panels: [] };
     streamTablesIn(lane);
     tables.push(...lane.tables);
     const left = new Set(lane.rest);
@@ -155,7 +254,7 @@ function streamTablesIn(found: Found): void {
   }
 }
 
-type Seg = ReturnType<typeof segmentsOf>[number];
+type Seg = Segment;
 
 /** Column headers take up to this many printed lines above a table's first row. */
 const MAX_HEADER_LINES = 3;
@@ -246,7 +345,7 @@ function countsUp(texts: Array<string | undefined>): boolean {
 
 /** Every table on the page, and the runs left for the text flow. */
 export function findTables(rulings: Ruling[], runs: TextRun[]): Found {
-  const found: Found = { tables: [], rest: runs };
+  const found: Found = { tables: [], rest: runs, panels: [] };
   const ruled = ruledTables(rulings, found);
   ruleOnlyTables(rulings, found, ruled);
   const contents = contentsTables(found.rest);

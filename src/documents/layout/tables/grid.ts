@@ -9,6 +9,7 @@
 import type { Block, BoundingBox, Table, TableCell } from '../../document.ts';
 import { dominant, joinText, union, type TextRun } from '../geometry.ts';
 import { groupLines } from '../lines.ts';
+import { inReadingOrder } from './logical.ts';
 
 /** Glyph boxes are estimated from the font size: ascenders about 0.8 em up, descenders 0.2 em down. */
 const runBox = (run: TextRun): BoundingBox => ({ l: run.x, r: run.x + run.width, t: run.y + 0.8 * run.size, b: run.y - 0.2 * run.size });
@@ -86,8 +87,21 @@ export type Column = { l: number; r: number };
  */
 export function columnsOf(rows: Segment[][]): Column[] {
   const most = Math.max(0, ...rows.map((r) => r.length));
-  const base = rows.filter((r) => r.length >= Math.max(2, most - 1)).flat();
-  const columns = mergeRanges(base.map((s) => ({ l: s.l, r: s.r })));
+  // The fullest rows set the columns; rows one piece short widen them, but a piece of theirs that
+  // reaches over two columns (two header words set closer than the numbers below them) spans
+  // them and never joins them into one (Tabula's column guessing takes the columns from the
+  // rows with the most cells the same way).
+  const columns = mergeRanges(rows.filter((r) => r.length === most && most >= 2).flat().map((s) => ({ l: s.l, r: s.r })));
+  for (const segment of rows.filter((r) => r.length >= Math.max(2, most - 1) && r.length < most).flat()) {
+    const touched = columns.filter((c) => segment.l < c.r && c.l < segment.r);
+    if (touched.length >= 2) continue;
+    const [column] = touched;
+    const widened = column ? { l: Math.min(column.l, segment.l), r: Math.max(column.r, segment.r) } : { l: segment.l, r: segment.r };
+    if (columns.some((c) => c !== column && widened.l < c.r && c.l < widened.r)) continue;
+    if (column) Object.assign(column, widened);
+    else columns.push(widened);
+  }
+  columns.sort((a, b) => a.l - b.l);
   for (const segment of rows.flat()) {
     const touched = columns.filter((c) => segment.l < c.r && c.l < segment.r);
     if (touched.length === 0) columns.push({ l: segment.l, r: segment.r });
@@ -183,7 +197,7 @@ export function buildGrid(runs: TextRun[], region: BoundingBox, options: GridOpt
   const overRule = (seg: Segment) => (options.spanRules ?? []).some((rule) => seg.l >= rule.x1 - 2 && seg.r <= rule.x2 + 2 && seg.baseline > rule.y && seg.baseline - rule.y < 2.5 * seg.size);
   const columns = splitAtRules(columnsOf(segmentRows.map((row) => row.filter((seg) => !overRule(seg)))), cuts);
   if (columns.length < 2) return undefined;
-  const lines = segmentRows.map((segments) => placeRow(segments, columns));
+  const lines = segmentRows.map((segments) => placeRow(segments.flatMap((seg) => splitAtGutters(seg, columns)), columns));
   const rows: Row[] = [];
   const band = (y: number) => (options.rowRules ?? []).filter((rule) => rule > y).length;
   for (const line of lines) {
@@ -218,6 +232,29 @@ export function buildGrid(runs: TextRun[], region: BoundingBox, options: GridOpt
   if (filledRows < 2) return undefined;
   void region;
   return { numRows: rows.length, numCols: columns.length, cells };
+}
+
+/**
+ * A piece reaching over two columns whose runs part exactly in the gutter between them is two
+ * cells set close (a header's right-aligned words beside the next column's left-aligned ones), not
+ * one cell spanning both.
+ */
+function splitAtGutters(segment: Segment, columns: Column[]): Segment[] {
+  const touched = columns.filter((c) => segment.l < c.r && c.l < segment.r);
+  if (touched.length < 2 || segment.runs.length < 2) return [segment];
+  const runs = [...segment.runs].sort((a, b) => a.x - b.x);
+  const parts: TextRun[][] = [[]];
+  runs.forEach((run, i) => {
+    const before = runs[i - 1];
+    const gutter = before && touched.slice(1).some((c, k) => {
+      const left = touched[k];
+      return left !== undefined && before.x + before.width <= c.l + 0.5 && run.x >= (left.r - 0.5) && before.x + before.width < run.x;
+    });
+    if (gutter) parts.push([]);
+    parts.at(-1)?.push(run);
+  });
+  if (parts.length < 2) return [segment];
+  return parts.flatMap((part) => segmentsOf(part, Infinity));
 }
 
 /** A partial rule lies between two printed lines of a table. */
@@ -324,13 +361,15 @@ export function cellTexts(table: Table): string[][] {
 }
 
 /** The `table` block for a grid. */
-export function tableBlock(table: Table, bbox: BoundingBox, runs: TextRun[]): Block {
+export function tableBlock(grid: Table, bbox: BoundingBox, runs: TextRun[]): Block {
+  const fontSize = dominant(runs.map((r): [number, number] => [r.size, r.text.length])) ?? 0;
+  const table = inReadingOrder(grid, fontSize);
   const cells = cellTexts(table);
   return {
     label: 'table',
     text: cells.map((row) => row.join(' | ')).join('\n'),
     bbox,
-    fontSize: dominant(runs.map((r): [number, number] => [r.size, r.text.length])) ?? 0,
+    fontSize,
     bold: false,
     cells,
     table,
