@@ -6,11 +6,13 @@
 import { readFile } from 'node:fs/promises';
 import { NotAPdfError, UnreadablePdfError } from './errors.ts';
 import { openPdf, readPage, type OpenPdf } from './reader.ts';
+import { openTags, type DocumentTags } from './tags.ts';
 
 export type ReaderRequest = { open: string } | { page: number } | { close: true };
 export type ReaderError = { kind: 'not_a_pdf' | 'unreadable' | 'internal'; message: string };
 
 let current: OpenPdf | undefined;
+let tags: DocumentTags | undefined;
 
 function describe(error: unknown): ReaderError {
   if (error instanceof NotAPdfError) return { kind: 'not_a_pdf', message: error.message };
@@ -25,16 +27,26 @@ async function handle(request: ReaderRequest): Promise<void> {
     if ('close' in request) {
       const open = current;
       current = undefined;
+      tags?.close();
+      tags = undefined;
       await open?.close();
     } else if ('open' in request) {
       const previous = current;
       current = undefined;
+      tags?.close();
+      tags = undefined;
       await previous?.close();
-      current = await openPdf(await readFile(request.open));
-      send({ opened: current.pdf.numPages });
+      const data = await readFile(request.open);
+      current = await openPdf(data);
+      // A tagged PDF (MarkInfo /Marked true) or one with bookmarks is opened a second time, with PDFium, for its tags.
+      const marked = (await current.pdf.getMarkInfo())?.Marked === true;
+      if (marked || (await current.pdf.getOutline())?.length) tags = await openTags(data);
+      send({ opened: current.pdf.numPages, outline: tags?.outline ?? [] });
     } else {
       if (!current) throw new Error('no document is open');
-      send({ content: await readPage(current.pdf, request.page) });
+      const content = await readPage(current.pdf, request.page);
+      const structure = tags?.structure(request.page);
+      send({ content: structure ? { ...content, structure } : content });
     }
   } catch (error) {
     send({ error: describe(error) });

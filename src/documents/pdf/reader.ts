@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { getDocument, GlobalWorkerOptions, PasswordException } from 'pdfjs-dist/legacy/build/pdf.mjs';
-import type { PDFDocumentProxy, PDFPageProxy, TextItem, TextStyle } from 'pdfjs-dist/types/src/display/api.js';
+import type { PDFDocumentProxy, PDFPageProxy, TextItem, TextMarkedContent, TextStyle } from 'pdfjs-dist/types/src/display/api.js';
 import { keepGlyphsWhole } from '../layout/bidi.ts';
 import type { PageContent, TextRun } from '../layout/geometry.ts';
 import { drawnGlyphs } from './drawn-glyphs.ts';
@@ -94,10 +94,11 @@ async function readOpenPage(page: PDFPageProxy, pageNo: number): Promise<ReadPag
   // The operator list first: it also makes pdf.js publish the page's fonts, whose names carry the style.
   const operators = await page.getOperatorList();
   const { rulings, images, drawings } = graphicsFrom(operators.fnArray, operators.argsArray, origin, size);
-  const text = await page.getTextContent();
+  const text = await page.getTextContent({ includeMarkedContent: true });
   const runs: TextRun[] = [];
   const styles = new Map<string, FontStyle>();
   const items = text.items.filter((item): item is TextItem => 'str' in item);
+  const mcids = markedContentIds(text.items);
   // Ligature glyphs of Arabic script, which pdf.js's reordering splits back to front (layout/bidi.ts).
   const strings = keepGlyphsWhole(items, drawnGlyphs(operators.fnArray, operators.argsArray));
   for (const [index, read] of items.entries()) {
@@ -105,11 +106,33 @@ async function readOpenPage(page: PDFPageProxy, pageNo: number): Promise<ReadPag
     if (item.str.trim() === '') continue;
     let style = styles.get(item.fontName);
     if (!style) styles.set(item.fontName, (style = fontStyle(page, item.fontName, text.styles[item.fontName])));
-    runs.push(textRun(item, style, origin));
+    const run = textRun(item, style, origin);
+    const mcid = mcids.get(read);
+    runs.push(mcid === undefined ? run : { ...run, mcid });
   }
   const figures = figureRegions(drawings, runs, images, rulings);
   const rotate = (((page.rotate % 360) + 360) % 360) as number;
   return { pageNo, ...size, runs, rulings, images: [...images, ...figures].map((bbox) => ({ bbox })), rotate };
+}
+
+/**
+ * The marked-content id (the /MCID of the innermost BDC around it) of each text item: the link from
+ * the text to the structure tree of a tagged PDF (pdf/structure.ts).
+ */
+function markedContentIds(items: ReadonlyArray<TextItem | TextMarkedContent>): Map<TextItem, number> {
+  const ids = new Map<TextItem, number>();
+  const stack: Array<number | undefined> = [];
+  for (const item of items) {
+    if ('str' in item) {
+      const mcid = stack.findLast((id) => id !== undefined);
+      if (mcid !== undefined) ids.set(item, mcid);
+    } else if (item.type === 'endMarkedContent') stack.pop();
+    else {
+      const match = item.type === 'beginMarkedContentProps' ? /_mc(\d+)$/.exec(item.id ?? '') : null;
+      stack.push(match ? Number(match[1]) : undefined);
+    }
+  }
+  return ids;
 }
 
 type FontStyle = { bold: boolean; italic: boolean; mono: boolean; math: boolean };

@@ -1,0 +1,63 @@
+// A Table element of a tagged PDF as a grid: rows from TR (directly or under THead, TBody, TFoot),
+// cells from TH and TD placed left to right past the cells spanning down from rows above, with
+// RowSpan and ColSpan from their attributes and TH as header cells (Scope Row → row header).
+// The placement follows opendataloader-pdf's TaggedDocumentProcessor.processTable.
+import type { BoundingBox, TableCell, Table } from '../document.ts';
+import type { StructNode } from './structure-tree.ts';
+
+const isNode = (kid: StructNode | number): kid is StructNode => typeof kid !== 'number';
+const ROW_GROUPS = new Set(['THead', 'TBody', 'TFoot']);
+/** No real table is this large; a hostile span is clipped to it. */
+const MAX_SPAN = 200;
+
+/** The table's rows (TR elements), in order. */
+export function tableRows(table: StructNode): StructNode[] {
+  return table.kids.filter(isNode).flatMap((kid) => (kid.type === 'TR' ? [kid] : ROW_GROUPS.has(kid.type) ? kid.kids.filter(isNode).filter((row) => row.type === 'TR') : []));
+}
+
+/** A cell before its text is known: the element and where it sits. */
+export type PlacedCell = { node: StructNode; row: number; col: number; rowSpan: number; colSpan: number; header: 'column' | 'row' | undefined };
+
+/** The cells of a table placed on its grid; undefined when it has no cells. */
+export function placeCells(table: StructNode): { cells: PlacedCell[]; numRows: number; numCols: number } | undefined {
+  const rows = tableRows(table);
+  const taken: boolean[][] = [];
+  const cells: PlacedCell[] = [];
+  const take = (r: number, c: number) => ((taken[r] ??= [])[c] = true);
+  rows.forEach((row, r) => {
+    let col = 0;
+    const kids = row.kids.filter(isNode).filter((kid) => kid.type === 'TH' || kid.type === 'TD');
+    kids.forEach((node, index) => {
+      while (taken[r]?.[col]) col += 1;
+      const rowSpan = Math.min(MAX_SPAN, Math.max(1, Math.min(node.rowSpan ?? 1, rows.length - r)));
+      const colSpan = Math.min(MAX_SPAN, Math.max(1, node.colSpan ?? 1));
+      // A TH heads its column unless its Scope says row, or (without a Scope) it starts a row of data cells.
+      const rowHeader = node.scope === 'Row' || (node.scope === undefined && index === 0 && kids.slice(1).some((k) => k.type === 'TD'));
+      const header = node.type !== 'TH' ? undefined : rowHeader ? 'row' : 'column';
+      cells.push({ node, row: r, col, rowSpan, colSpan, header });
+      for (let dr = 0; dr < rowSpan; dr += 1) for (let dc = 0; dc < colSpan; dc += 1) take(r + dr, col + dc);
+      col += colSpan;
+    });
+  });
+  if (cells.length === 0) return undefined;
+  const numCols = Math.max(...cells.map((cell) => cell.col + cell.colSpan));
+  return { cells, numRows: rows.length, numCols };
+}
+
+/** The docling-style table from placed cells and each cell's text and box (empty cells get `fallback`'s corner). */
+export function gridOf(placed: NonNullable<ReturnType<typeof placeCells>>, textOf: (cell: PlacedCell) => { text: string; bbox?: BoundingBox }, fallback: BoundingBox): Table {
+  const cells: TableCell[] = placed.cells.map((cell) => {
+    const { text, bbox } = textOf(cell);
+    return {
+      text,
+      bbox: bbox ?? { l: fallback.l, t: fallback.t, r: fallback.l, b: fallback.t },
+      row: cell.row,
+      col: cell.col,
+      rowSpan: cell.rowSpan,
+      colSpan: cell.colSpan,
+      columnHeader: cell.header === 'column',
+      rowHeader: cell.header === 'row',
+    };
+  });
+  return { numRows: placed.numRows, numCols: placed.numCols, cells };
+}

@@ -1,0 +1,227 @@
+// A tagged page laid out from its structure tree: each block-level element becomes a block with the
+// role its tag names (H1–H6 → section_header with its level, LI → list_item, Table → table with
+// spans and header cells, Figure → picture with its alt text, Caption, Note → footnote, Code),
+// in the tree's order — the reading order the author set. Text the tags leave out (running heads,
+// page numbers marked as artifacts, or untagged) goes through layout analysis and is placed by
+// position. A tree that is missing, broken or clearly wrong gives undefined, and the page is laid
+// out as an untagged one (page.ts).
+import type { Block, BoundingBox, Page, Picture } from '../document.ts';
+import { groupBlocks } from './blocks.ts';
+import { readingOrder } from './columns.ts';
+import { dominant, joinLines, union, type PageContent, type TextRun } from './geometry.ts';
+import { groupLines } from './lines.ts';
+import { gridOf, placeCells } from './tagged-table.ts';
+import { unitMcids, unitsOf, type Content, type TextUnit, type Unit } from './tagged-units.ts';
+import { tableBlock } from './tables/grid.ts';
+
+/**
+ * The tags must carry at least this share of the page's characters: below it they are partial
+ * (issue 31: "tags that cover a third of the page's text" are clearly wrong), and layout sees more.
+ */
+export const MIN_TAGGED_SHARE = 0.6;
+/** At most this share of the elements may have types the standard does not name (and the role map does not map). */
+const MAX_UNKNOWN_SHARE = 0.5;
+/** Pages with at least this many text blocks all tagged P say nothing layout cannot (issue 31: "everything tagged P"). */
+const ALL_P_MIN_UNITS = 3;
+
+const chars = (runs: TextRun[]) => runs.reduce((n, run) => n + run.text.replace(/\s/gu, '').length, 0);
+
+export type TagVerdict = { usable: true; units: Unit[] } | { usable: false; reason: string };
+
+/** Whether the page's tags can be trusted for its roles and reading order, and why not. */
+export function judgeTags(content: PageContent): TagVerdict {
+  if (!content.structure || content.structure.length === 0) return { usable: false, reason: 'the page has no structure tree' };
+  if (content.textSource === 'ocr') return { usable: false, reason: 'the page was read by OCR' };
+  const { units, counts } = unitsOf(content.structure);
+  if (counts.unknown > MAX_UNKNOWN_SHARE * counts.elements) return { usable: false, reason: 'most of its tags have no standard meaning' };
+  const claimed = new Set(units.flatMap(unitMcids));
+  const total = chars(content.runs);
+  if (total === 0) return { usable: false, reason: 'the page has no text' };
+  const tagged = chars(content.runs.filter((run) => run.mcid !== undefined && claimed.has(run.mcid)));
+  if (tagged < MIN_TAGGED_SHARE * total) return { usable: false, reason: `its tags hold ${Math.round((100 * tagged) / total)} % of its text` };
+  const textUnits = units.filter((unit) => unit.kind === 'text' && unit.role !== 'furniture');
+  const plain = units.every((unit) => unit.kind === 'text' && (unit.tag === 'P' || unit.role === 'furniture'));
+  if (plain && textUnits.length >= ALL_P_MIN_UNITS) return { usable: false, reason: 'everything on it is tagged P' };
+  return { usable: true, units };
+}
+
+/** The page laid out from its tags, or undefined when they are not usable (see judgeTags). */
+export function layoutTaggedPage(content: PageContent): Page | undefined {
+  const verdict = judgeTags(content);
+  if (!verdict.usable) return undefined;
+  const runs = withLineEndHyphens(content.runs);
+  const byMcid = new Map<number, TextRun[]>();
+  for (const run of runs) if (run.mcid !== undefined) byMcid.set(run.mcid, [...(byMcid.get(run.mcid) ?? []), run]);
+  const used = new Set<number>();
+  const runsOf = (items: Content[]): TextRun[] =>
+    items.flatMap((item) => {
+      const ids = typeof item === 'number' ? [item] : item.mcids;
+      const runs = ids.filter((id) => !used.has(id)).flatMap((id) => (used.add(id), byMcid.get(id) ?? []));
+      // /ActualText replaces the glyphs it covers (a ligature, a word drawn in pieces).
+      if (typeof item === 'number' || runs.length === 0) return runs;
+      const [first] = runs as [TextRun];
+      return [{ ...first, text: item.actualText, width: Math.max(...runs.map((r) => r.x + r.width)) - first.x }];
+    });
+  const blocks: Block[] = [];
+  const pictures: Picture[] = [];
+  const labels: Block[] = [];
+  const captions = new Map<Block, number>();
+  for (const [at, unit] of verdict.units.entries()) {
+    if (unit.kind === 'table') {
+      const table = tableFrom(unit, runsOf);
+      if (table) blocks.push(table);
+    } else if (unit.kind === 'figure') {
+      const runs = runsOf(unit.content);
+      const box = unit.node.graphicsBox ?? (runs.length > 0 ? runsBox(runs) : undefined);
+      if (box) pictures.push({ bbox: box, file: '', ...(unit.node.alt ? { caption: unit.node.alt } : {}) });
+      // Words drawn inside a figure are its labels, never the page's paragraphs.
+      labels.push(...groupBlocks(groupLines(runs)).map((b) => ({ ...b, inPicture: true, tag: unit.tag })));
+    } else {
+      const made = textBlocks(unit, runsOf(unit.label ?? []), runsOf(unit.content), content.height);
+      if (unit.role === 'caption') for (const block of made) captions.set(block, at);
+      blocks.push(...made);
+    }
+  }
+  attachTaggedCaptions(verdict.units, captions, blocks, pictures);
+  const rest = runs.filter((run) => run.mcid === undefined || !used.has(run.mcid));
+  const untagged = readingOrder(groupBlocks(groupLines(rest)));
+  return { pageNo: content.pageNo, width: content.width, height: content.height, blocks: [...placeUntagged(blocks, untagged, content.height), ...labels], pictures };
+}
+
+/** A hyphen, alone in its run. */
+const HYPHEN = /^[-\u00ad\u2010\u2011]$/u;
+
+/**
+ * PDF/UA marks the hyphen of a word broken at the line's end as an artifact, outside the tags: it
+ * joins the run it ends (that run's id), so the word is closed up again as on any other page.
+ */
+function withLineEndHyphens(runs: TextRun[]): TextRun[] {
+  return runs.map((run) => {
+    if (run.mcid !== undefined || !HYPHEN.test(run.text.trim())) return run;
+    const host = runs.find((r) => r.mcid !== undefined && Math.abs(r.y - run.y) < 0.3 * r.size && run.x >= r.x + r.width - 1 && run.x <= r.x + r.width + 0.5 * r.size);
+    return host?.mcid === undefined ? run : { ...run, mcid: host.mcid };
+  });
+}
+
+const runsBox = (runs: TextRun[]): BoundingBox => union(runs.map((r) => ({ l: r.x, r: r.x + r.width, t: r.y + 0.8 * r.size, b: r.y - 0.2 * r.size })));
+
+/**
+ * A unit's runs as blocks: the lines of each column it runs through (text going back up the page
+ * starts a new column), each column's piece one block, later pieces marked as continuing.
+ */
+function textBlocks(unit: TextUnit, labelRuns: TextRun[], runs: TextRun[], pageHeight: number): Block[] {
+  const pieces: TextRun[][] = [];
+  for (const run of runs) {
+    const piece = pieces.at(-1);
+    const previous = piece?.at(-1);
+    if (piece && previous && !(run.y > previous.y + 1.5 * Math.max(run.size, previous.size))) piece.push(run);
+    else pieces.push([run]);
+  }
+  const marker = lineText(labelRuns);
+  return pieces.flatMap((piece, index) => {
+    const parts = groupBlocks(groupLines(piece));
+    const [first] = parts;
+    if (!first) return [];
+    const text = parts.map((p) => (p.marker !== undefined && unit.role !== 'list_item' ? `${p.marker} ${p.text}` : p.text)).reduce(joinLines);
+    const block: Block = { ...first, text, bbox: union(parts.map((p) => p.bbox)), tag: unit.tag, label: blockLabel(unit, first, pageHeight) };
+    delete block.marker;
+    if (unit.role === 'list_item') {
+      const own = marker || first.marker;
+      if (own) block.marker = own;
+    } else if (first.marker !== undefined && parts.length === 1) block.text = `${first.marker} ${first.text}`;
+    if (unit.role === 'section_header' && unit.level !== undefined) block.level = unit.level;
+    else delete block.level;
+    if (index > 0) block.continues = true;
+    return [block];
+  });
+}
+
+function blockLabel(unit: TextUnit, block: Block, pageHeight: number): Block['label'] {
+  if (unit.role === 'furniture') return (block.bbox.b + block.bbox.t) / 2 > pageHeight / 2 ? 'page_header' : 'page_footer';
+  return unit.role;
+}
+
+/** A label's text (a list item's "•" or "3."), lines joined. */
+function lineText(runs: TextRun[]): string {
+  return groupLines(runs)
+    .map((line) => line.text)
+    .join(' ')
+    .trim();
+}
+
+function tableFrom(unit: Extract<Unit, { kind: 'table' }>, runsOf: (items: Content[]) => TextRun[]): Block | undefined {
+  const placed = placeCells(unit.node);
+  if (!placed) return undefined;
+  const cellRuns = new Map(placed.cells.map((cell) => [cell, runsOf(contentOfCell(cell.node))]));
+  const all = [...cellRuns.values()].flat();
+  if (all.length === 0) return undefined;
+  const box = runsBox(all);
+  const table = gridOf(
+    placed,
+    (cell) => {
+      const runs = cellRuns.get(cell) ?? [];
+      if (runs.length === 0) return { text: '' };
+      const text = groupBlocks(groupLines(runs))
+        .map((b) => (b.marker !== undefined ? `${b.marker} ${b.text}` : b.text))
+        .reduce(joinLines, '');
+      return { text, bbox: runsBox(runs) };
+    },
+    box,
+  );
+  return { ...tableBlock(table, box, all), tag: 'Table', fontSize: dominant(all.map((r): [number, number] => [r.size, r.text.length])) ?? 0 };
+}
+
+const contentOfCell = (node: Parameters<typeof placeCells>[0]): Content[] => {
+  const out: Content[] = [];
+  const walk = (n: typeof node) => {
+    for (const kid of n.kids) {
+      if (typeof kid === 'number') out.push(kid);
+      else if (kid.actualText !== undefined) out.push({ actualText: kid.actualText, mcids: mcidsUnder(kid) });
+      else walk(kid);
+    }
+  };
+  walk(node);
+  return out;
+};
+const mcidsUnder = (node: Parameters<typeof placeCells>[0]): number[] => node.kids.flatMap((kid) => (typeof kid === 'number' ? [kid] : mcidsUnder(kid)));
+
+/** A Caption element names the table or figure just before or after it in the tree. */
+function attachTaggedCaptions(units: Unit[], captions: Map<Block, number>, blocks: Block[], pictures: Picture[]): void {
+  let tables = -1;
+  let figures = -1;
+  const targets = units.map((unit) => (unit.kind === 'table' ? { kind: 'table' as const, index: (tables += 1) } : unit.kind === 'figure' ? { kind: 'picture' as const, index: (figures += 1) } : undefined));
+  const tableBlocks = blocks.flatMap((block, index) => (block.label === 'table' ? [index] : []));
+  for (const [block, at] of captions) {
+    const near = targets[at - 1] ?? targets[at + 1];
+    const table = near?.kind === 'table' ? tableBlocks[near.index] : undefined;
+    if (table !== undefined) block.captionOf = { kind: 'table', index: table };
+    const picture = near?.kind === 'picture' ? pictures[near.index] : undefined;
+    if (picture && near) {
+      block.captionOf = { kind: 'picture', index: near.index };
+      picture.caption = block.text;
+    }
+  }
+}
+
+/**
+ * Blocks the tags left out, placed among the tagged ones: above every tagged block a running
+ * head, below every one a footer line; otherwise after the last tagged block that starts above it
+ * in the same column.
+ */
+function placeUntagged(tagged: Block[], untagged: Block[], pageHeight: number): Block[] {
+  if (tagged.length === 0) return untagged;
+  const top = Math.max(...tagged.map((b) => b.bbox.t));
+  const bottom = Math.min(...tagged.map((b) => b.bbox.b));
+  const out = [...tagged];
+  const head: Block[] = [];
+  const foot: Block[] = [];
+  for (const block of untagged) {
+    if (block.bbox.b >= top - 1 && block.bbox.b > pageHeight / 2) head.push({ ...block, label: 'page_header' });
+    else if (block.bbox.t <= bottom + 1 && block.bbox.t < pageHeight / 2) foot.push({ ...block, label: 'page_footer' });
+    else {
+      const before = out.findLastIndex((b) => b.bbox.t >= block.bbox.t && b.bbox.l < block.bbox.r && block.bbox.l < b.bbox.r);
+      out.splice(before + 1, 0, block);
+    }
+  }
+  return [...head, ...out, ...foot];
+}
