@@ -54,10 +54,49 @@ export function loadPdfium(capBytes = DEFAULT_HEAP_CAP_BYTES): Promise<Pdfium> {
     const quiet = () => {};
     const pdfium = await init({ wasmBinary: wasmBinary.buffer.slice(wasmBinary.byteOffset, wasmBinary.byteOffset + wasmBinary.byteLength), print: quiet, printErr: quiet });
     capHeap(pdfium);
+    callDirectly(pdfium);
     pdfium.PDFiumExt_Init();
     return pdfium;
   })();
   return loading;
+}
+
+/**
+ * The calls made once per character or path segment, and what they return. The package wraps every
+ * function in Emscripten's ccall, which looks the export up by name and converts each argument on
+ * every call: a third of a page's reading time in the profile. These take numbers only, so the raw
+ * export does the same work.
+ */
+const HOT_CALLS = {
+  FPDFText_IsGenerated: 'number',
+  FPDFText_GetUnicode: 'number',
+  FPDFText_GetTextObject: 'number',
+  FPDFText_GetCharOrigin: 'boolean',
+  FPDFText_GetLooseCharBox: 'boolean',
+  FPDFText_GetFontSize: 'number',
+  FPDFText_GetCharAngle: 'number',
+  FPDFTextObj_GetFont: 'number',
+  FPDFPage_GetObject: 'number',
+  FPDFFormObj_GetObject: 'number',
+  FPDFPageObj_GetType: 'number',
+  FPDFPageObj_GetMatrix: 'boolean',
+  FPDFPageObj_GetFillColor: 'boolean',
+  FPDFPageObj_GetMarkedContentID: 'number',
+  FPDFPath_GetPathSegment: 'number',
+  FPDFPathSegment_GetPoint: 'boolean',
+  FPDFPathSegment_GetType: 'number',
+  FPDFPathSegment_GetClose: 'boolean',
+} as const satisfies Partial<Record<keyof Pdfium, 'number' | 'boolean'>>;
+
+function callDirectly(pdfium: Pdfium): void {
+  const exports = pdfium.pdfium as unknown as Record<string, unknown>;
+  const module = pdfium as unknown as Record<string, unknown>;
+  for (const [name, returns] of Object.entries(HOT_CALLS)) {
+    const raw = exports[`_${name}`];
+    if (typeof raw !== 'function') continue;
+    const call = raw as (...args: number[]) => number;
+    module[name] = returns === 'boolean' ? (...args: number[]) => call(...args) !== 0 : call;
+  }
 }
 
 /** Emscripten grows the heap through the exported Memory's grow(); refusing past the cap makes malloc fail there. */
@@ -144,5 +183,45 @@ export function withBuffer<T>(pdfium: Pdfium, bytes: number, use: (buffer: numbe
     return use(buffer);
   } finally {
     pdfium.pdfium.wasmExports.free(buffer);
+  }
+}
+
+/**
+ * A small block of heap for out-parameters (doubles, floats, ints written by PDFium), read back
+ * by slot. Views are rebuilt when the heap has grown (growing replaces the buffer). free() it.
+ */
+export class Scratch {
+  readonly ptr: number;
+  private readonly pdfium: Pdfium;
+  private buffer: ArrayBuffer | undefined;
+  private view: DataView | undefined;
+  constructor(pdfium: Pdfium, bytes = 64) {
+    this.pdfium = pdfium;
+    this.ptr = pdfium.pdfium.wasmExports.malloc(bytes);
+    if (this.ptr === 0) throw new PdfiumHeapExhausted('no room in PDFium heap for scratch space');
+  }
+  private data(): DataView {
+    const buffer = wasmMemory(this.pdfium).buffer;
+    if (buffer !== this.buffer || !this.view) [this.buffer, this.view] = [buffer as ArrayBuffer, new DataView(buffer)];
+    return this.view;
+  }
+  /** The address of slot `i` of `size` bytes. */
+  at(i: number, size = 8): number {
+    return this.ptr + i * size;
+  }
+  f64(i: number): number {
+    return this.data().getFloat64(this.ptr + 8 * i, true);
+  }
+  f32(i: number): number {
+    return this.data().getFloat32(this.ptr + 4 * i, true);
+  }
+  i32(i: number): number {
+    return this.data().getInt32(this.ptr + 4 * i, true);
+  }
+  u32(i: number): number {
+    return this.data().getUint32(this.ptr + 4 * i, true);
+  }
+  free(): void {
+    this.pdfium.pdfium.wasmExports.free(this.ptr);
   }
 }
