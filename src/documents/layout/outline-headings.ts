@@ -8,13 +8,16 @@ import type { Block, ParsedDocument } from '../document.ts';
 import { FURNITURE } from '../document.ts';
 import type { OutlineEntry } from './structure-tree.ts';
 
-/** "Chapter 3 ", "Part II. ", "2.1.3 ", "A.2 ", "IV. ": a leading number one side may print and the other leave out. */
-const NUMBERING = /^(?:(?:chapter|section|part|appendix|kapitel|abschnitt|teil|chapitre|partie|anhang|annexe)\s+)?(?:[\dIVXLCivxlc]{1,6}|[A-Z])(?:[.\-–]\d{1,3})*[.:)]?\s+/u;
+/** "Chapter ", "Part ", "Anhang ": a word that may introduce a heading's number. */
+const NUMBER_WORD = /^(?:chapter|section|part|appendix|kapitel|abschnitt|teil|anhang|chapitre|partie|annexe)\s+(?:[\dA-Z]{1,4}|[IVXLC]{1,6})(?:[.\-–]\d{1,3})*[.:)]?\s*/iu;
+/** "2.1.3 ", "IV. ", "iv) ", "B. ": a leading number one side may print and the other leave out. */
+const NUMBER = /^(?:\d{1,3}(?:[.\-–]\d{1,3})*\.?|[IVXLC]{1,6}\.?|[ivxlc]{1,6}[.)]|[A-Z][.)])\s+/u;
 
 /** A heading's text as compared: NFKC, lower case, letters and digits only, the leading number left out. */
 export function headingKey(text: string): string {
   const plain = text.normalize('NFKC').replace(/\s+/gu, ' ').trim();
-  return plain.replace(NUMBERING, '').toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
+  const numbered = NUMBER_WORD.test(plain) ? plain.replace(NUMBER_WORD, '') : plain.replace(NUMBER, '');
+  return numbered.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
 }
 
 /** No heading runs longer than this many characters past its bookmark's title (a run-in heading with its sentence is not one). */
