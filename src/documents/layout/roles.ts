@@ -12,12 +12,20 @@ import { shiftTaggedLevels, taggedTitle, untagged } from './tagged-roles.ts';
  * levels; and `title` for the document's one largest heading when it is on page 1 and set larger
  * than the body text.
  */
+/** Tags that say little: a generator's default (P), Word's numbered heading (LI), a form's layout cell (TD, TH). */
+const WEAK_TAGS: ReadonlySet<string> = new Set(['P', 'LI', 'TD', 'TH']);
+
 export function labelDocument(doc: ParsedDocument): ParsedDocument {
   const pages = markFootnotes(markPageNumbers(markFurniture(doc.pages)));
   const body = bodyStyle(pages);
   if (!body) return { ...doc, pages: pages.map((page) => markContinuations(attachCaptions(page))) };
   // A block from a tagged page's structure tree keeps the role and level its tag gave it (layout/tagged.ts).
-  const guessed = (b: Block, page: ParsedDocument['pages'][number]) => b.tag === undefined && isHeading(b, body, page);
+  // P is every generator's default tag and Word tags a numbered heading as LI, so in a document with no
+  // heading tags a block tagged P or LI may still be found a heading; H1–H6, Table, Caption and the
+  // rest are the author's word.
+  // Where the author tagged headings (H, H1–H6) anywhere, the other tags are taken at their word too.
+  const authored = pages.some((p) => p.blocks.some((b) => b.tag !== undefined && /^H[1-6]?$/.test(b.tag)));
+  const guessed = (b: Block, page: ParsedDocument['pages'][number]) => (b.tag === undefined || (!authored && WEAK_TAGS.has(b.tag))) && isHeading(b, body, page);
   const headingSizes = pages.flatMap((p) => p.blocks.filter((b) => guessed(b, p) && sectionNumber(b) === undefined).map((b) => b.fontSize));
   const numberedSizes = new Map<number, number>();
   for (const page of pages) {

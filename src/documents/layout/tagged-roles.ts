@@ -14,7 +14,7 @@ const MAX_TITLE_CHARS = 200;
  * above the body size.
  */
 export function taggedTitle(page: Page | undefined, body: BodyStyle): Block | undefined {
-  const candidates = (page?.blocks ?? []).filter((b) => b.tag === 'P' && b.label === 'text' && !b.inPicture && b.fontSize >= TITLE_SIZE * body.size && b.text.length <= MAX_TITLE_CHARS);
+  const candidates = (page?.blocks ?? []).filter((b) => b.tag === 'P' && (b.label === 'text' || b.label === 'section_header') && !b.inPicture && b.fontSize >= TITLE_SIZE * body.size && b.text.length <= MAX_TITLE_CHARS);
   return candidates.reduce<Block | undefined>((big, b) => (!big || b.fontSize > big.fontSize ? b : big), undefined);
 }
 

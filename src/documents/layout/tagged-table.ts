@@ -19,14 +19,14 @@ export function tableRows(table: StructNode): StructNode[] {
 export type PlacedCell = { node: StructNode; row: number; col: number; rowSpan: number; colSpan: number; header: 'column' | 'row' | undefined };
 
 /** The cells of a table placed on its grid; undefined when it has no cells. */
-export function placeCells(table: StructNode): { cells: PlacedCell[]; numRows: number; numCols: number } | undefined {
+export function placeCells(table: StructNode, order: (cells: StructNode[]) => StructNode[] = (cells) => cells): { cells: PlacedCell[]; numRows: number; numCols: number } | undefined {
   const rows = tableRows(table);
   const taken: boolean[][] = [];
   const cells: PlacedCell[] = [];
   const take = (r: number, c: number) => ((taken[r] ??= [])[c] = true);
   rows.forEach((row, r) => {
     let col = 0;
-    const kids = row.kids.filter(isNode).filter((kid) => kid.type === 'TH' || kid.type === 'TD');
+    const kids = order(row.kids.filter(isNode).filter((kid) => kid.type === 'TH' || kid.type === 'TD'));
     kids.forEach((node, index) => {
       while (taken[r]?.[col]) col += 1;
       const rowSpan = Math.min(MAX_SPAN, Math.max(1, Math.min(node.rowSpan ?? 1, rows.length - r)));
@@ -60,4 +60,38 @@ export function gridOf(placed: NonNullable<ReturnType<typeof placeCells>>, textO
     };
   });
   return { numRows: placed.numRows, numCols: placed.numCols, cells };
+}
+
+/** Leading rows that hold one cell's text at most (a sheet's title and notes above its header row), none spanning down. */
+export function titleRows(table: Table): number {
+  let rows = 0;
+  while (rows < table.numRows - 1) {
+    const cells = table.cells.filter((c) => c.row === rows);
+    if (cells.filter((c) => c.text !== '').length > 1 || cells.some((c) => c.rowSpan > 1)) break;
+    rows += 1;
+  }
+  return rows;
+}
+
+/** The table without its first `rows` rows. */
+export function withoutRows(table: Table, rows: number): Table {
+  return { numRows: table.numRows - rows, numCols: table.numCols, cells: table.cells.filter((c) => c.row >= rows).map((c) => ({ ...c, row: c.row - rows })) };
+}
+
+/** A cell holding more words than this is prose: a page laid out in a table (a form), not a table of data. */
+const PROSE_WORDS = 25;
+/** A table whose rows hold one cell's text at most this often is a layout grid, not a table of data. */
+const SPARSE_ROWS = 0.4;
+
+/**
+ * Whether a tagged Table is a layout grid — Word forms and letters set in tables — rather than data:
+ * one column, a cell of prose, or most rows with a single filled cell. Its cells are then read as
+ * paragraphs in order.
+ */
+export function isLayoutGrid(table: Table): boolean {
+  if (table.numCols <= 1) return true;
+  if (table.cells.some((c) => c.text.split(/\s+/u).length > PROSE_WORDS)) return true;
+  let sparse = 0;
+  for (let row = 0; row < table.numRows; row += 1) if (table.cells.filter((c) => c.row === row && c.text !== '').length <= 1) sparse += 1;
+  return sparse > SPARSE_ROWS * table.numRows;
 }

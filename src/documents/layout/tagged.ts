@@ -10,7 +10,9 @@ import { groupBlocks } from './blocks.ts';
 import { readingOrder } from './columns.ts';
 import { dominant, joinLines, union, type PageContent, type TextRun } from './geometry.ts';
 import { groupLines } from './lines.ts';
-import { gridOf, placeCells } from './tagged-table.ts';
+import { gridOf, isLayoutGrid, placeCells, titleRows, withoutRows } from './tagged-table.ts';
+import type { StructNode } from './structure-tree.ts';
+import { hasRightToLeft } from './bidi.ts';
 import { unitMcids, unitsOf, type Content, type TextUnit, type Unit } from './tagged-units.ts';
 import { tableBlock } from './tables/grid.ts';
 
@@ -69,8 +71,7 @@ export function layoutTaggedPage(content: PageContent): Page | undefined {
   const captions = new Map<Block, number>();
   for (const [at, unit] of verdict.units.entries()) {
     if (unit.kind === 'table') {
-      const table = tableFrom(unit, runsOf);
-      if (table) blocks.push(table);
+      blocks.push(...tableFrom(unit, runsOf, byMcid));
     } else if (unit.kind === 'figure') {
       const runs = runsOf(unit.content);
       const box = unit.node.graphicsBox ?? (runs.length > 0 ? runsBox(runs) : undefined);
@@ -88,6 +89,9 @@ export function layoutTaggedPage(content: PageContent): Page | undefined {
   const untagged = readingOrder(groupBlocks(groupLines(rest)));
   return { pageNo: content.pageNo, width: content.width, height: content.height, blocks: [...placeUntagged(blocks, untagged, content.height), ...labels], pictures };
 }
+
+/** Dot leaders before a page number at the end of a contents line. */
+const DOT_LEADER = /\s*(?:[.…·‥_]\s*){4,}(?=\d{1,4}$)/u;
 
 /** A hyphen, alone in its run. */
 const HYPHEN = /^[-\u00ad\u2010\u2011]$/u;
@@ -123,7 +127,9 @@ function textBlocks(unit: TextUnit, labelRuns: TextRun[], runs: TextRun[], pageH
     const parts = groupBlocks(groupLines(piece));
     const [first] = parts;
     if (!first) return [];
-    const text = parts.map((p) => (p.marker !== undefined && unit.role !== 'list_item' ? `${p.marker} ${p.text}` : p.text)).reduce(joinLines);
+    const joined = parts.map((p) => (p.marker !== undefined && unit.role !== 'list_item' ? `${p.marker} ${p.text}` : p.text)).reduce(joinLines);
+    // A contents entry (TOCI, or a P in a Word TOC) keeps its page number, not the dot leader before it.
+    const text = joined.replace(DOT_LEADER, ' ');
     const block: Block = { ...first, text, bbox: union(parts.map((p) => p.bbox)), tag: unit.tag, label: blockLabel(unit, first, pageHeight) };
     delete block.marker;
     if (unit.role === 'list_item') {
@@ -150,12 +156,22 @@ function lineText(runs: TextRun[]): string {
     .trim();
 }
 
-function tableFrom(unit: Extract<Unit, { kind: 'table' }>, runsOf: (items: Content[]) => TextRun[]): Block | undefined {
-  const placed = placeCells(unit.node);
-  if (!placed) return undefined;
+/**
+ * A Table element as a table block — its cells in each row ordered left to right as drawn (Excel
+ * writes them out of order), a sheet's title rows above it as paragraphs — or, when it is a layout
+ * grid (tagged-table.ts), its cells as paragraphs in order.
+ */
+function tableFrom(unit: Extract<Unit, { kind: 'table' }>, runsOf: (items: Content[]) => TextRun[], runsByMcid: Map<number, TextRun[]>): Block[] {
+  const left = (node: StructNode) => Math.min(...mcidsUnder(node).flatMap((id) => (runsByMcid.get(id) ?? []).map((r: TextRun) => r.x)));
+  const byX = (cells: StructNode[]) => {
+    const xs = cells.map(left);
+    return xs.every(Number.isFinite) && !cells.some((c) => hasRightToLeft(mcidsUnder(c).flatMap((id) => runsByMcid.get(id) ?? []).map((r: TextRun) => r.text).join(''))) ? [...cells].sort((a, b) => left(a) - left(b)) : cells;
+  };
+  const placed = placeCells(unit.node, byX);
+  if (!placed) return [];
   const cellRuns = new Map(placed.cells.map((cell) => [cell, runsOf(contentOfCell(cell.node))]));
   const all = [...cellRuns.values()].flat();
-  if (all.length === 0) return undefined;
+  if (all.length === 0) return [];
   const box = runsBox(all);
   const table = gridOf(
     placed,
@@ -169,7 +185,16 @@ function tableFrom(unit: Extract<Unit, { kind: 'table' }>, runsOf: (items: Conte
     },
     box,
   );
-  return { ...tableBlock(table, box, all), tag: 'Table', fontSize: dominant(all.map((r): [number, number] => [r.size, r.text.length])) ?? 0 };
+  // A layout cell may hold a heading over its paragraph: its blocks are found as on an untagged page.
+  const paragraphs = (cells: typeof placed.cells) => cells.flatMap((cell) => groupBlocks(groupLines(cellRuns.get(cell) ?? [])).map((b) => ({ ...b, tag: cell.node.type })));
+  const title = titleRows(table);
+  const data = withoutRows(table, title);
+  if (isLayoutGrid(data)) return paragraphs(placed.cells);
+  const dataRuns = placed.cells.filter((c) => c.row >= title).flatMap((c) => cellRuns.get(c) ?? []);
+  if (dataRuns.length === 0) return paragraphs(placed.cells);
+  const dataBox = runsBox(dataRuns);
+  const block = { ...tableBlock(data, dataBox, dataRuns), tag: 'Table', fontSize: dominant(dataRuns.map((r): [number, number] => [r.size, r.text.length])) ?? 0 };
+  return [...paragraphs(placed.cells.filter((c) => c.row < title)), block];
 }
 
 const contentOfCell = (node: Parameters<typeof placeCells>[0]): Content[] => {
