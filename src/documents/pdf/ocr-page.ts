@@ -5,7 +5,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { BoundingBox } from '../document.ts';
 import type { PageContent, Ruling, TextRun } from '../layout/geometry.ts';
-import { LimitedProgramError, type Limits } from '../limited.ts';
+import { LimitedProgramError, seconds, type Limits } from '../limited.ts';
 import { PageUnreadableError } from './errors.ts';
 import { rulesInPgm } from '../ocr/image-rules.ts';
 import { meanConfidence, wordsToRuns, type OcrEngine, type OcrWord } from '../ocr/ocr.ts';
@@ -92,6 +92,8 @@ export async function ocrPage(job: OcrPageJob): Promise<{ content: PageContent; 
     const text = runs.filter((run) => !readFromRule(run, rulings));
     return { content: { ...content, ...shown, runs: text, rulings, images, textSource: 'ocr', ...(notes.length ? { notes } : {}) }, languages };
   } catch (error) {
+    // The page has one budget (drawing and every pass): a pass stopped for time says the budget, not what was left of it.
+    if (error instanceof LimitedProgramError && error.reason === 'timeout') return without(`reading it by OCR failed (${error.message.replace(/took longer than [\d.]+ s/, `took longer than ${seconds(limits.timeoutMs)} s`)})`);
     if (error instanceof LimitedProgramError) return without(`reading it by OCR failed (${error.message})`);
     if (error instanceof PageUnreadableError) return without(`drawing it for OCR failed (${error.reason})`);
     throw error;

@@ -15,7 +15,7 @@ const BACK_GAP = 0.2;
 const SAME_BASELINE = 0.2;
 
 /** One character of the text page (page points, unrotated, before the crop box origin is taken off). */
-type Char = { text: string; x: number; y: number; left: number; right: number; size: number; object: number; rtl: boolean };
+type Char = { text: string; x: number; y: number; left: number; right: number; bottom: number; top: number; size: number; object: number; rtl: boolean };
 
 type RunKey = { style: FontStyle; font: number; size: number; color: string; mcid: number };
 
@@ -86,10 +86,12 @@ export function textRuns(pdfium: Pdfium, page: number, origin: { x: number; y: n
       // FS_RECTF: left, top, right, bottom (floats).
       const left = hasBox ? scratch.f32(4) : x;
       const right = hasBox ? scratch.f32(6) : x;
+      const top = hasBox ? scratch.f32(5) : y;
+      const bottom = hasBox ? scratch.f32(7) : y;
       const size = pdfium.FPDFText_GetFontSize(textPage, i) * fact.scale;
       const angle = pdfium.FPDFText_GetCharAngle(textPage, i);
       const text = String.fromCodePoint(shown);
-      const char: Char = { text, x, y, left: Math.min(left, right), right: Math.max(left, right), size, object, rtl: RTL.test(text) };
+      const char: Char = { text, x, y, left: Math.min(left, right), right: Math.max(left, right), bottom: Math.min(bottom, top), top: Math.max(bottom, top), size, object, rtl: RTL.test(text) };
       const key: RunKey = { style: fact.style, font: fact.font, size: Math.round(size * 100) / 100, color: fact.color, mcid: fact.mcid };
       // As pdf.js does, a space character is not placed itself: the gap it leaves decides between a
       // word space and a new run, measured from the last glyph that is not a space.
@@ -121,7 +123,8 @@ const sameKey = (a: RunKey, b: RunKey) => a.font === b.font && a.color === b.col
 
 /** How `char` continues the run ending in `last`: closely, after a word space, or not at all. */
 function joining(last: Char, char: Char, angle: number): 'close' | 'space' | 'split' {
-  const [cos, sin] = [Math.cos(angle), Math.sin(angle)];
+  // FPDFText_GetCharAngle measures clockwise (text running up the page reads 3π/2): the direction is (cos, −sin).
+  const [cos, sin] = [Math.cos(angle), -Math.sin(angle)];
   const along = (px: number, py: number) => px * cos + py * sin;
   const across = (px: number, py: number) => -px * sin + py * cos;
   const em = Math.max(last.size, 1);
@@ -129,7 +132,9 @@ function joining(last: Char, char: Char, angle: number): 'close' | 'space' | 'sp
   const upright = Math.abs(sin) < 1e-3;
   // Right-to-left letters are drawn leftwards: the next one ends where the last one began.
   const backwards = upright && (char.rtl || last.rtl) && char.right <= last.left + BACK_GAP * em;
-  const gap = backwards ? last.left - char.right : upright ? char.left - last.right : along(char.x, char.y) - along(last.x, last.y) - Math.abs(last.right - last.left);
+  // Turned text advances along its direction: the glyph box's extent that way is its advance.
+  const advance = (c: Char) => (c.right - c.left) * Math.abs(cos) + (c.top - c.bottom) * Math.abs(sin);
+  const gap = backwards ? last.left - char.right : upright ? char.left - last.right : along(char.x, char.y) - along(last.x, last.y) - advance(last);
   // A glyph starting inside the last one's box is part of it (the letters of a ligature) or drawn over it.
   if (upright && !backwards && gap < 0 && char.left >= last.left - 0.01 * em) return 'close';
   if (gap > SPLIT_GAP * em || gap < -BACK_GAP * em) return 'split';
@@ -142,7 +147,8 @@ function toRun(chars: Char[], key: RunKey, origin: { x: number; y: number }, ang
   if (!first || text.trim() === '') return undefined;
   const upright = Math.abs(Math.sin(angle)) < 1e-3 && Math.cos(angle) > 0;
   const left = upright ? Math.min(...chars.map((c) => Math.min(c.x, c.left))) : first.x;
-  const width = upright ? Math.max(...chars.map((c) => c.right)) - left : chars.reduce((sum, c) => sum + (c.text === ' ' ? 0 : c.right - c.left), 0);
+  const [cos, sin] = [Math.abs(Math.cos(angle)), Math.abs(Math.sin(angle))];
+  const width = upright ? Math.max(...chars.map((c) => c.right)) - left : chars.reduce((sum, c) => sum + (c.text === ' ' ? 0 : (c.right - c.left) * cos + (c.top - c.bottom) * sin), 0);
   const { style } = key;
   return {
     text,

@@ -35,8 +35,7 @@ export function renderPage(open: OpenPdf, request: RenderRequest): RenderedImage
   const { pdfium } = open;
   return withPage(open, request.pageNo, (page) => {
     const box = pageBox(pdfium, page);
-    const quarter = pdfium.FPDFPage_GetRotation(page);
-    const rotate = (((quarter * 90) % 360) + 360) % 360;
+    const rotate = (((pdfium.FPDFPage_GetRotation(page) * 90) % 360) + 360) % 360;
     const unrotated = { width: box.width, height: box.height };
     const shown = displayedSize(unrotated, rotate);
     const region = request.region ? displayedBox(request.region, rotate, unrotated) : { l: 0, b: 0, r: shown.width, t: shown.height };
@@ -46,13 +45,13 @@ export function renderPage(open: OpenPdf, request: RenderRequest): RenderedImage
     const y = Math.max(0, Math.floor((shown.height - region.t) * scale));
     const width = Math.max(1, Math.min(Math.ceil((region.r - region.l) * scale), Math.ceil(shown.width * scale) - x));
     const height = Math.max(1, Math.min(Math.ceil((region.t - region.b) * scale), Math.ceil(shown.height * scale) - y));
-    const pixels = drawn(pdfium, page, { x, y, width, height, pageWidth: Math.round(shown.width * scale), pageHeight: Math.round(shown.height * scale), quarter });
+    const pixels = drawn(pdfium, page, { x, y, width, height, pageWidth: Math.round(shown.width * scale), pageHeight: Math.round(shown.height * scale) });
     const data = request.format === 'pgm' ? pgm(pixels, width, height) : png(pixels, width, height);
     return { data, dpi, width, height };
   });
 }
 
-type Frame = { x: number; y: number; width: number; height: number; pageWidth: number; pageHeight: number; quarter: number };
+type Frame = { x: number; y: number; width: number; height: number; pageWidth: number; pageHeight: number };
 
 /** The frame's pixels as RGB (3 bytes each), drawn on white. */
 function drawn(pdfium: Pdfium, page: number, frame: Frame): Uint8Array {
@@ -60,7 +59,8 @@ function drawn(pdfium: Pdfium, page: number, frame: Frame): Uint8Array {
   if (bitmap === 0) throw new Error(`PDFium could not allocate a ${frame.width} × ${frame.height} image`);
   try {
     pdfium.FPDFBitmap_FillRect(bitmap, 0, 0, frame.width, frame.height, WHITE);
-    pdfium.FPDF_RenderPageBitmap(bitmap, page, -frame.x, -frame.y, frame.pageWidth, frame.pageHeight, frame.quarter, FPDF_ANNOT);
+    // Rotation 0 here is "as the page is shown": PDFium adds the page's own /Rotate to it.
+    pdfium.FPDF_RenderPageBitmap(bitmap, page, -frame.x, -frame.y, frame.pageWidth, frame.pageHeight, 0, FPDF_ANNOT);
     const stride = pdfium.FPDFBitmap_GetStride(bitmap);
     const start = pdfium.FPDFBitmap_GetBuffer(bitmap);
     const heap = heapU8(pdfium);
