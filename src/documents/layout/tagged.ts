@@ -187,11 +187,14 @@ function tableFrom(unit: Extract<Unit, { kind: 'table' }>, runsOf: (items: Conte
   );
   // A layout cell may hold a heading over its paragraph: its blocks are found as on an untagged page.
   const paragraphs = (cells: typeof placed.cells) => cells.flatMap((cell) => groupBlocks(groupLines(cellRuns.get(cell) ?? [])).map((b) => ({ ...b, tag: cell.node.type })));
+  // A layout grid's text is laid out as an untagged region (its columns read one after the other, as
+  // printed), in the place the tags give the grid.
+  const region = () => readingOrder(groupBlocks(groupLines(all))).map((b) => ({ ...b, tag: 'TD' }));
   const title = titleRows(table);
   const data = withoutRows(table, title);
-  if (isLayoutGrid(data)) return paragraphs(placed.cells);
+  if (isLayoutGrid(data)) return region();
   const dataRuns = placed.cells.filter((c) => c.row >= title).flatMap((c) => cellRuns.get(c) ?? []);
-  if (dataRuns.length === 0) return paragraphs(placed.cells);
+  if (dataRuns.length === 0) return region();
   const dataBox = runsBox(dataRuns);
   const block = { ...tableBlock(data, dataBox, dataRuns), tag: 'Table', fontSize: dominant(dataRuns.map((r): [number, number] => [r.size, r.text.length])) ?? 0 };
   return [...paragraphs(placed.cells.filter((c) => c.row < title)), block];
