@@ -23,6 +23,8 @@ const ACADEMIC = path.join(CORPUS, 'pages', 'pdfua-academic.pdf');
 const INVOICE = path.join(FIXTURES, 'pdfua-invoice.pdf');
 const AMT = path.join(CORPUS, 'docling', 'amt_handbook_sample.pdf');
 const ARXIV_P3 = path.join(FIXTURES, 'arxiv-1901.03003-p3.pdf');
+const WARN = path.join(CORPUS, 'pages', 'warn-report.pdf');
+const FORM = path.join(CORPUS, 'pages', 'dsp-milw-505.pdf');
 
 const parse = (file: string) => extractDocument(readFileSync(file), { ocr: null });
 const blocksOf = (doc: ParsedDocument) => doc.pages.flatMap((page) => page.blocks);
@@ -123,6 +125,27 @@ describe('tagged PDF/UA pages take their roles from the structure tree', () => {
     const withoutCaption = (node: StructNode): StructNode => ({ ...node, kids: node.kids.filter((k) => typeof k === 'number' || k.type !== 'Caption').map((k) => (typeof k === 'number' ? k : withoutCaption(k))) });
     const page = layoutPage({ ...content, structure: content.structure?.map(withoutCaption) });
     assert.equal(page.pictures?.[0]?.caption, 'Photo of sales rep.');
+  });
+});
+
+describe('what Word and Excel tag', () => {
+  test('spec (issue 31): an Excel sheet\'s Table — its TD cells are ordered as drawn (Excel writes "Layoff/Closure" second, it is printed last) and its title rows come out above the table as paragraphs', async () => {
+    const blocks = blocksOf(await parse(WARN));
+    const table = blocks.find((b) => b.label === 'table');
+    assert.ok(table?.table);
+    assert.equal(table.tag, 'Table');
+    assert.deepEqual(table.cells?.[0], ['Notice Date', 'Effective', 'Received', 'Company', 'City', 'No. Of', 'Layoff/Closure']);
+    const title = find(blocks, 'WARN Report*');
+    assert.equal(title.tag, 'TD');
+    assert.ok(blocks.indexOf(title) < blocks.indexOf(table));
+  });
+
+  test('spec (issue 31): "layout analysis fills in what the tags leave out" — a Word form laid out in Table elements (cells of prose, rows of one filled cell) is read as paragraphs, not as a table of data', async () => {
+    const blocks = blocksOf(await parse(FORM));
+    const description = find(blocks, 'On January 10, 2015, the agency received a report');
+    assert.equal(description.tag, 'TD');
+    assert.equal(description.label, 'text');
+    assert.ok(!blocks.some((b) => b.label === 'table' && b.text.includes('On January 10, 2015')), 'the prose is no table cell');
   });
 });
 
