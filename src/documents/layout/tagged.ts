@@ -8,7 +8,7 @@
 import type { Block, BoundingBox, Page, Picture } from '../document.ts';
 import { groupBlocks } from './blocks.ts';
 import { readingOrder } from './columns.ts';
-import { dominant, joinLines, union, type PageContent, type TextRun } from './geometry.ts';
+import { dominant, joinLines, overlapsX, similarSize, union, type PageContent, type TextRun } from './geometry.ts';
 import { groupLines } from './lines.ts';
 import { gridOf, isLayoutGrid, placeCells, titleRows, withoutRows } from './tagged-table.ts';
 import type { StructNode } from './structure-tree.ts';
@@ -85,9 +85,45 @@ export function layoutTaggedPage(content: PageContent): Page | undefined {
     }
   }
   attachTaggedCaptions(verdict.units, captions, blocks, pictures);
+  const merged = joinLineParagraphs(blocks);
   const rest = runs.filter((run) => run.mcid === undefined || !used.has(run.mcid));
   const untagged = readingOrder(groupBlocks(groupLines(rest)));
-  return { pageNo: content.pageNo, width: content.width, height: content.height, blocks: [...placeUntagged(blocks, untagged, content.height), ...labels], pictures };
+  return { pageNo: content.pageNo, width: content.width, height: content.height, blocks: [...placeUntagged(merged, untagged, content.height), ...labels], pictures };
+}
+
+/** A line this close under the one above (in em of its size, box to box) is the next line of its paragraph. */
+const LINE_GAP_EM = 0.6;
+
+/**
+ * Word writes each line ended by a line break (Shift+Enter) as a P of its own: a one-line P directly
+ * under another P, one line further down, in the same size and weight, is the next line of the
+ * same paragraph — as layout would have grouped them (blocks.ts).
+ */
+function joinLineParagraphs(blocks: Block[]): Block[] {
+  const out: Block[] = [];
+  let lastJoined = false;
+  for (const block of blocks) {
+    const above = out.at(-1);
+    const oneLine = (b: Block) => b.bbox.t - b.bbox.b < 1.6 * b.fontSize;
+    const gap = above ? above.bbox.b - block.bbox.t : Infinity;
+    const joins: boolean =
+      above !== undefined &&
+      above.tag === 'P' &&
+      block.tag === 'P' &&
+      above.label === 'text' &&
+      block.label === 'text' &&
+      (oneLine(above) || lastJoined) &&
+      oneLine(block) &&
+      gap > -0.2 * block.fontSize &&
+      gap <= LINE_GAP_EM * block.fontSize &&
+      similarSize(above.fontSize, block.fontSize) &&
+      above.bold === block.bold &&
+      overlapsX(above.bbox, block.bbox);
+    if (joins && above) out[out.length - 1] = { ...above, text: joinLines(above.text, block.text), bbox: union([above.bbox, block.bbox]) };
+    else out.push(block);
+    lastJoined = joins;
+  }
+  return out;
 }
 
 /** Dot leaders before a page number at the end of a contents line. */
@@ -220,14 +256,17 @@ function attachTaggedCaptions(units: Unit[], captions: Map<Block, number>, block
   let figures = -1;
   const targets = units.map((unit) => (unit.kind === 'table' ? { kind: 'table' as const, index: (tables += 1) } : unit.kind === 'figure' ? { kind: 'picture' as const, index: (figures += 1) } : undefined));
   const tableBlocks = blocks.flatMap((block, index) => (block.label === 'table' ? [index] : []));
+  const captioned = new Set<Picture>();
   for (const [block, at] of captions) {
     const near = targets[at - 1] ?? targets[at + 1];
     const table = near?.kind === 'table' ? tableBlocks[near.index] : undefined;
     if (table !== undefined) block.captionOf = { kind: 'table', index: table };
     const picture = near?.kind === 'picture' ? pictures[near.index] : undefined;
     if (picture && near) {
+      // A caption in two pieces (turned text, two columns) is one caption.
+      picture.caption = block.captionOf?.kind === 'picture' || !captioned.has(picture) ? block.text : joinLines(picture.caption ?? '', block.text);
+      captioned.add(picture);
       block.captionOf = { kind: 'picture', index: near.index };
-      picture.caption = block.text;
     }
   }
 }
