@@ -106,6 +106,8 @@ describe('tagged PDF/UA pages take their roles from the structure tree', () => {
     assert.ok(header.every((c) => c.columnHeader && !c.rowHeader));
     assert.deepEqual(table.cells?.[1], ['1', 'Super Kite', '2', '20.00', '40.00']);
     assert.ok(table.table.cells.filter((c) => c.row > 0).every((c) => !c.columnHeader));
+    // The total is its row's only TD: it stands under AMOUNT on the page, and goes there.
+    assert.deepEqual(table.cells?.at(-1), ['', '', '', '', '845.00']);
   });
 
   test('spec (issue 31): "figures with alt text" — the invoice\'s Figure is a picture; the Caption beside it in the tree is its caption', async () => {

@@ -95,3 +95,33 @@ export function isLayoutGrid(table: Table): boolean {
   for (let row = 0; row < table.numRows; row += 1) if (table.cells.filter((c) => c.row === row && c.text !== '').length <= 1) sparse += 1;
   return sparse > SPARSE_ROWS * table.numRows;
 }
+
+/**
+ * A row with fewer cells than the table has columns (an invoice's total under AMOUNT, tagged as the
+ * row's only TD) has its cells moved under the columns they are drawn in, where those are free:
+ * the tags give the cells, the page where they stand.
+ */
+export function alignShortRows(table: Table): Table {
+  // Columns are measured on the full rows only (a short row's cell would stretch the column it sits in).
+  const full = new Set(Array.from({ length: table.numRows }, (_, row) => row).filter((row) => table.cells.filter((c) => c.row === row).reduce((n, c) => n + c.colSpan, 0) >= table.numCols));
+  const ranges = Array.from({ length: table.numCols }, (_, col) => {
+    const boxes = table.cells.filter((c) => full.has(c.row) && c.col === col && c.colSpan === 1 && c.text !== '').map((c) => c.bbox);
+    return boxes.length === 0 ? undefined : { l: Math.min(...boxes.map((b) => b.l)), r: Math.max(...boxes.map((b) => b.r)) };
+  });
+  const cells = table.cells.map((c) => ({ ...c }));
+  for (let row = 0; row < table.numRows; row += 1) {
+    const inRow = cells.filter((c) => c.row === row).sort((a, b) => a.col - b.col);
+    if (inRow.length >= table.numCols || inRow.some((c) => c.colSpan > 1 || c.rowSpan > 1 || c.text === '')) continue;
+    const taken = new Set(cells.filter((c) => c.row !== row && c.row + c.rowSpan > row && c.row < row).flatMap((c) => Array.from({ length: c.colSpan }, (_, i) => c.col + i)));
+    let from = 0;
+    const moved = inRow.map((cell) => {
+      const centre = (cell.bbox.l + cell.bbox.r) / 2;
+      const col = ranges.findIndex((range, index) => index >= from && range !== undefined && centre >= range.l && centre <= range.r && !taken.has(index));
+      const at = col >= 0 ? col : undefined;
+      if (at !== undefined) from = at + 1;
+      return at;
+    });
+    if (moved.every((col) => col !== undefined)) inRow.forEach((cell, i) => (cell.col = moved[i] as number));
+  }
+  return { ...table, cells };
+}

@@ -10,7 +10,7 @@ import { groupBlocks } from './blocks.ts';
 import { readingOrder } from './columns.ts';
 import { dominant, joinLines, overlapsX, similarSize, union, type PageContent, type TextRun } from './geometry.ts';
 import { groupLines } from './lines.ts';
-import { gridOf, isLayoutGrid, placeCells, titleRows, withoutRows } from './tagged-table.ts';
+import { alignShortRows, gridOf, isLayoutGrid, placeCells, titleRows, withoutRows } from './tagged-table.ts';
 import type { StructNode } from './structure-tree.ts';
 import { hasRightToLeft } from './bidi.ts';
 import { unitMcids, unitsOf, type Content, type TextUnit, type Unit } from './tagged-units.ts';
@@ -209,7 +209,7 @@ function tableFrom(unit: Extract<Unit, { kind: 'table' }>, runsOf: (items: Conte
   const all = [...cellRuns.values()].flat();
   if (all.length === 0) return [];
   const box = runsBox(all);
-  const table = gridOf(
+  const drawn = gridOf(
     placed,
     (cell) => {
       const runs = cellRuns.get(cell) ?? [];
@@ -226,6 +226,7 @@ function tableFrom(unit: Extract<Unit, { kind: 'table' }>, runsOf: (items: Conte
   // A layout grid's text is laid out as an untagged region (its columns read one after the other, as
   // printed), in the place the tags give the grid.
   const region = () => readingOrder(groupBlocks(groupLines(all))).map((b) => ({ ...b, tag: 'TD' }));
+  const table = alignShortRows(drawn);
   const title = titleRows(table);
   const data = withoutRows(table, title);
   if (isLayoutGrid(data)) return region();
