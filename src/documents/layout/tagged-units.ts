@@ -10,7 +10,7 @@ import type { StructNode } from './structure-tree.ts';
 /** Elements that only group others: their kids are read in order. */
 const GROUPING = new Set(['Document', 'DocumentFragment', 'Part', 'Art', 'Sect', 'Div', 'NonStruct', 'Private', 'BlockQuote', 'TOC', 'L', 'Aside', 'Index', 'Form', 'Annot']);
 /** Inline elements: part of the block they sit in; at the top of a page they make a paragraph of their own. */
-const INLINE = new Set(['Span', 'Link', 'Em', 'Strong', 'Quote', 'Reference', 'BibEntry', 'Annot', 'Ruby', 'RB', 'RT', 'RP', 'Warichu', 'WT', 'WP', 'Sub', 'Lbl', 'LBody']);
+const INLINE = new Set(['Span', 'Link', 'Em', 'Strong', 'Quote', 'Reference', 'BibEntry', 'Ruby', 'RB', 'RT', 'RP', 'Warichu', 'WT', 'WP', 'Sub', 'Lbl', 'LBody']);
 /** Block-level elements and the role each gives its block. */
 const BLOCK_ROLE: Record<string, UnitRole> = {
   P: 'text',

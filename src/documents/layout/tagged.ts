@@ -54,7 +54,12 @@ export function layoutTaggedPage(content: PageContent): Page | undefined {
   if (!verdict.usable) return undefined;
   const runs = withLineEndHyphens(content.runs);
   const byMcid = new Map<number, TextRun[]>();
-  for (const run of runs) if (run.mcid !== undefined) byMcid.set(run.mcid, [...(byMcid.get(run.mcid) ?? []), run]);
+  for (const run of runs) {
+    if (run.mcid === undefined) continue;
+    const list = byMcid.get(run.mcid);
+    if (list) list.push(run);
+    else byMcid.set(run.mcid, [run]);
+  }
   const used = new Set<number>();
   const runsOf = (items: Content[]): TextRun[] =>
     items.flatMap((item) => {
