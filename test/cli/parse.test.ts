@@ -170,6 +170,7 @@ describe('signet parse: the parsing engine on local files, no server, no databas
       [[SCAN, '--lang', 'eng', '--ocr', 'off'], /--ocr off turns OCR off/],
       [[], /missing required argument 'files'/],
       [[SCAN, '--out', SCAN], /--out ocr_test\.pdf is a file, not a folder/],
+      [[SCAN, '--threads', '0'], /--threads: expected a whole number of reader processes from 1 to 64/],
     ];
     const results = await Promise.all(cases.map(([args]) => parse(args.includes('--out') ? args : [...args, '--out', 'out'], dir)));
     for (const [i, [args, message]] of cases.entries()) {

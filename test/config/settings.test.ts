@@ -62,6 +62,8 @@ const BAD_VALUES: Array<[Record<string, string>, string, RegExp]> = [
   [{ SIGNET_DATABASE_TIMEOUT_SECONDS: '2.5' }, 'SIGNET_DATABASE_TIMEOUT_SECONDS', /whole number of seconds/],
   [{ SIGNET_TRUST_PROXY: '10.0.0.0/99' }, 'SIGNET_TRUST_PROXY', /proxy addresses or CIDR ranges/],
   [{ SIGNET_TRUST_PROXY: 'yes' }, 'SIGNET_TRUST_PROXY', /proxy addresses or CIDR ranges/],
+  [{ SIGNET_PARSE_THREADS: '0' }, 'SIGNET_PARSE_THREADS', /whole number of reader processes from 1 to 64/],
+  [{ SIGNET_PARSE_THREADS: 'many' }, 'SIGNET_PARSE_THREADS', /whole number of reader processes/],
 ];
 for (const [env, variable, message] of BAD_VALUES) {
   test(`a wrong value stops the start with one line naming the variable: ${variable}=${Object.values(env).at(-1)}`, () => {

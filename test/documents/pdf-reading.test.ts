@@ -344,3 +344,13 @@ test('issue 17: "figures drawn with vectors" — a line chart is a picture regio
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('issue 31: "pages in parallel" — a long document read by three readers gives the pages one reader gives, in order', async () => {
+  const { longDocumentPdf } = await import('../helpers/scans.ts');
+  const pdf = await longDocumentPdf(14);
+  const text = (doc: ParsedDocument) => doc.pages.map((page) => page.blocks.map((block) => block.text).join('\n'));
+  const [one, three] = [await extractDocument(pdf, { threads: 1 }), await extractDocument(pdf, { threads: 3 })];
+  assert.equal(three.pages.length, 14);
+  assert.deepEqual(text(three), text(one));
+  assert.match(text(three)[13] ?? '', /14\. Section 14/);
+});

@@ -5,9 +5,10 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createDeflate, crc32, deflateSync, inflateSync } from 'node:zlib';
+import { createDeflate, inflateSync } from 'node:zlib';
 import { degrees, PDFDocument } from 'pdf-lib';
 import PDFKit from 'pdfkit';
+import { encodePng } from '../../src/documents/pdf/png.ts';
 
 /** Why scanning cannot be done here (poppler missing), or undefined. */
 export function scanToolsMissing(): string | undefined {
@@ -151,20 +152,7 @@ export function longDocumentPdf(pages: number): Promise<Buffer> {
 
 /** A PNG of `width` × `height` gray pixels, all `value` (0 black … 255 white). */
 export function solidPng(width: number, height: number, value: number): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-    const out = Buffer.alloc(body.length + 8);
-    out.writeUInt32BE(data.length, 0);
-    body.copy(out, 4);
-    out.writeUInt32BE(crc32(body), body.length + 4);
-    return out;
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr.set([8, 0, 0, 0, 0], 8); // 8-bit gray
-  const rows = Buffer.concat(Array.from({ length: height }, () => Buffer.concat([Buffer.from([0]), Buffer.alloc(width, value)])));
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(rows)), chunk('IEND', Buffer.alloc(0))]);
+  return encodePng(Buffer.alloc(width * height, value), width, height, 1);
 }
 
 /** The mean gray level (0–255) of an 8-bit gray or RGB PNG without interlace (what pdftoppm writes). */

@@ -64,8 +64,8 @@ export function loadPdfium(capBytes = DEFAULT_HEAP_CAP_BYTES): Promise<Pdfium> {
 /**
  * The calls made once per character or path segment, and what they return. The package wraps every
  * function in Emscripten's ccall, which looks the export up by name and converts each argument on
- * every call: a third of a page's reading time in the profile. These take numbers only, so the raw
- * export does the same work.
+ * every call, through a wrapper that asserts on each call: a third of a page's reading time in the
+ * profile. These take numbers only, so the WebAssembly export itself does the same work.
  */
 const HOT_CALLS = {
   FPDFText_IsGenerated: 'number',
@@ -86,13 +86,20 @@ const HOT_CALLS = {
   FPDFPathSegment_GetPoint: 'boolean',
   FPDFPathSegment_GetType: 'number',
   FPDFPathSegment_GetClose: 'boolean',
+  FPDFPath_CountSegments: 'number',
+  FPDFPath_GetDrawMode: 'boolean',
+  FPDFPageObj_GetBounds: 'boolean',
+  FPDFPage_CountObjects: 'number',
+  FPDFFormObj_CountObjects: 'number',
+  FPDFText_CountChars: 'number',
 } as const satisfies Partial<Record<keyof Pdfium, 'number' | 'boolean'>>;
 
 function callDirectly(pdfium: Pdfium): void {
-  const exports = pdfium.pdfium as unknown as Record<string, unknown>;
+  // The WebAssembly instance's own exports: the module's `_name` functions are checking wrappers around them.
+  const exports = pdfium.pdfium.wasmExports as unknown as Record<string, unknown>;
   const module = pdfium as unknown as Record<string, unknown>;
   for (const [name, returns] of Object.entries(HOT_CALLS)) {
-    const raw = exports[`_${name}`];
+    const raw = exports[name];
     if (typeof raw !== 'function') continue;
     const call = raw as (...args: number[]) => number;
     module[name] = returns === 'boolean' ? (...args: number[]) => call(...args) !== 0 : call;
@@ -153,27 +160,22 @@ export function openDocument(pdfium: Pdfium, data: Uint8Array, password?: string
 }
 
 /**
- * A UTF-16 string from one of PDFium's two-call getters: `read(buffer, bytes)` returns the bytes
- * the string needs (terminator included), and fills the buffer when it is big enough.
+ * A string from one of PDFium's two-call getters: `read(buffer, bytes)` returns the bytes the
+ * string needs (terminator included), and fills the buffer when it is big enough. UTF-16 for
+ * text (FPDFText_*, FPDF_StructElement_*, FPDFBookmark_GetTitle), UTF-8 for names (FPDFFont_GetBaseFontName).
  */
-export function readUtf16(pdfium: Pdfium, read: (buffer: number, bytes: number) => number): string {
+function readString(pdfium: Pdfium, read: (buffer: number, bytes: number) => number, decode: (buffer: number) => string, terminator: number): string {
   const needed = read(0, 0);
-  if (needed <= 2) return '';
+  if (needed <= terminator) return '';
   return withBuffer(pdfium, needed, (buffer) => {
     read(buffer, needed);
-    return pdfium.pdfium.UTF16ToString(buffer);
+    return decode(buffer);
   });
 }
 
-/** A Latin-1/UTF-8 string from a getter that returns the byte count with its terminator (FPDFFont_GetBaseFontName and friends). */
-export function readUtf8(pdfium: Pdfium, read: (buffer: number, bytes: number) => number): string {
-  const needed = read(0, 0);
-  if (needed <= 1) return '';
-  return withBuffer(pdfium, needed, (buffer) => {
-    read(buffer, needed);
-    return pdfium.pdfium.UTF8ToString(buffer);
-  });
-}
+export const readUtf16 = (pdfium: Pdfium, read: (buffer: number, bytes: number) => number) => readString(pdfium, read, (b) => pdfium.pdfium.UTF16ToString(b), 2);
+
+export const readUtf8 = (pdfium: Pdfium, read: (buffer: number, bytes: number) => number) => readString(pdfium, read, (b) => pdfium.pdfium.UTF8ToString(b), 1);
 
 /** `use` with `bytes` of scratch heap, freed afterwards. */
 export function withBuffer<T>(pdfium: Pdfium, bytes: number, use: (buffer: number) => T): T {

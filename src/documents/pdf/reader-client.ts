@@ -55,6 +55,17 @@ const heapMbFor = (limits: ReaderLimits) => Math.max(64, Math.floor(MB(limits.me
 
 type Booting = { child: ChildProcess; heapMb: number; ready: Promise<boolean> };
 
+/**
+ * The reader's environment: the parent's, with Node's compile cache in the same place bin/signet.js
+ * keeps it (unless the operator chose one or turned it off), so a reader after the first neither
+ * loads the TypeScript stripper (~17 MB resident) nor compiles its modules again.
+ */
+function readerEnvironment(): NodeJS.ProcessEnv {
+  const env = process.env;
+  if (env.NODE_COMPILE_CACHE !== undefined || env.NODE_DISABLE_COMPILE_CACHE !== undefined) return env;
+  return { ...env, NODE_COMPILE_CACHE: fileURLToPath(new URL('../../../node_modules/.cache/signet-compile/', import.meta.url)) };
+}
+
 /** Every reader process started and not yet exited: stopReaders() waits for all of them. */
 const living = new Set<ChildProcess>();
 
@@ -65,7 +76,7 @@ const living = new Set<ChildProcess>();
  */
 function boot(heapMb: number): Booting {
   const pdfiumCap = Math.round((heapMb / 0.75) * 2 ** 20);
-  const child = fork(SCRIPT, [String(pdfiumCap)], { execArgv: [`--max-old-space-size=${heapMb}`], serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
+  const child = fork(SCRIPT, [String(pdfiumCap)], { execArgv: [`--max-old-space-size=${heapMb}`], serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'], env: readerEnvironment() });
   living.add(child);
   child.once('exit', () => living.delete(child));
   const ready = new Promise<boolean>((resolve) => {
