@@ -142,21 +142,33 @@ const MIRRORED: Record<string, string> = { '(': ')', ')': '(', '[': ']', ']': '[
  * PDFium puts right-to-left text in logical order itself, and on the way mirrors brackets and spells
  * some files' lam-alef ligature backwards (alef, lam). Word and PowerPoint map a glyph to the
  * character typed (layout/bidi.ts: "brackets keep the character the PDF gives"), and layout/bidi.ts
- * expects each run's text as pdf.js gave it: so a character PDFium laid right to left (the next one
- * stands to its left, or the last one to its right) gets its bracket back, and a lam-alef its order.
+ * expects each run's text as pdf.js gave it: so a bracket PDFium laid right to left (a right-to-left
+ * letter after it stands to its left, or one before it to its right) gets its character back, and a
+ * lam-alef its order.
  */
 function undoRightToLeftMirroring(chars: ReadChar[]): void {
   const sameLine = (a: ReadChar, b: ReadChar) => Math.abs(a.y - b.y) <= SAME_BASELINE * Math.max(a.size, 1) && Math.abs(a.angle) < 1e-3 && Math.abs(b.angle) < 1e-3;
+  // The index of the nearest character that is not a space, `step` = −1 before, +1 after.
+  const neighbour = (i: number, step: number) => {
+    for (let k = i + step; k >= 0 && k < chars.length; k += step) if ((chars[k] as ReadChar).text.trim() !== '') return k;
+    return -1;
+  };
+  // Laid right to left: a right-to-left letter (or a bracket already found laid so) next to it in
+  // reading order stands on the far side.
+  const laidLeft = new Set<number>();
+  const rightToLeft = (k: number) => k >= 0 && ((chars[k] as ReadChar).rtl || laidLeft.has(k));
   const leftward = (i: number) => {
-    const [c, before, after] = [chars[i], chars[i - 1], chars[i + 1]];
-    if (!c) return false;
+    const [b, a] = [neighbour(i, -1), neighbour(i, 1)];
+    const [c, before, after] = [chars[i] as ReadChar, chars[b], chars[a]];
     const tol = 0.5;
-    return (after !== undefined && sameLine(c, after) && after.right <= c.left + tol && after.left < c.left - tol) || (before !== undefined && sameLine(c, before) && before.left >= c.right - tol && before.right > c.right + tol);
+    return (after !== undefined && rightToLeft(a) && sameLine(c, after) && after.right <= c.left + tol && after.left < c.left - tol) || (before !== undefined && rightToLeft(b) && sameLine(c, before) && before.left >= c.right - tol && before.right > c.right + tol);
   };
   for (let i = 0; i < chars.length; i += 1) {
     const c = chars[i] as ReadChar;
     const mirror = MIRRORED[c.text];
-    if (mirror && leftward(i)) c.text = mirror;
+    if (!mirror || !leftward(i)) continue;
+    c.text = mirror;
+    laidLeft.add(i);
   }
   // Lam-alef, the ligature every Arabic font has, is lam then alef in reading order: PDFium gives
   // its two letters the glyph's one box and, for some files, the wrong way round.
