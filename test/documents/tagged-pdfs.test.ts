@@ -130,6 +130,25 @@ describe('tagged PDF/UA pages take their roles from the structure tree', () => {
   });
 });
 
+test('spec (issue 31): a Caption inside its Figure (as LaTeX\'s tagpdf writes it) is the figure\'s caption, not a label in the picture', async () => {
+  const content = await readContent(INVOICE);
+  // The invoice's tree with its Caption moved into the Figure before it.
+  const nest = (node: StructNode): StructNode => {
+    const kids = node.kids.map((k) => (typeof k === 'number' ? k : nest(k)));
+    const figure = kids.findIndex((k) => typeof k !== 'number' && k.type === 'Figure');
+    const caption = kids.findIndex((k) => typeof k !== 'number' && k.type === 'Caption');
+    if (figure < 0 || caption < 0) return { ...node, kids };
+    const [f, c] = [kids[figure] as StructNode, kids[caption] as StructNode];
+    return { ...node, kids: kids.filter((_, i) => i !== caption).map((k) => (k === f ? { ...f, kids: [...f.kids, c] } : k)) };
+  };
+  const page = layoutPage({ ...content, structure: content.structure?.map(nest) });
+  const caption = find(page.blocks, 'Local sales rep');
+  assert.equal(caption.tag, 'Caption');
+  assert.equal(caption.label, 'caption');
+  assert.notEqual(caption.inPicture, true);
+  assert.equal(page.pictures?.[0]?.caption, 'Local sales rep: Lucy Irwin');
+});
+
 describe('what Word and Excel tag', () => {
   test('spec (issue 31): an Excel sheet\'s Table — its TD cells are ordered as drawn (Excel writes "Layoff/Closure" second, it is printed last) and its title rows come out above the table as paragraphs', async () => {
     const blocks = blocksOf(await parse(WARN));

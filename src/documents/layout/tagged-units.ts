@@ -82,9 +82,14 @@ export function unitsOf(roots: StructNode[]): { units: Unit[]; counts: UnitCount
   const walk = (node: StructNode, sects: number) => {
     counts.elements += 1;
     if (!KNOWN.has(node.type)) counts.unknown += 1;
-    if (node.type === 'Table') return void units.push({ kind: 'table', tag: 'Table', node });
+    // A Caption inside its Table or Figure (as LaTeX's tagpdf and PDF 2.0 place it) follows it as a
+    // unit of its own, next to it in order, so it is attached as a caption (tagged.ts).
+    const inner = node.type === 'Table' || node.type === 'Figure' ? node.kids.filter((kid): kid is StructNode => isNode(kid) && kid.type === 'Caption') : [];
+    const without = inner.length > 0 ? { ...node, kids: node.kids.filter((kid) => !inner.includes(kid as StructNode)) } : node;
+    const captions = () => inner.forEach((caption) => units.push(textUnit(caption, 'caption', sects)));
+    if (node.type === 'Table') return void (units.push({ kind: 'table', tag: 'Table', node: without }), captions());
     if (node.type === 'Figure' || (node.type === 'Formula' && node.alt !== undefined && contentOf(node).length === 0)) {
-      return void units.push({ kind: 'figure', tag: node.type, node, content: contentOf(node) });
+      return void (units.push({ kind: 'figure', tag: node.type, node: without, content: contentOf(without) }), captions());
     }
     const role = BLOCK_ROLE[node.type];
     if (role && !(node.type === 'LI' && holdsLists(node))) return void units.push(textUnit(node, role, sects));

@@ -41,8 +41,8 @@ export function judgeTags(content: PageContent): TagVerdict {
   if (total === 0) return { usable: false, reason: 'the page has no text' };
   const tagged = chars(content.runs.filter((run) => run.mcid !== undefined && claimed.has(run.mcid)));
   if (tagged < MIN_TAGGED_SHARE * total) return { usable: false, reason: `its tags hold ${Math.round((100 * tagged) / total)} % of its text` };
-  const textUnits = units.filter((unit) => unit.kind === 'text' && unit.role !== 'furniture');
-  // Figures and tables aside: a page whose every text block is a P has tags that say nothing of its headings or lists.
+  const textUnits = units.filter((unit) => unit.kind === 'text' && unit.role !== 'furniture' && unit.role !== 'caption');
+  // Figures, tables and their captions aside: a page whose every text block is a P has tags that say nothing of its headings or lists.
   const plain = textUnits.every((unit) => unit.kind === 'text' && unit.tag === 'P');
   if (plain && textUnits.length >= ALL_P_MIN_UNITS) return { usable: false, reason: 'everything on it is tagged P' };
   return { usable: true, units };
