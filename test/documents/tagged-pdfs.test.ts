@@ -3,6 +3,8 @@
 // back to layout analysis; the outline gives heading levels where there are no tags.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import type { Block, ParsedDocument } from '../../src/documents/document.ts';
@@ -14,6 +16,7 @@ import type { StructNode } from '../../src/documents/layout/structure-tree.ts';
 import { judgeTags } from '../../src/documents/layout/tagged.ts';
 import { extractDocument } from '../../src/documents/pdf/extract.ts';
 import { PdfReader } from '../../src/documents/pdf/reader-client.ts';
+import { PDFDocument, PDFName, PDFNumber, PDFString, StandardFonts } from 'pdf-lib';
 
 const ROOT = path.join(import.meta.dirname, '..', '..');
 const CORPUS = path.join(ROOT, 'bench', 'docparse', 'public');
@@ -230,5 +233,40 @@ describe('the outline gives heading levels', () => {
     const doc = await parse(BOOK_DE);
     const shifted = headingsFromOutline(doc, [{ title: '3.2.1 Die Ansätze im kurzen Vergleich', depth: 4, pageNo: 1 }]);
     assert.equal(find(blocksOf(shifted), '3.2.1 Die Ansätze').level, 2);
+  });
+});
+
+describe('a hostile outline stays harmless', () => {
+  test('spec (issue 31, item 5): "hostile files stay harmless" — a bookmark list that loops back on itself is read once, and the page parses', async () => {
+    const pdf = await PDFDocument.create();
+    const page = pdf.addPage([400, 400]);
+    page.drawText('Introduction', { x: 40, y: 340, size: 18, font: await pdf.embedFont(StandardFonts.HelveticaBold) });
+    page.drawText('Some body text under the heading.', { x: 40, y: 300, size: 10, font: await pdf.embedFont(StandardFonts.Helvetica) });
+    const { context } = pdf;
+    const outlines = context.nextRef();
+    const first = context.nextRef();
+    const second = context.nextRef();
+    const dest = context.obj([page.ref, PDFName.of('XYZ'), PDFNumber.of(0), PDFNumber.of(360), PDFNumber.of(0)]);
+    context.assign(first, context.obj({ Title: PDFString.of('Introduction'), Parent: outlines, Next: second, Dest: dest }));
+    // The second entry's Next points back to the first: a loop.
+    context.assign(second, context.obj({ Title: PDFString.of('Again'), Parent: outlines, Prev: first, Next: first, Dest: dest }));
+    context.assign(outlines, context.obj({ Type: 'Outlines', First: first, Last: second, Count: PDFNumber.of(2) }));
+    pdf.catalog.set(PDFName.of('Outlines'), outlines);
+    const dir = await mkdtemp(path.join(tmpdir(), 'signet-outline-'));
+    const file = path.join(dir, 'loop.pdf');
+    await writeFile(file, await pdf.save());
+    try {
+      const reader = await PdfReader.open(file);
+      const outline = reader.outline;
+      reader.close();
+      assert.deepEqual(
+        outline.map((e) => e.title),
+        ['Introduction', 'Again'],
+      );
+      const heading = find(blocksOf(await parse(file)), 'Introduction');
+      assert.ok(heading.label === 'section_header' || heading.label === 'title', heading.label);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
