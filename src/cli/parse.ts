@@ -195,6 +195,20 @@ async function parseCommand(inputs: string[], o: ParseOptions): Promise<void> {
   const together = Math.max(1, Math.min(threads, inputs.length));
   const perFile = Math.max(1, Math.floor(threads / together));
   const done: Array<FileSummary | undefined> = [];
+  // Files finish in any order when several run at once; what is said of each is said in input order.
+  let said = 0;
+  const sayInOrder = () => {
+    for (; said < inputs.length && done[said] !== undefined; said += 1) {
+      const result = done[said] as FileSummary;
+      if ('error' in result) {
+        progress.clear();
+        process.stderr.write(`signet: ${result.input}: ${result.error}\n`);
+        continue;
+      }
+      progress.end(doneLine(result));
+      if (process.stderr.isTTY) for (const note of result.notes) process.stderr.write(`  note: ${note}\n`);
+    }
+  };
   let next = 0;
   const lane = async () => {
     while (next < inputs.length && !controller.signal.aborted) {
@@ -203,17 +217,12 @@ async function parseCommand(inputs: string[], o: ParseOptions): Promise<void> {
       try {
         const earlier = clash[index];
         if (earlier !== undefined) throw new Error(`its results would overwrite those of ${earlier} (same name, same folder); parse it on its own with another --out`);
-        const result = await parseFile(input, { out: o.out, formats, ocrMode: o.ocr, ocrLanguages, pictures: o.pictures, signal: controller.signal, threads: perFile }, progress);
-        progress.end(doneLine(result));
-        if (process.stderr.isTTY) for (const note of result.notes) process.stderr.write(`  note: ${note}\n`);
-        done[index] = result;
+        done[index] = await parseFile(input, { out: o.out, formats, ocrMode: o.ocr, ocrLanguages, pictures: o.pictures, signal: controller.signal, threads: perFile }, progress);
       } catch (error) {
-        progress.clear();
         if (controller.signal.aborted) return;
-        const reason = oneLine(error instanceof Error ? error.message : String(error));
-        process.stderr.write(`signet: ${input}: ${reason}\n`);
-        done[index] = { input, error: reason };
+        done[index] = { input, error: oneLine(error instanceof Error ? error.message : String(error)) };
       }
+      sayInOrder();
     }
   };
   await Promise.all(Array.from({ length: together }, lane));
