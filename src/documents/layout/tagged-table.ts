@@ -2,13 +2,15 @@
 // cells from TH and TD placed left to right past the cells spanning down from rows above, with
 // RowSpan and ColSpan from their attributes and TH as header cells (Scope Row → row header).
 // The placement follows opendataloader-pdf's TaggedDocumentProcessor.processTable.
-import type { BoundingBox, TableCell, Table } from '../document.ts';
+import type { BoundingBox, Table, TableCell } from '../document.ts';
 import type { StructNode } from './structure-tree.ts';
 
 const isNode = (kid: StructNode | number): kid is StructNode => typeof kid !== 'number';
 const ROW_GROUPS = new Set(['THead', 'TBody', 'TFoot']);
 /** No real table is this large; a hostile span is clipped to it. */
 const MAX_SPAN = 200;
+/** Grid positions a table's cells may cover in all. */
+const MAX_AREA = 100_000;
 
 /** The table's rows (TR elements), in order. */
 export function tableRows(table: StructNode): StructNode[] {
@@ -23,16 +25,21 @@ export function placeCells(table: StructNode, order: (cells: StructNode[]) => St
   const rows = tableRows(table);
   const taken: boolean[][] = [];
   const cells: PlacedCell[] = [];
+  let area = 0;
   const take = (r: number, c: number) => ((taken[r] ??= [])[c] = true);
   rows.forEach((row, r) => {
     let col = 0;
     const kids = order(row.kids.filter(isNode).filter((kid) => kid.type === 'TH' || kid.type === 'TD'));
+    const dataAfterFirst = kids.slice(1).some((k) => k.type === 'TD');
     kids.forEach((node, index) => {
       while (taken[r]?.[col]) col += 1;
-      const rowSpan = Math.min(MAX_SPAN, Math.max(1, Math.min(node.rowSpan ?? 1, rows.length - r)));
-      const colSpan = Math.min(MAX_SPAN, Math.max(1, node.colSpan ?? 1));
+      let rowSpan = Math.min(MAX_SPAN, Math.max(1, Math.min(node.rowSpan ?? 1, rows.length - r)));
+      let colSpan = Math.min(MAX_SPAN, Math.max(1, node.colSpan ?? 1));
+      // Spans that would cover more grid than any real table has are a hostile file's: they count as 1.
+      if (area + rowSpan * colSpan > MAX_AREA) [rowSpan, colSpan] = [1, 1];
+      area += rowSpan * colSpan;
       // A TH heads its column unless its Scope says row, or (without a Scope) it starts a row of data cells.
-      const rowHeader = node.scope === 'Row' || (node.scope === undefined && index === 0 && kids.slice(1).some((k) => k.type === 'TD'));
+      const rowHeader = node.scope === 'Row' || (node.scope === undefined && index === 0 && dataAfterFirst);
       const header = node.type !== 'TH' ? undefined : rowHeader ? 'row' : 'column';
       cells.push({ node, row: r, col, rowSpan, colSpan, header });
       for (let dr = 0; dr < rowSpan; dr += 1) for (let dc = 0; dc < colSpan; dc += 1) take(r + dr, col + dc);
@@ -40,7 +47,7 @@ export function placeCells(table: StructNode, order: (cells: StructNode[]) => St
     });
   });
   if (cells.length === 0) return undefined;
-  const numCols = Math.max(...cells.map((cell) => cell.col + cell.colSpan));
+  const numCols = cells.reduce((most, cell) => Math.max(most, cell.col + cell.colSpan), 0);
   return { cells, numRows: rows.length, numCols };
 }
 
@@ -62,11 +69,20 @@ export function gridOf(placed: NonNullable<ReturnType<typeof placeCells>>, textO
   return { numRows: placed.numRows, numCols: placed.numCols, cells };
 }
 
+/** The table's cells by row (0-based), each row's in column order. */
+function byRow(table: Table): TableCell[][] {
+  const rows: TableCell[][] = Array.from({ length: table.numRows }, () => []);
+  for (const cell of table.cells) rows[cell.row]?.push(cell);
+  for (const row of rows) row.sort((a, b) => a.col - b.col);
+  return rows;
+}
+
 /** Leading rows that hold one cell's text at most (a sheet's title and notes above its header row), none spanning down. */
 export function titleRows(table: Table): number {
+  const grouped = byRow(table);
   let rows = 0;
   while (rows < table.numRows - 1) {
-    const cells = table.cells.filter((c) => c.row === rows);
+    const cells = grouped[rows] ?? [];
     if (cells.filter((c) => c.text !== '').length > 1 || cells.some((c) => c.rowSpan > 1)) break;
     rows += 1;
   }
@@ -91,8 +107,7 @@ const SPARSE_ROWS = 0.4;
 export function isLayoutGrid(table: Table): boolean {
   if (table.numCols <= 1) return true;
   if (table.cells.some((c) => c.text.split(/\s+/u).length > PROSE_WORDS)) return true;
-  let sparse = 0;
-  for (let row = 0; row < table.numRows; row += 1) if (table.cells.filter((c) => c.row === row && c.text !== '').length <= 1) sparse += 1;
+  const sparse = byRow(table).filter((cells) => cells.filter((c) => c.text !== '').length <= 1).length;
   return sparse > SPARSE_ROWS * table.numRows;
 }
 
@@ -102,17 +117,22 @@ export function isLayoutGrid(table: Table): boolean {
  * the tags give the cells, the page where they stand.
  */
 export function alignShortRows(table: Table): Table {
+  if (table.numCols > MAX_SPAN) return table;
   // Columns are measured on the full rows only (a short row's cell would stretch the column it sits in).
-  const full = new Set(Array.from({ length: table.numRows }, (_, row) => row).filter((row) => table.cells.filter((c) => c.row === row).reduce((n, c) => n + c.colSpan, 0) >= table.numCols));
-  const ranges = Array.from({ length: table.numCols }, (_, col) => {
-    const boxes = table.cells.filter((c) => full.has(c.row) && c.col === col && c.colSpan === 1 && c.text !== '').map((c) => c.bbox);
-    return boxes.length === 0 ? undefined : { l: Math.min(...boxes.map((b) => b.l)), r: Math.max(...boxes.map((b) => b.r)) };
-  });
   const cells = table.cells.map((c) => ({ ...c }));
+  const grouped = byRow({ ...table, cells });
+  const full = new Set(grouped.flatMap((row, index) => (row.reduce((n, c) => n + c.colSpan, 0) >= table.numCols ? [index] : [])));
+  const ranges: Array<{ l: number; r: number } | undefined> = Array.from({ length: table.numCols }, () => undefined);
+  for (const c of table.cells) {
+    if (!full.has(c.row) || c.colSpan !== 1 || c.text === '') continue;
+    const range = ranges[c.col];
+    ranges[c.col] = range ? { l: Math.min(range.l, c.bbox.l), r: Math.max(range.r, c.bbox.r) } : { l: c.bbox.l, r: c.bbox.r };
+  }
+  const spanning = cells.filter((c) => c.rowSpan > 1);
   for (let row = 0; row < table.numRows; row += 1) {
-    const inRow = cells.filter((c) => c.row === row).sort((a, b) => a.col - b.col);
+    const inRow = grouped[row] ?? [];
     if (inRow.length >= table.numCols || inRow.some((c) => c.colSpan > 1 || c.rowSpan > 1 || c.text === '')) continue;
-    const taken = new Set(cells.filter((c) => c.row !== row && c.row + c.rowSpan > row && c.row < row).flatMap((c) => Array.from({ length: c.colSpan }, (_, i) => c.col + i)));
+    const taken = new Set(spanning.filter((c) => c.row < row && c.row + c.rowSpan > row).flatMap((c) => Array.from({ length: c.colSpan }, (_, i) => c.col + i)));
     let from = 0;
     const moved = inRow.map((cell) => {
       const centre = (cell.bbox.l + cell.bbox.r) / 2;

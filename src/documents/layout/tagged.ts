@@ -68,7 +68,7 @@ export function layoutTaggedPage(content: PageContent): Page | undefined {
       // /ActualText replaces the glyphs it covers (a ligature, a word drawn in pieces).
       if (typeof item === 'number' || runs.length === 0) return runs;
       const [first] = runs as [TextRun];
-      return [{ ...first, text: item.actualText, width: Math.max(...runs.map((r) => r.x + r.width)) - first.x }];
+      return [{ ...first, text: item.actualText, width: runs.reduce((right, r) => Math.max(right, r.x + r.width), -Infinity) - first.x }];
     });
   const blocks: Block[] = [];
   const pictures: Picture[] = [];
@@ -142,9 +142,20 @@ const HYPHEN = /^[-\u00ad\u2010\u2011]$/u;
  * joins the run it ends (that run's id), so the word is closed up again as on any other page.
  */
 function withLineEndHyphens(runs: TextRun[]): TextRun[] {
+  // Tagged runs by baseline (to the point), so each hyphen looks only at its own line.
+  const byLine = new Map<number, TextRun[]>();
+  for (const run of runs) {
+    if (run.mcid === undefined) continue;
+    const key = Math.round(run.y);
+    const line = byLine.get(key);
+    if (line) line.push(run);
+    else byLine.set(key, [run]);
+  }
   return runs.map((run) => {
     if (run.mcid !== undefined || !HYPHEN.test(run.text.trim())) return run;
-    const host = runs.find((r) => r.mcid !== undefined && Math.abs(r.y - run.y) < 0.3 * r.size && run.x >= r.x + r.width - 1 && run.x <= r.x + r.width + 0.5 * r.size);
+    const key = Math.round(run.y);
+    const near = [...(byLine.get(key - 1) ?? []), ...(byLine.get(key) ?? []), ...(byLine.get(key + 1) ?? [])];
+    const host = near.find((r) => Math.abs(r.y - run.y) < 0.3 * r.size && run.x >= r.x + r.width - 1 && run.x <= r.x + r.width + 0.5 * r.size);
     return host?.mcid === undefined ? run : { ...run, mcid: host.mcid };
   });
 }
@@ -203,7 +214,7 @@ function lineText(runs: TextRun[]): string {
  * grid (tagged-table.ts), its cells as paragraphs in order.
  */
 function tableFrom(unit: Extract<Unit, { kind: 'table' }>, runsOf: (items: Content[]) => TextRun[], runsByMcid: Map<number, TextRun[]>): Block[] {
-  const left = (node: StructNode) => Math.min(...mcidsUnder(node).flatMap((id) => (runsByMcid.get(id) ?? []).map((r: TextRun) => r.x)));
+  const left = (node: StructNode) => mcidsUnder(node).reduce((min, id) => (runsByMcid.get(id) ?? []).reduce((m, r) => Math.min(m, r.x), min), Infinity);
   const byX = (cells: StructNode[]) => {
     const xs = cells.map(left);
     return xs.every(Number.isFinite) && !cells.some((c) => hasRightToLeft(mcidsUnder(c).flatMap((id) => runsByMcid.get(id) ?? []).map((r: TextRun) => r.text).join(''))) ? [...cells].sort((a, b) => left(a) - left(b)) : cells;
@@ -284,8 +295,8 @@ function attachTaggedCaptions(units: Unit[], captions: Map<Block, number>, block
  */
 function placeUntagged(tagged: Block[], untagged: Block[], pageHeight: number): Block[] {
   if (tagged.length === 0) return untagged;
-  const top = Math.max(...tagged.map((b) => b.bbox.t));
-  const bottom = Math.min(...tagged.map((b) => b.bbox.b));
+  const top = tagged.reduce((t, b) => Math.max(t, b.bbox.t), -Infinity);
+  const bottom = tagged.reduce((m, b) => Math.min(m, b.bbox.b), Infinity);
   const out = [...tagged];
   const head: Block[] = [];
   const foot: Block[] = [];
