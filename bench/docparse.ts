@@ -1,6 +1,7 @@
 // `npm run bench:docparse` — issue 25's benchmark on the public corpus, Signet beside opendataloader-pdf
 // and pdftotext (bench/docparse/public-bench.ts); options `--sets docling,tabula`, `--only SET/ID,…`,
-// `--dump DIR`, `--out` (write the results of a limited run too).
+// `--dump DIR`, `--out` (write the results of a limited run too), `--struct-tree` (opendataloader-pdf with
+// `--use-struct-tree`, its tagged-PDF mode).
 //
 // `npm run bench:docparse -- --own` — the document-parsing quality benchmark of issue 17 (item 7) and its
 // speed figures (item 8). The corpus: generated PDFs whose truth is known by construction
@@ -159,7 +160,7 @@ if (import.meta.main) {
   else {
     const sets = listOption('--sets');
     const only = listOption('--only');
-    await publicBenchmark({ ...(sets ? { sets } : {}), ...(only ? { only } : {}), ...(dumpDir ? { dump: dumpDir } : {}), out: process.argv.includes('--out') });
+    await publicBenchmark({ ...(sets ? { sets } : {}), ...(only ? { only } : {}), ...(dumpDir ? { dump: dumpDir } : {}), out: process.argv.includes('--out'), structTree: process.argv.includes('--struct-tree') });
   }
   process.exit(0);
 }

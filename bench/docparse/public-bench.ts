@@ -12,7 +12,14 @@ import { publicDocuments, type PublicDocument } from './public-corpus.ts';
 import { opendataloaderMissing, pdftotextMissing, runOpendataloader, runPdftotext, runSignet, textPages, type BatchRun, type EngineName } from './public-engines.ts';
 import { scorePage, scoreTable, summarise, timingTable, worstPages, type PageResult, type Timing } from './public-report.ts';
 
-export type PublicOptions = { sets?: string[]; only?: string[]; dump?: string; out?: boolean };
+export type PublicOptions = {
+  sets?: string[];
+  only?: string[];
+  dump?: string;
+  out?: boolean;
+  /** Run opendataloader-pdf with `--use-struct-tree` (its tagged-PDF mode), the peer of Signet's tagged reading (issue 31). */
+  structTree?: boolean;
+};
 
 /** The name a document's file goes by in a batch: unique over all sets. */
 const batchName = (doc: PublicDocument) => `${doc.set}__${doc.id}`;
@@ -34,7 +41,7 @@ function dump(dir: string, doc: PublicDocument, runs: Partial<Record<EngineName,
   copyFileSync(doc.pdfPath, path.join(at, doc.file));
 }
 
-async function runBatch(label: string, docs: PublicDocument[], work: string, engines: EngineName[]): Promise<{ runs: Partial<Record<EngineName, BatchRun>>; timing: Timing }> {
+async function runBatch(label: string, docs: PublicDocument[], work: string, engines: EngineName[], structTree = false): Promise<{ runs: Partial<Record<EngineName, BatchRun>>; timing: Timing }> {
   const inputs = path.join(work, label, 'in');
   mkdirSync(inputs, { recursive: true });
   const files = docs.map((doc) => {
@@ -49,7 +56,7 @@ async function runBatch(label: string, docs: PublicDocument[], work: string, eng
   for (const engine of engines) {
     const out = path.join(work, label, engine);
     process.stdout.write(`${label}: ${engine} on ${files.length} files … `);
-    const run = engine === 'signet' ? await runSignet(files, out) : engine === 'opendataloader' ? await runOpendataloader(files, out) : await runPdftotext(files, out);
+    const run = engine === 'signet' ? await runSignet(files, out) : engine === 'opendataloader' ? await runOpendataloader(files, out, structTree ? ['--use-struct-tree'] : []) : await runPdftotext(files, out);
     runs[engine] = run;
     timing.seconds[engine] = run.seconds;
     if (run.cpuSeconds !== undefined) timing.cpuSeconds[engine] = run.cpuSeconds;
@@ -85,8 +92,8 @@ export async function publicBenchmark(options: PublicOptions): Promise<void> {
 
   const work = mkdtempSync(path.join(tmpdir(), 'signet-docbench-public-'));
   try {
-    const textLayer = await runBatch('text layer', docs.filter((d) => d.class !== 'scan'), work, engines);
-    const scans = await runBatch('scans', docs.filter((d) => d.class === 'scan'), work, engines);
+    const textLayer = await runBatch('text layer', docs.filter((d) => d.class !== 'scan'), work, engines, options.structTree);
+    const scans = await runBatch('scans', docs.filter((d) => d.class === 'scan'), work, engines, options.structTree);
     const runsOf = (doc: PublicDocument) => (doc.class === 'scan' ? scans.runs : textLayer.runs);
     const pages: PageResult[] = [];
     for (const doc of docs) {

@@ -161,13 +161,14 @@ const opendataloaderCli = () => path.join(path.dirname(createRequire(import.meta
  */
 export const OPENDATALOADER_ARGS = ['--format', 'markdown', '--table-method', 'cluster', '--image-output', 'off', '--quiet', '--markdown-page-separator', '<!-- page %page-number% -->'];
 
-export async function runOpendataloader(files: string[], outDir: string): Promise<BatchRun> {
+export async function runOpendataloader(files: string[], outDir: string, extra: string[] = []): Promise<BatchRun> {
   mkdirSync(outDir, { recursive: true });
   const cli = opendataloaderCli();
   const cpu = childrenCpuSeconds();
-  const result = await run(process.execPath, [cli, ...OPENDATALOADER_ARGS, '--output-dir', outDir, ...files]);
+  const args = [...OPENDATALOADER_ARGS, ...extra];
+  const result = await run(process.execPath, [cli, ...args, '--output-dir', outDir, ...files]);
   const outputs = readOutputs(outDir, '.md');
-  return { outputs, seconds: result.seconds, cpuSeconds: cpuSince(cpu), memory: result.memory, command: `opendataloader-pdf ${OPENDATALOADER_ARGS.map((a) => (a.includes(' ') ? `'${a}'` : a)).join(' ')} --output-dir DIR FILE…`, failures: failuresOf(files, outputs, result.stderr) };
+  return { outputs, seconds: result.seconds, cpuSeconds: cpuSince(cpu), memory: result.memory, command: `opendataloader-pdf ${args.map((a) => (a.includes(' ') ? `'${a}'` : a)).join(' ')} --output-dir DIR FILE…`, failures: failuresOf(files, outputs, result.stderr) };
 }
 
 /** Why pdftotext cannot run here, or undefined. */

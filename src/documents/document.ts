@@ -67,6 +67,11 @@ export type Block = {
    * boxes on the page.
    */
   continues?: boolean;
+  /**
+   * The structure element of a tagged PDF the block came from ("H2", "P", "LI", "Table", "Caption"),
+   * when the page's tags were used (layout/tagged.ts); its label and level are the tags', not guessed.
+   */
+  tag?: string;
   /** For captions: the table (index into the page's blocks) or picture (index into its pictures) it belongs to. */
   captionOf?: { kind: 'table' | 'picture'; index: number };
 };

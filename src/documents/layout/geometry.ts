@@ -2,6 +2,7 @@
 // regions — and the measures every stage uses. Lengths are in PDF points with the origin at the
 // bottom left, so a larger y is higher on the page. Pure: no pdf.js here, so fixtures can be built by hand.
 import type { BoundingBox, TextSource } from '../document.ts';
+import type { StructNode } from './structure-tree.ts';
 
 /** A piece of text as pdf.js placed it: x and y are the start of its baseline. */
 export type TextRun = {
@@ -113,5 +114,7 @@ export type PageContent = {
   images?: ImageRegion[];
   textSource?: TextSource;
   notes?: string[];
+  /** A tagged PDF's structure elements on this page, in the tree's order (layout/tagged.ts reads them). */
+  structure?: StructNode[];
 };
 

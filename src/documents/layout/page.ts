@@ -7,10 +7,14 @@ import { groupLines } from './lines.ts';
 import { separatePictureText } from './pictures.ts';
 import { findTables } from './tables/find.ts';
 import { isListing, panelOf } from './tables/panels.ts';
+import { layoutTaggedPage } from './tagged.ts';
 import { textTurn, turnContent, unturnPage } from './turned.ts';
 
 /** A page's blocks in reading order, labelled as far as one page can tell: text, list_item, table. */
 export function layoutPage(content: PageContent): Page {
+  // A tagged page whose tags can be trusted takes its roles and reading order from them (issue 31).
+  const tagged = content.structure ? layoutTaggedPage(content) : undefined;
+  if (tagged) return tagged;
   // Text running up or down the page is laid out turned, its boxes turned back after.
   const turn = textTurn(content.runs);
   return unturnPage(layoutUpright(turnContent(content, turn)), turn, content);

@@ -5,21 +5,32 @@ import { markContinuations } from './continuation.ts';
 import { markFootnotes, markFurniture, markPageNumbers } from './furniture.ts';
 import { asHeading, bodyStyle, demoteTitleMatter, isHeading, largestOnFirstPage, levelsBySize, sectionNumber } from './headings.ts';
 import { SAME_SIZE } from './geometry.ts';
+import { shiftTaggedLevels, taggedTitle, untagged } from './tagged-roles.ts';
 
 /**
  * The labels only the whole document can decide: repeated page headers and footers; headings with
  * levels; and `title` for the document's one largest heading when it is on page 1 and set larger
  * than the body text.
  */
+/** Tags that say little: a generator's default (P), Word's numbered heading (LI), a form's layout cell (TD, TH). */
+const WEAK_TAGS: ReadonlySet<string> = new Set(['P', 'LI', 'TD', 'TH']);
+
 export function labelDocument(doc: ParsedDocument): ParsedDocument {
   const pages = markFootnotes(markPageNumbers(markFurniture(doc.pages)));
   const body = bodyStyle(pages);
   if (!body) return { ...doc, pages: pages.map((page) => markContinuations(attachCaptions(page))) };
-  const headingSizes = pages.flatMap((p) => p.blocks.filter((b) => isHeading(b, body, p) && sectionNumber(b) === undefined).map((b) => b.fontSize));
+  // A block from a tagged page's structure tree keeps the role and level its tag gave it (layout/tagged.ts).
+  // P is every generator's default tag and Word tags a numbered heading as LI, so in a document with no
+  // heading tags a block tagged P or LI may still be found a heading; H1–H6, Table, Caption and the
+  // rest are the author's word.
+  // Where the author tagged headings (H, H1–H6) anywhere, the other tags are taken at their word too.
+  const authored = pages.some((p) => p.blocks.some((b) => b.tag !== undefined && /^H[1-6]?$/.test(b.tag)));
+  const guessed = (b: Block, page: ParsedDocument['pages'][number]) => (b.tag === undefined || (!authored && WEAK_TAGS.has(b.tag))) && isHeading(b, body, page);
+  const headingSizes = pages.flatMap((p) => p.blocks.filter((b) => guessed(b, p) && sectionNumber(b) === undefined).map((b) => b.fontSize));
   const numberedSizes = new Map<number, number>();
   for (const page of pages) {
     for (const block of page.blocks) {
-      const depth = isHeading(block, body, page) ? sectionNumber(block) : undefined;
+      const depth = guessed(block, page) ? sectionNumber(block) : undefined;
       if (depth !== undefined) numberedSizes.set(Math.round(block.fontSize * 2) / 2, depth);
     }
   }
@@ -31,17 +42,18 @@ export function labelDocument(doc: ParsedDocument): ParsedDocument {
   const level = (block: Block) => numbered(sectionNumber(block) ?? numberedSizes.get(Math.round(block.fontSize * 2) / 2)) ?? bySize(block.fontSize);
   const labelled = pages.map((page) => ({
     ...page,
-    blocks: page.blocks.map((b) => (isHeading(b, body, page) ? asHeading(b, level(b)) : b)),
+    blocks: page.blocks.map((b) => (guessed(b, page) ? asHeading(b, level(b)) : b)),
   }));
   const topLevel = labelled.flatMap((page) => page.blocks.filter((b) => b.level === 1).map((block) => ({ page, block })));
   const [only] = topLevel;
   // A bold line at the body size is a heading, but too weak a signal for the document's title.
   if (topLevel.length === 1 && only?.page.pageNo === 1 && only.block.fontSize >= body.size * SAME_SIZE) only.block.label = 'title';
-  const title = labelled[0]?.blocks.find((b) => b.label === 'title') ?? largestOnFirstPage(labelled[0], body);
+  const title = labelled[0]?.blocks.find((b) => b.label === 'title') ?? largestOnFirstPage(untagged(labelled[0]), body) ?? taggedTitle(labelled[0], body);
   if (title) {
     title.label = 'title';
     title.level = 1;
     if (labelled[0]) demoteTitleMatter(labelled[0], title);
+    shiftTaggedLevels(labelled, title);
   }
   return { ...doc, pages: labelled.map((page) => markContinuations(attachCaptions(page))) };
 }

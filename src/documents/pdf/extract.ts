@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { BoundingBox, OnProgress, Page, ParsedDocument, Picture } from '../document.ts';
 import type { PageContent } from '../layout/geometry.ts';
 import { layoutPage } from '../layout/page.ts';
+import { headingsFromOutline } from '../layout/outline-headings.ts';
 import { labelDocument } from '../layout/roles.ts';
 import type { Limits } from '../limited.ts';
 import type { OcrEngine } from '../ocr/ocr.ts';
@@ -133,7 +134,8 @@ export async function extractDocument(data: Uint8Array, options: ExtractOptions 
       }
       signal?.throwIfAborted();
       const notes = pages.flatMap((page) => page.notes ?? []);
-      const labelled = labelDocument({ pages });
+      // Heading levels from the bookmarks where the tags give none (issue 31, item 3).
+      const labelled = headingsFromOutline(labelDocument({ pages }), reader.outline);
       return notes.length > 0 ? { ...labelled, notes } : labelled;
     } finally {
       if (options.stats) options.stats.readerPeakRss = reader.peakRss;

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { seconds } from '../limited.ts';
 import { NotAPdfError, PageUnreadableError, UnreadablePdfError } from './errors.ts';
 import type { ReaderError, ReaderRequest } from './reader-process.ts';
+import type { OutlineEntry } from '../layout/structure-tree.ts';
 import type { ReadPage } from './reader.ts';
 import type { RenderedImage, RenderRequest } from './render.ts';
 
@@ -162,6 +163,8 @@ export class PdfReader {
   private readonly limits: ReaderLimits;
   private readonly heapMb: number;
   readonly pages: number;
+  /** The document's bookmarks (empty when it has none), for heading levels (layout/outline-headings.ts). */
+  outline: OutlineEntry[] = [];
   /** The largest resident size the reader process was seen at (bytes), for the memory benchmark and test. */
   peakRss = 0;
   private failed = false;
@@ -180,8 +183,9 @@ export class PdfReader {
     const reader = new PdfReader(child, limits, 0);
     try {
       if (!(await booted)) throw new UnreadablePdfError('The PDF reader could not be started; try again, or ask the operator to check the worker.');
-      const opened = await reader.ask<{ opened: number }>(password === undefined ? { open: path } : { open: path, password }, 'opening the file', signal, limits.openTimeoutMs ?? 30_000);
+      const opened = await reader.ask<{ opened: number; outline?: OutlineEntry[] }>(password === undefined ? { open: path } : { open: path, password }, 'opening the file', signal, limits.openTimeoutMs ?? 30_000);
       const ready = new PdfReader(child, limits, opened.opened);
+      ready.outline = opened.outline ?? [];
       ready.peakRss = reader.peakRss;
       return ready;
     } catch (error) {

@@ -4,6 +4,7 @@
 // handed out in turn (page n to reader (n − 1) mod k) and read ahead by at most one page per reader;
 // the caller still takes them in order. A short document (fewer than PAGES_PER_EXTRA_READER pages per
 // extra reader) is read by one reader: starting a process costs more than it saves there.
+import type { OutlineEntry } from '../layout/structure-tree.ts';
 import { PdfReader, type ReaderLimits } from './reader-client.ts';
 import type { ReadPage } from './reader.ts';
 import type { RenderedImage, RenderRequest } from './render.ts';
@@ -29,6 +30,11 @@ export class ReaderPool {
   }
 
   /** Opens the file in a first reader (which reports a bad file), then in the others a long document gets. */
+  /** The document's bookmarks, as the first reader read them. */
+  get outline(): OutlineEntry[] {
+    return this.readers[0]?.outline ?? [];
+  }
+
   static async open(file: string, options: PoolOptions): Promise<ReaderPool> {
     const first = await PdfReader.open(file, options.limits, options.signal, options.password);
     const extra = readersFor(first.pages, options.threads) - 1;

@@ -2,12 +2,13 @@
 // WebAssembly heap capped, V8's heap capped), so a hostile PDF (a decompression bomb, a page of
 // absurd size) can exhaust only this process — the worker kills it, gets its memory back and fails
 // the task with a message (issue 17, item 9; issue 31, item 5).
-// Protocol (IPC, advanced serialization): {ready} when loaded; {open: path, password?} → {opened: pages};
+// Protocol (IPC, advanced serialization): {ready} when loaded; {open: path, password?} → {opened: pages, outline};
 // {page: n} → {content}; {render: …} → {image}; {close} ends the document (the process may take the
 // next one); errors → {error}. argv[2] is PDFium's heap cap in bytes.
 import { readFile } from 'node:fs/promises';
 import { NotAPdfError, UnreadablePdfError } from './errors.ts';
 import { DEFAULT_HEAP_CAP_BYTES, heapWasExhausted, loadPdfium } from './pdfium.ts';
+import { readOutline } from './outline.ts';
 import { openPdf, readPage, type OpenPdf } from './reader.ts';
 import { renderPage, type RenderRequest } from './render.ts';
 
@@ -37,7 +38,7 @@ async function handle(request: ReaderRequest): Promise<void> {
       current = undefined;
       previous?.close();
       current = await openPdf(await readFile(request.open), { heapCapBytes, ...(request.password === undefined ? {} : { password: request.password }) });
-      send({ opened: current.pages });
+      send({ opened: current.pages, outline: readOutline(current.pdfium, current.document.handle) });
     } else if ('render' in request) {
       if (!current) throw new Error('no document is open');
       const image = renderPage(current, request.render);

@@ -9,6 +9,7 @@ import { pageObjects } from './page-objects.ts';
 import { textRuns } from './page-text.ts';
 import { FPDF_ERR, loadPdfium, openDocument, PdfiumOpenError, Scratch, type Pdfium, type PdfiumDocument } from './pdfium.ts';
 import { graphicsFrom } from './rulings.ts';
+import { readPageStructure } from './structure.ts';
 
 /** PDF 1.7 (ISO 32000) §7.5.2: readers accept the %PDF- header anywhere in the first 1024 bytes. */
 export function hasPdfHeader(data: Uint8Array): boolean {
@@ -95,6 +96,8 @@ export function readPage(open: OpenPdf, pageNo: number): ReadPage {
     const { rulings, images, drawings } = graphicsFrom(objects.paths, objects.images, origin, size);
     const figures = figureRegions(drawings, runs, images, rulings);
     const rotate = (((pdfium.FPDFPage_GetRotation(page) * 90) % 360) + 360) % 360;
-    return { pageNo, ...size, runs, rulings, images: [...images, ...figures].map((bbox) => ({ bbox })), rotate };
+    // A tagged page's structure elements (issue 31, item 3), only where its text carries marked-content ids.
+    const structure = runs.some((run) => run.mcid !== undefined) ? readPageStructure(pdfium, page, origin) : undefined;
+    return { pageNo, ...size, runs, rulings, images: [...images, ...figures].map((bbox) => ({ bbox })), rotate, ...(structure ? { structure } : {}) };
   });
 }
