@@ -8,6 +8,7 @@ import { registerClientCommands } from './client.ts';
 import { registerKeysCommands } from './keys.ts';
 import { loadSettingsFromProcess, openContext } from './context.ts';
 import { registerParseCommand } from './parse.ts';
+import { registerTranslateCommand } from './translate.ts';
 import { describe, fail, makeRun } from './run.ts';
 import { registerUserCommands } from './user.ts';
 
@@ -134,6 +135,7 @@ registerUserCommands(program, run);
 registerAdminKeyCommands(program, run);
 registerAuditCommands(program, run);
 registerParseCommand(program);
+registerTranslateCommand(program);
 registerKeysCommands(program, run);
 
 try {

@@ -6,6 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { BoundingBox, ParsedDocument } from '../../document.ts';
+import { countMissingGlyphs } from './font-chain.ts';
 import { isKeptBlock, isKeptText } from './keep.ts';
 import { checkPage, type Box, type PageCheck, type SizedRun, type Word } from './check.ts';
 
@@ -90,7 +91,7 @@ export async function checkTranslatedPdf(source: Uint8Array, translatedPdf: Uint
       height: page.height,
       source: { words: src.words, lines: src.lines, obstacles, ...(options.drawn ? { runs: options.drawn.source[i]?.runs ?? [] } : {}) },
       translated: { words: page.words, ...(options.drawn ? { runs: options.drawn.translated[i]?.runs ?? [] } : {}) },
-      ...(blocks ? { blocks } : {}),
+      ...(blocks ? { blocks, missingGlyphs: blocks.reduce((n, b) => n + countMissingGlyphs(b.translation), 0) } : {}),
     });
   });
 }

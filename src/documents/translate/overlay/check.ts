@@ -30,6 +30,8 @@ export type PageCheckInput = {
   translated: { words: Word[]; runs?: SizedRun[] };
   /** The page's source blocks that should show a translation, with that translation (or why not). */
   blocks?: Array<{ source: string; translation: string }>;
+  /** Characters of the page's translation that no font of the chain draws (font-chain.ts): printed as .notdef boxes. */
+  missingGlyphs?: number;
 };
 
 export type Gutter = Box;
@@ -48,6 +50,8 @@ export type PageCheck = {
   sourceSmallestSize?: number;
   /** Text runs set below 70 % of the source size at their place. */
   belowFloor: number;
+  /** Characters printed as missing-glyph boxes (.notdef). */
+  missingGlyphs: number;
   /** Source blocks: their translation on the page, or their source text kept in its place (a drawing's label), or neither. */
   blocks?: { total: number; present: number; kept: number; missing: string[] };
   /** Short descriptions of the first problems, for a person to find them on the page. */
@@ -217,6 +221,7 @@ export function checkPage(input: PageCheckInput): PageCheck {
     smallestSize: smallest(translated.runs),
     sourceSmallestSize: smallest(source.runs),
     belowFloor,
+    missingGlyphs: input.missingGlyphs ?? 0,
     ...(blocks ? { blocks } : {}),
     examples: examples.slice(0, 5),
   };

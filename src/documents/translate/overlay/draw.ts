@@ -11,12 +11,12 @@ import path from 'node:path';
 import PDFDocument from 'pdfkit';
 import { PDFDocument as PdfLibDocument } from 'pdf-lib';
 import type { Block, BoundingBox, Page, ParsedDocument } from '../../document.ts';
-import { fontPaths } from '../../fonts.ts';
 import { backgroundOf, isBlank, renderPage, textColourOn, type Raster, type Rgb } from './background.ts';
 import { inkRegions, isDrawingLabel } from './drawings.ts';
 import { fitText, type FitResult } from './fit.ts';
 import { isKeptBlock, isKeptText, keptRegions, keptTextPdf } from './keep.ts';
 import { reflow, type Placed } from './reflow.ts';
+import { drawLine, registerChain, widthOf } from './set-line.ts';
 import { removeText, type RemoveTextOptions } from './remove-text.ts';
 
 type Doc = InstanceType<typeof PDFDocument>;
@@ -110,7 +110,6 @@ function textFreeRasters(textFree: Uint8Array, signal?: AbortSignal): { page: (p
 
 /** The translation layer: one page per source page, same size, only the translated text (and covers on scans). */
 async function typeset(document: ParsedDocument, translated: ParsedDocument, rasters: Map<number, Raster>, textFreePage: (pageNo: number) => Promise<Raster>, copyKept: boolean, signal?: AbortSignal): Promise<{ layer: Uint8Array; keptLabels: Array<Set<Block>> }> {
-  const fonts = fontPaths();
   const pdf = new PDFDocument({ autoFirstPage: false, compress: true });
   const done = new Promise<Uint8Array>((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -118,8 +117,7 @@ async function typeset(document: ParsedDocument, translated: ParsedDocument, ras
     pdf.on('end', () => resolve(new Uint8Array(Buffer.concat(chunks))));
     pdf.on('error', reject);
   });
-  pdf.registerFont('regular', fonts.regular);
-  pdf.registerFont('bold', fonts.bold);
+  registerChain(pdf);
   const keptLabels: Array<Set<Block>> = [];
   try {
     for (const [i, page] of document.pages.entries()) {
@@ -237,7 +235,7 @@ function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (
   const { block } = piece;
   const align = alignOf(block);
   const size = Math.max(3, block.fontSize || 10);
-  const font = fontOf(block);
+  const bold = isBold(block);
   const indent = indentOf(pdf, block, size);
   const fitIn = (box: BoundingBox) => fitText({
     text: piece.text,
@@ -245,7 +243,7 @@ function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (
     fontSize: size,
     lineHeight: block.lineHeight,
     limitY: page.height - (piece.grow ? limitFor(box) : box.b),
-    measure: (text, s) => pdf.font(font).fontSize(s).widthOfString(text),
+    measure: (text, s) => widthOf(pdf, text, { bold, size: s }),
   });
   let box = { ...piece.box, t: piece.box.t - shift, b: piece.box.b - shift };
   let fit = fitIn(box);
@@ -266,12 +264,12 @@ function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (
 }
 
 const alignOf = (block: Block) => block.align ?? (block.label === 'title' ? 'center' : 'left');
-const fontOf = (block: Block) => (block.bold || block.label === 'title' || block.label === 'section_header' ? 'bold' : 'regular');
+const isBold = (block: Block) => block.bold || block.label === 'title' || block.label === 'section_header';
 /** A list item keeps its marker where the source drew it; the text starts after it. */
 const markerOf = (block: Block) => (block.label === 'list_item' && block.marker ? block.marker : undefined);
 function indentOf(pdf: Doc, block: Block, size: number): number {
   const marker = markerOf(block);
-  return marker ? Math.max(pdf.font(fontOf(block)).fontSize(size).widthOfString(marker) + size * 0.5, size) : 0;
+  return marker ? Math.max(widthOf(pdf, marker, { bold: isBold(block), size }) + size * 0.5, size) : 0;
 }
 
 function drawPiece(pdf: Doc, page: Page, piece: Piece, placed: Placed<Fitted>, raster: Raster | undefined): void {
@@ -280,7 +278,7 @@ function drawPiece(pdf: Doc, page: Page, piece: Piece, placed: Placed<Fitted>, r
   const { box } = fit;
   const align = alignOf(block);
   const top = page.height - box.t;
-  const font = fontOf(block);
+  const bold = isBold(block);
   const size = Math.max(3, block.fontSize || 10);
   const marker = markerOf(block);
   const indent = indentOf(pdf, block, size);
@@ -293,12 +291,12 @@ function drawPiece(pdf: Doc, page: Page, piece: Piece, placed: Placed<Fitted>, r
     pdf.rect(piece.box.l - 1.5, page.height - piece.box.t - 1.5, piece.box.r - piece.box.l + 3, coverBottom + 1.5).fill(background);
     colour = textColourOn(background);
   }
-  pdf.fillColor(colour).font(font).fontSize(fit.size);
-  if (marker) drawMarker(pdf, marker, box.l, top + fit.size * ASCENT, fit.size);
+  pdf.fillColor(colour);
+  if (marker) drawMarker(pdf, marker, box.l, top + fit.size * ASCENT, fit.size, bold);
   // A table cell's text sits in the middle of its cell, as tables are usually set.
   const offset = piece.grow ? 0 : Math.max(0, (box.t - box.b - fit.height) / 2);
   fit.lines.forEach((line, i) => {
-    const lineWidth = pdf.widthOfString(line);
+    const lineWidth = widthOf(pdf, line, { bold, size: fit.size });
     const baseline = top + offset + fit.size * ASCENT + i * fit.lineHeight;
     const last = i === fit.lines.length - 1;
     const gaps = (line.match(/ /g) ?? []).length;
@@ -314,7 +312,7 @@ function drawPiece(pdf: Doc, page: Page, piece: Piece, placed: Placed<Fitted>, r
     } else if (align === 'justify' && !last && gaps > 0) wordSpacing = Math.max(0, (width - lineWidth) / gaps);
     pdf.save();
     if (block.italic) pdf.transform(1, 0, -ITALIC_SKEW, 1, ITALIC_SKEW * baseline, 0);
-    pdf.text(line, x, baseline, { lineBreak: false, baseline: 'alphabetic', wordSpacing, characterSpacing });
+    drawLine(pdf, line, x, baseline, { bold, size: fit.size, wordSpacing, characterSpacing });
     pdf.restore();
   });
 }
@@ -323,10 +321,9 @@ function drawPiece(pdf: Doc, page: Page, piece: Piece, placed: Placed<Fitted>, r
  * Bullets are set as a small U+25CF (Noto Sans SC's U+2022 is a CJK-width dot that reads as a stray
  * mark); numbers and letters as they are. Text, not a path: the page's drawings stay the source's.
  */
-function drawMarker(pdf: Doc, marker: string, x: number, baseline: number, size: number): void {
+function drawMarker(pdf: Doc, marker: string, x: number, baseline: number, size: number, bold: boolean): void {
   const bullet = /^[•·∙◦▪‣∗*–-]$/u.test(marker);
-  pdf.fontSize(bullet ? size * 0.45 : size).text(bullet ? '●' : marker, x, bullet ? baseline - size * 0.18 : baseline, { lineBreak: false, baseline: 'alphabetic' });
-  pdf.fontSize(size);
+  drawLine(pdf, bullet ? '●' : marker, x, bullet ? baseline - size * 0.18 : baseline, { bold, size: bullet ? size * 0.45 : size });
 }
 
 /**
