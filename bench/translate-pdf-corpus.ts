@@ -77,7 +77,7 @@ console.log(`${pad('page', 30)} ${pad('pair', 6)} ${pad('overlap', 9)} ${pad('gu
 for (const r of rows) {
   const size = r.smallestSize === undefined ? '-' : `${r.smallestSize.toFixed(1)}/${r.sourceSmallestSize?.toFixed(1) ?? '-'}`;
   const blocks = r.blocks ? `${r.blocks.present}/${r.blocks.total}${r.blocks.kept ? ` (${r.blocks.kept} kept)` : ""}${r.blocks.missing.length ? ` missing ${r.blocks.missing.length}` : ""}` : "-";
-  console.log(`${pad(`${r.file} p${r.sourcePage}`, 30)} ${pad(r.pair, 6)} ${pad(`${r.overlapPlaces}/${r.overlappingWords}`, 9)} ${pad(r.gutterCrossings, 7)} ${pad(r.intoDrawings, 8)} ${pad(r.belowMargin, 7)} ${pad(size, 13)} ${pad(r.belowFloor, 5)} ${pad(r.missingGlyphs, 7)} ${blocks}`);
+  console.log(`${pad(`${r.file} ${r.notesPage ? 'notes' : `p${r.sourcePage}`}`, 30)} ${pad(r.pair, 6)} ${pad(`${r.overlapPlaces}/${r.overlappingWords}`, 9)} ${pad(r.gutterCrossings, 7)} ${pad(r.intoDrawings, 8)} ${pad(r.belowMargin, 7)} ${pad(size, 13)} ${pad(r.belowFloor, 5)} ${pad(r.missingGlyphs, 7)} ${blocks}`);
 }
 for (const s of skipped) console.log(`${pad(s.file, 30)} not measured (${s.pages} page${s.pages === 1 ? '' : 's'}): ${s.reason}`);
 const sum = (f: (r: Row) => number) => rows.reduce((n, r) => n + f(r), 0);

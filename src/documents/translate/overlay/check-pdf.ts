@@ -67,6 +67,8 @@ export type CheckOptions = {
 /** The check of every page of `translatedPdf` against `source`. */
 export async function checkTranslatedPdf(source: Uint8Array, translatedPdf: Uint8Array, options: CheckOptions = {}): Promise<PageCheck[]> {
   const [before, after] = await Promise.all([popplerPages(source, options.signal), popplerPages(translatedPdf, options.signal)]);
+  // Pages past the source's are notes pages (notes.ts): text continued from the pages before.
+  const continued = after.slice(before.length).flatMap((page) => page.words);
   return after.map((page, i) => {
     const src = before[i] ?? { width: page.width, height: page.height, words: [], lines: [], lineWords: [] };
     const parsed = options.document?.pages[i];
@@ -91,6 +93,7 @@ export async function checkTranslatedPdf(source: Uint8Array, translatedPdf: Uint
       height: page.height,
       source: { words: src.words, lines: src.lines, obstacles, ...(options.drawn ? { runs: options.drawn.source[i]?.runs ?? [] } : {}) },
       translated: { words: page.words, ...(options.drawn ? { runs: options.drawn.translated[i]?.runs ?? [] } : {}) },
+      ...(i >= before.length ? { notesPage: true } : continued.length > 0 ? { continued } : {}),
       ...(blocks ? { blocks, missingGlyphs: blocks.reduce((n, b) => n + countMissingGlyphs(b.translation), 0) } : {}),
     });
   });

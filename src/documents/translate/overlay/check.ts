@@ -32,6 +32,10 @@ export type PageCheckInput = {
   blocks?: Array<{ source: string; translation: string }>;
   /** Characters of the page's translation that no font of the chain draws (font-chain.ts): printed as .notdef boxes. */
   missingGlyphs?: number;
+  /** Words of the notes pages (notes.ts): a block continued there is present, in part here and in part there. */
+  continued?: Word[];
+  /** This is a notes page appended after the source's pages, not one of them. */
+  notesPage?: boolean;
 };
 
 export type Gutter = Box;
@@ -52,6 +56,8 @@ export type PageCheck = {
   belowFloor: number;
   /** Characters printed as missing-glyph boxes (.notdef). */
   missingGlyphs: number;
+  /** A notes page appended after the source's pages (text continued from where it did not fit at 70 %). */
+  notesPage?: boolean;
   /** Source blocks: their translation on the page, or their source text kept in its place (a drawing's label), or neither. */
   blocks?: { total: number; present: number; kept: number; missing: string[] };
   /** Short descriptions of the first problems, for a person to find them on the page. */
@@ -202,7 +208,7 @@ export function checkPage(input: PageCheckInput): PageCheck {
 
   let blocks: PageCheck['blocks'];
   if (input.blocks) {
-    const onPage = new Set(tokens(translated.words.map((w) => w.text).join(' ')));
+    const onPage = new Set(tokens([...translated.words, ...(input.continued ?? [])].map((w) => w.text).join(' ')));
     const shown = (text: string) => {
       const wanted = [...new Set(tokens(text))];
       return wanted.length === 0 || wanted.filter((t) => onPage.has(t)).length >= 0.9 * wanted.length;
@@ -222,6 +228,7 @@ export function checkPage(input: PageCheckInput): PageCheck {
     sourceSmallestSize: smallest(source.runs),
     belowFloor,
     missingGlyphs: input.missingGlyphs ?? 0,
+    ...(input.notesPage ? { notesPage: true } : {}),
     ...(blocks ? { blocks } : {}),
     examples: examples.slice(0, 5),
   };

@@ -17,6 +17,8 @@ import { fitText, type FitResult } from './fit.ts';
 import { isKeptBlock, isKeptText, keptRegions, keptTextPdf } from './keep.ts';
 import { reflow, type Placed } from './reflow.ts';
 import { drawLine, registerChain, widthOf } from './set-line.ts';
+import { fontFor } from './font-chain.ts';
+import { drawNotesPages, markerText, type Note } from './notes.ts';
 import { removeText, type RemoveTextOptions } from './remove-text.ts';
 
 type Doc = InstanceType<typeof PDFDocument>;
@@ -69,6 +71,8 @@ export async function renderOverlayPdf(source: Uint8Array, document: ParsedDocum
   const overlay = await PdfLibDocument.load(layer);
   const overlayPages = await out.embedPages(overlay.getPages());
   const keptPages = copyKept ? await out.embedPages((await keptTextPdf(source, kept)).getPages()) : [];
+  // The notes pages (text continued from where it did not fit) follow the last page.
+  for (const notes of overlayPages.slice(pages.length)) out.addPage([notes.width, notes.height]).drawPage(notes, { x: 0, y: 0 });
   pages.forEach((page, i) => {
     // Ghostscript writes page sizes to two decimals; the source's exact size is put back.
     const size = sizes[i]!;
@@ -119,6 +123,7 @@ async function typeset(document: ParsedDocument, translated: ParsedDocument, ras
   });
   registerChain(pdf);
   const keptLabels: Array<Set<Block>> = [];
+  const notes: Note[] = [];
   try {
     for (const [i, page] of document.pages.entries()) {
       signal?.throwIfAborted();
@@ -128,8 +133,10 @@ async function typeset(document: ParsedDocument, translated: ParsedDocument, ras
       // A scanned page keeps its source text as pixels under the covers: nothing moves there.
       const { placed, drawn, keptLabels: labels } = await layout(pdf, page, pieces, raster ? undefined : () => textFreePage(page.pageNo), !copyKept);
       keptLabels.push(labels);
-      drawn.forEach((piece, k) => drawPiece(pdf, page, piece, placed[k]!, raster));
+      drawn.forEach((piece, k) => drawPiece(pdf, page, piece, placed[k]!, raster, notes));
     }
+    const last = document.pages.at(-1);
+    if (last) drawNotesPages(pdf, notes, { width: last.width, height: last.height });
   } finally {
     pdf.end();
   }
@@ -254,7 +261,8 @@ function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (
     const wider = { ...box, r: columnRight(page, box, obstacles) };
     if (wider.r > box.r + 1) {
       const widened = fitIn(wider);
-      if (fit.belowFloor || widened.size > fit.size + 1e-9) {
+      const better = fit.belowFloor ? !widened.belowFloor || (widened.overflow?.length ?? 0) < (fit.overflow?.length ?? 0) : widened.size > fit.size + 1e-9;
+      if (better) {
         box = wider;
         fit = widened;
       }
@@ -272,7 +280,7 @@ function indentOf(pdf: Doc, block: Block, size: number): number {
   return marker ? Math.max(widthOf(pdf, marker, { bold: isBold(block), size }) + size * 0.5, size) : 0;
 }
 
-function drawPiece(pdf: Doc, page: Page, piece: Piece, placed: Placed<Fitted>, raster: Raster | undefined): void {
+function drawPiece(pdf: Doc, page: Page, piece: Piece, placed: Placed<Fitted>, raster: Raster | undefined, notes: Note[]): void {
   const { block } = piece;
   const { fit } = placed;
   const { box } = fit;
@@ -295,10 +303,17 @@ function drawPiece(pdf: Doc, page: Page, piece: Piece, placed: Placed<Fitted>, r
   if (marker) drawMarker(pdf, marker, box.l, top + fit.size * ASCENT, fit.size, bold);
   // A table cell's text sits in the middle of its cell, as tables are usually set.
   const offset = piece.grow ? 0 : Math.max(0, (box.t - box.b - fit.height) / 2);
-  fit.lines.forEach((line, i) => {
+  // Text that did not fit at 70 % continues on the notes page; the last line here ends with its marker.
+  const lines = [...fit.lines];
+  if (fit.overflow) {
+    const number = notes.length + 1;
+    notes.push({ number, pageNo: page.pageNo, text: fit.overflow, size, bold });
+    lines[lines.length - 1] = `${lines.at(-1) ?? ''} ${markerText(number)}`.trimStart();
+  }
+  lines.forEach((line, i) => {
     const lineWidth = widthOf(pdf, line, { bold, size: fit.size });
     const baseline = top + offset + fit.size * ASCENT + i * fit.lineHeight;
-    const last = i === fit.lines.length - 1;
+    const last = i === lines.length - 1;
     const gaps = (line.match(/ /g) ?? []).length;
     let x = box.l + indent;
     let wordSpacing = 0;
@@ -318,12 +333,16 @@ function drawPiece(pdf: Doc, page: Page, piece: Piece, placed: Placed<Fitted>, r
 }
 
 /**
- * Bullets are set as a small U+25CF (Noto Sans SC's U+2022 is a CJK-width dot that reads as a stray
- * mark); numbers and letters as they are. Text, not a path: the page's drawings stay the source's.
+ * Bullets are set at the text's own size as U+2219 (DejaVu Sans draws it as a round bullet of
+ * text weight; Noto Sans SC's U+2022 is a CJK-width dot that reads as a stray mark): a bullet set
+ * small would be text below 70 % of the source size. Without DejaVu Sans, a small U+25CF.
+ * Numbers and letters as they are. Text, not a path: the page's drawings stay the source's.
  */
 function drawMarker(pdf: Doc, marker: string, x: number, baseline: number, size: number, bold: boolean): void {
   const bullet = /^[•·∙◦▪‣∗*–-]$/u.test(marker);
-  drawLine(pdf, bullet ? '●' : marker, x, bullet ? baseline - size * 0.18 : baseline, { bold, size: bullet ? size * 0.45 : size });
+  if (!bullet) drawLine(pdf, marker, x, baseline, { bold, size });
+  else if (fontFor('∙') > 0) drawLine(pdf, '∙', x, baseline, { bold, size });
+  else drawLine(pdf, '●', x, baseline - size * 0.18, { bold, size: size * 0.45 });
 }
 
 /**
