@@ -69,7 +69,20 @@ export type Block = {
   continues?: boolean;
   /** For captions: the table (index into the page's blocks) or picture (index into its pictures) it belongs to. */
   captionOf?: { kind: 'table' | 'picture'; index: number };
+  /** The dominant fill colour of the block's text as '#rrggbb', when the reader gives colours and it is not black. */
+  color?: string;
+  /**
+   * When the style changes inside the block (a bold term in a sentence, a red word): the block's
+   * text cut where it changes, in order; each piece's text is a stretch of `text`.
+   */
+  spans?: StyledSpan[];
+  /** In a translation: styled pieces whose markup the engine lost, set in the block's own style instead. */
+  stylesLost?: number;
 };
+
+/** How a stretch of a block's text is set, where it differs from the block: weight, slant, fill colour. */
+export type SpanStyle = { bold?: boolean; italic?: boolean; color?: string };
+export type StyledSpan = SpanStyle & { text: string };
 
 /** A picture on a page: an embedded image or a figure drawn with vectors. */
 export type Picture = {
