@@ -114,7 +114,7 @@ async function ownCorpus(): Promise<void> {
     process.stdout.write(`${documentRow(scores)}\n`);
   }
   const speed = await speedRows(debian);
-  killSpareReader();
+  await killSpareReader();
 
   const textLayer = results.filter((d) => d.kind !== 'scan');
   const scans = results.filter((d) => d.kind === 'scan');

@@ -90,7 +90,7 @@ async function textLayerSpeed(): Promise<SpeedRow[]> {
   documents.push({ name: 'generated long document (500 pages)', pdf: await longDocumentPdf(500) });
   const rows: SpeedRow[] = [];
   for (const { name, pdf } of documents) {
-    killSpareReader();
+    await killSpareReader();
     const stats = { readerPeakRss: 0 };
     const [cold, coldSeconds] = await timed(() => extractDocument(pdf, { ocr: null, stats }));
     let best = Infinity;

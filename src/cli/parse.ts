@@ -150,7 +150,7 @@ async function parseCommand(inputs: string[], o: ParseOptions): Promise<void> {
     }
   }
   const { killSpareReader } = await import('../documents/pdf/reader-client.ts');
-  killSpareReader();
+  await killSpareReader();
   if (controller.signal.aborted) {
     progress.clear();
     fail(`interrupted; ${results.filter((r) => 'outputs' in r).length} of ${inputs.length} files were parsed; nothing of the file in progress was written`, 130);

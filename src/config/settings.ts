@@ -1,6 +1,7 @@
 // Settings: one schema, parsed once at start and passed down. Nothing else reads process.env.
 import { readFileSync, existsSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { parse as parseDotenv } from 'dotenv';
 import { z } from 'zod';
@@ -60,6 +61,21 @@ const optionalText = z
   .optional()
   .transform((v) => (v === undefined || v === '' ? undefined : v));
 
+/**
+ * Reader processes one document's pages are read by side by side (issue 31: "pages in parallel"):
+ * by default the machine's cores, at most 4 — past that a document's layout, done in one thread,
+ * keeps up with no more readers. Each reader is one process with its own memory limits.
+ */
+export const DEFAULT_PARSE_THREADS = Math.min(4, availableParallelism());
+const parseThreadsSetting = wholeNumber('reader processes', 1, 64, DEFAULT_PARSE_THREADS);
+
+/** SIGNET_PARSE_THREADS alone, validated as in the settings: for `signet parse`, which reads no other setting. */
+export function parseThreadsFrom(env: Record<string, string | undefined>): number {
+  const parsed = parseThreadsSetting.safeParse(env.SIGNET_PARSE_THREADS === '' ? undefined : env.SIGNET_PARSE_THREADS);
+  if (!parsed.success) throw new SettingsError('SIGNET_PARSE_THREADS', parsed.error.issues[0]?.message ?? 'invalid');
+  return parsed.data;
+}
+
 const schema = z.object({
   SIGNET_BASE_URL: originUrl.default(new URL('http://localhost:8080')),
   SIGNET_ALT_BASE_URL: originUrl.optional(),
@@ -83,6 +99,7 @@ const schema = z.object({
   SIGNET_UPLOAD_MAX_MB: wholeNumber('megabytes', 1, 10240, 50),
   SIGNET_WORKER_LEASE_SECONDS: wholeNumber('seconds', 2, 3600, 30),
   SIGNET_WORKER_CONCURRENCY: wholeNumber('tasks', 1, 64, 1),
+  SIGNET_PARSE_THREADS: parseThreadsSetting,
   SIGNET_SMTP_URL: z
     .string()
     .optional()
@@ -152,7 +169,7 @@ export type Settings = {
   /** The largest source PDF a task accepts, in bytes (SIGNET_UPLOAD_MAX_MB). */
   uploadMaxBytes: number;
   /** a worker's claim on a task lasts this long without a heartbeat (a dead worker's task is retried after it); concurrency: tasks a worker runs at once (the extra slots take translation only) */
-  worker: { leaseSeconds: number; concurrency: number };
+  worker: { leaseSeconds: number; concurrency: number; parseThreads: number };
   /** apertium runs the local `apertium` command; the other two are HTTP services at `url`. */
   translate: { engine: (typeof TRANSLATE_ENGINES)[number] | undefined; url: string | undefined; model: string | undefined; apiKey: string | undefined };
   /** Key material from SIGNET_SECRET; undefined means "generate once into the data dir" (see secret.ts). */
@@ -263,7 +280,7 @@ export function parseSettings(env: Record<string, string | undefined>, cwd = pro
     storageUrl: s.SIGNET_STORAGE_URL || `file:${path.join(dataDir, 'objects')}`,
     shutdownMs: s.SIGNET_SHUTDOWN_SECONDS * 1000,
     uploadMaxBytes: s.SIGNET_UPLOAD_MAX_MB * 1024 * 1024,
-    worker: { leaseSeconds: s.SIGNET_WORKER_LEASE_SECONDS, concurrency: s.SIGNET_WORKER_CONCURRENCY },
+    worker: { leaseSeconds: s.SIGNET_WORKER_LEASE_SECONDS, concurrency: s.SIGNET_WORKER_CONCURRENCY, parseThreads: s.SIGNET_PARSE_THREADS },
     smtpUrl: s.SIGNET_SMTP_URL || undefined,
     mailFrom: s.SIGNET_MAIL_FROM,
     translate: {

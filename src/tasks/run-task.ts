@@ -41,7 +41,7 @@ export type TaskResult = { files: ResultFile[]; notes: string[]; stages: { readM
 export async function runTask(
   task: TaskRow,
   deps: { objects: ObjectStore; translator: Translator | undefined; ocr?: OcrEngine | null },
-  options: { signal: AbortSignal; onProgress: OnProgress },
+  options: { signal: AbortSignal; onProgress: OnProgress; /** reader processes for one document's pages (SIGNET_PARSE_THREADS) */ threads?: number },
 ): Promise<TaskResult> {
   const began = performance.now();
   const { body } = await deps.objects.get(sourceKey(task.id));
@@ -66,7 +66,7 @@ export async function runTask(
     if (!deps.translator) throw new TaskFailure(NO_ENGINE_MESSAGE);
     const pair = { source: task.source_lang ?? '', target: task.target_lang ?? '' };
     // Scanned pages are read by OCR here too, so their blocks can be translated (issue 18).
-    const extracted = await extractDocument(pdf, { signal: options.signal, ...(deps.ocr !== undefined ? { ocr: deps.ocr } : {}) });
+    const extracted = await extractDocument(pdf, { signal: options.signal, ...(options.threads === undefined ? {} : { threads: options.threads }), ...(deps.ocr !== undefined ? { ocr: deps.ocr } : {}) });
     notes = extracted.notes ?? [];
     // A block the parser joined across two columns is translated and set per column (issue 26).
     const document = await splitColumnSpanningBlocks(pdf, extracted, options.signal).catch((error: unknown) => {

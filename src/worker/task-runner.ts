@@ -47,6 +47,8 @@ export type TaskRunnerOptions = {
    * would only make both slower.
    */
   concurrency?: number;
+  /** Reader processes one document's pages are read by side by side (SIGNET_PARSE_THREADS). */
+  parseThreads?: number;
 };
 
 /** Kinds whose engine waits on I/O, which the extra slots of a worker may run beside the first. */
@@ -98,6 +100,7 @@ export function startTaskRunner(deps: TaskRunnerDeps, options: TaskRunnerOptions
     try {
       const { files, notes, stages } = await runTask(task, deps, {
         signal: controller.signal,
+        ...(options.parseThreads === undefined ? {} : { threads: options.parseThreads }),
         onProgress: async (done, total) => {
           progress = { done, total };
           await beat();

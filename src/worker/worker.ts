@@ -62,5 +62,5 @@ export function startWorker(input: {
 }
 
 function taskOptionsFrom(settings: Settings): TaskRunnerOptions {
-  return { leaseMs: settings.worker.leaseSeconds * 1000, concurrency: settings.worker.concurrency };
+  return { leaseMs: settings.worker.leaseSeconds * 1000, concurrency: settings.worker.concurrency, parseThreads: settings.worker.parseThreads };
 }

@@ -8,8 +8,8 @@ import { groupLines } from '../../src/documents/layout/lines.ts';
 import { labelDocument } from '../../src/documents/layout/roles.ts';
 import { findTables } from '../../src/documents/layout/tables/find.ts';
 import { findGrids } from '../../src/documents/layout/tables/grids.ts';
-import { rulingsFrom } from '../../src/documents/pdf/rulings.ts';
-import { OPS } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import PDFDocument from 'pdfkit';
+import { openPdf, readPage } from '../../src/documents/pdf/reader.ts';
 
 /** A run as pdf.js would report it; width estimated at half an em per character. */
 function run(text: string, x: number, y: number, options: Partial<TextRun> = {}): TextRun {
@@ -195,23 +195,25 @@ describe('ruled tables', () => {
     assert.equal(rest.length, 1);
   });
 
-  test('rules come from the operator list in page space: the current transform applies, save/restore scopes it', () => {
-    const flip = [1, 0, 0, -1, 0, 800]; // pdfkit's top-left origin
-    const stroke = (data: number[]) => [OPS.stroke, [Float32Array.from(data)], null];
-    const fnArray = [OPS.transform, OPS.save, OPS.transform, OPS.constructPath, OPS.restore, OPS.constructPath, OPS.constructPath];
-    const argsArray = [
-      flip,
-      null,
-      [1, 0, 0, 1, 100, 0],
-      stroke([0, 0, 100, 1, 50, 100]), // moveTo(0,100) lineTo(50,100), shifted right by 100
-      null,
-      stroke([0, 10, 20, 1, 10, 60]), // a vertical rule
-      [OPS.endPath, [Float32Array.from([0, 0, 0, 1, 500, 0])], null], // a clip path, never painted
-    ];
-    assert.deepEqual(rulingsFrom(fnArray, argsArray, { x: 0, y: 0 }), [
-      { x1: 100, y1: 700, x2: 150, y2: 700 },
-      { x1: 10, y1: 740, x2: 10, y2: 780 },
-    ]);
+  test('rules come from the page\'s painted paths in page space: the current transform applies, save/restore scopes it, a clip path is never painted', async () => {
+    // pdfkit draws with a top-left origin (it sets [1 0 0 -1 0 800] first on an 800-point page).
+    const doc = new PDFDocument({ size: [600, 800], margin: 0 });
+    const chunks: Buffer[] = [];
+    doc.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const done = new Promise<Buffer>((resolve) => doc.on('end', () => resolve(Buffer.concat(chunks))));
+    doc.save().translate(100, 0).moveTo(0, 100).lineTo(50, 100).stroke().restore();
+    doc.moveTo(10, 20).lineTo(10, 60).stroke();
+    doc.save().rect(0, 0, 500, 500).clip().restore();
+    doc.end();
+    const open = await openPdf(await done);
+    try {
+      assert.deepEqual(readPage(open, 1).rulings, [
+        { x1: 100, y1: 700, x2: 150, y2: 700 },
+        { x1: 10, y1: 740, x2: 10, y2: 780 },
+      ]);
+    } finally {
+      open.close();
+    }
   });
 });
 

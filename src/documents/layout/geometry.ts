@@ -1,4 +1,4 @@
-// The shared vocabulary of the layout stages: what pdf.js (or OCR) hands over — runs, rulings, image
+// The shared vocabulary of the layout stages: what the PDF reader (or OCR) hands over — runs, rulings, image
 // regions — and the measures every stage uses. Lengths are in PDF points with the origin at the
 // bottom left, so a larger y is higher on the page. Pure: no pdf.js here, so fixtures can be built by hand.
 import type { BoundingBox, TextSource } from '../document.ts';
@@ -19,6 +19,10 @@ export type TextRun = {
   math?: boolean;
   /** The glyphs' height in points when known (OCR boxes); otherwise estimated from the size. */
   height?: number;
+  /** The run's fill colour as '#rrggbb' (a run never mixes colours). */
+  color?: string;
+  /** The marked-content id (MCID) of the run's text in a tagged PDF: its link to the structure tree (a run never mixes ids). */
+  mcid?: number;
 };
 
 /** An image or figure region drawn on the page. */

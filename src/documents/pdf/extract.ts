@@ -1,6 +1,7 @@
-// The reading pipeline for one PDF, page by page: the reader process gives runs, rules and image
-// boxes; a page without a usable text layer is rendered and read by OCR; layout makes blocks;
-// pictures are cut out as PNGs. Only one page's raw content is held at a time (issue 17, item 8).
+// The reading pipeline for one PDF, page by page: reader processes (PDFium) give runs, rules and
+// image boxes; a page without a usable text layer is drawn by its reader and read by OCR; layout
+// makes blocks; pictures are drawn and cut out as PNGs. Pages are read by a few readers at once
+// (`threads`, issue 31 item 4), each holding one page's raw content at a time (issue 17, item 8).
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,14 +9,15 @@ import type { BoundingBox, OnProgress, Page, ParsedDocument, Picture } from '../
 import type { PageContent } from '../layout/geometry.ts';
 import { layoutPage } from '../layout/page.ts';
 import { labelDocument } from '../layout/roles.ts';
-import { LimitedProgramError, type Limits } from '../limited.ts';
+import type { Limits } from '../limited.ts';
 import type { OcrEngine } from '../ocr/ocr.ts';
 import { TesseractEngine } from '../ocr/tesseract.ts';
 import { PageUnreadableError } from './errors.ts';
 import { ocrPage, type OcrLanguages, type OcrMode } from './ocr-page.ts';
 import { DEFAULT_READER_LIMITS, PdfReader, type ReaderLimits } from './reader-client.ts';
+import { displayedBox } from './turn.ts';
 import type { ReadPage } from './reader.ts';
-import { renderRegionPng } from './render.ts';
+import { ReaderPool } from './reader-pool.ts';
 
 export type EngineLimits = {
   reader: ReaderLimits;
@@ -41,6 +43,10 @@ export type ExtractOptions = {
   limits?: Partial<EngineLimits>;
   /** Filled in when given: the reader process's peak resident size (bytes), sampled every 50 ms. */
   stats?: { readerPeakRss: number };
+  /** How many reader processes read a long document's pages side by side (SIGNET_PARSE_THREADS; default 1). */
+  threads?: number;
+  /** The password of an encrypted PDF. */
+  password?: string;
 };
 
 /** Pictures are cut at this resolution. */
@@ -71,7 +77,7 @@ async function withPdfFile<T>(data: Uint8Array, use: (file: string, dir: string)
   }
 }
 
-/** Checks that the upload is a PDF the reader can open; returns its page count. Runs in the reader process. */
+/** Checks that the upload is a PDF the reader can open; returns its page count. Runs in a reader process. */
 export async function inspectPdf(data: Uint8Array, limits: ReaderLimits = DEFAULT_READER_LIMITS): Promise<{ pages: number }> {
   return withPdfFile(data, async (file) => {
     const reader = await PdfReader.open(file, limits);
@@ -86,7 +92,7 @@ export async function extractDocument(data: Uint8Array, options: ExtractOptions 
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   signal?.throwIfAborted();
   return withPdfFile(data, async (file, dir) => {
-    const reader = await PdfReader.open(file, limits.reader, signal);
+    const reader = await ReaderPool.open(file, { limits: limits.reader, threads: options.threads ?? 1, ...(signal ? { signal } : {}), ...(options.password === undefined ? {} : { password: options.password }) });
     const ocrMode = options.ocrMode ?? 'auto';
     try {
       const ocr = ocrMode === 'off' ? null : options.ocr === undefined ? new TesseractEngine() : options.ocr;
@@ -103,7 +109,8 @@ export async function extractDocument(data: Uint8Array, options: ExtractOptions 
         const damaged = content.textSource === 'none';
         const scan = !damaged && needsOcr(content);
         if (!damaged && (ocrMode === 'force' || (ocrMode === 'auto' && scan))) {
-          const ocred = await ocrPage({ file, dir, content, rotate, engine, languages, limits: limits.program, signal });
+          const drawPage = (dpi: number) => reader.render({ pageNo, dpi, format: 'pgm' }, signal);
+          const ocred = await ocrPage({ drawPage, dir, content, rotate, engine, languages, limits: limits.program, signal });
           if (ocred.content.textSource === 'ocr' || scan) {
             content = ocred.content;
             languages = ocred.languages;
@@ -120,7 +127,7 @@ export async function extractDocument(data: Uint8Array, options: ExtractOptions 
         const page = layoutPage(content);
         page.textSource = content.textSource;
         if (content.notes?.length) page.notes = [...(page.notes ?? []), ...content.notes];
-        if (options.onPicture) await cutPictures(page, content, { file, dir, rotate: frameRotate, limits: limits.program, signal, onPicture: options.onPicture });
+        if (options.onPicture) await cutPictures(page, content, { reader, turned: frameRotate === 0 ? rotate : 0, signal, onPicture: options.onPicture });
         pages.push(page);
         await onProgress?.(pageNo, reader.pages);
       }
@@ -139,7 +146,7 @@ export async function extractDocument(data: Uint8Array, options: ExtractOptions 
  * The page's content; a page pdf.js throws on (a damaged page dictionary, say) becomes an empty
  * page with a note, the size of the page before it, so one bad page does not lose the others.
  */
-async function readOrNote(reader: PdfReader, pageNo: number, previous: Page | undefined, signal: AbortSignal | undefined): Promise<ReadPage> {
+async function readOrNote(reader: ReaderPool, pageNo: number, previous: Page | undefined, signal: AbortSignal | undefined): Promise<ReadPage> {
   try {
     return await reader.page(pageNo, signal);
   } catch (error) {
@@ -149,7 +156,18 @@ async function readOrNote(reader: PdfReader, pageNo: number, previous: Page | un
   }
 }
 
-type PictureJob = { file: string; dir: string; rotate: number; limits: Limits; signal?: AbortSignal; onPicture: NonNullable<ExtractOptions['onPicture']> };
+/** `turned`: how far the page's boxes are already turned (an OCR'd page's are as shown). */
+type PictureJob = { reader: ReaderPool; turned: number; signal?: AbortSignal; onPicture: NonNullable<ExtractOptions['onPicture']> };
+
+/**
+ * A box as OCR saw it (the page turned by its /Rotate) back in the unrotated page, where the reader
+ * draws regions from: the inverse of displayedBox.
+ */
+function unrotatedBox(box: BoundingBox, rotate: number, shown: { width: number; height: number }): BoundingBox {
+  // Turning the shown page back by (360 − rotate)° undoes the turn.
+  const back = (360 - rotate) % 360;
+  return back === 0 ? box : displayedBox(box, back, shown);
+}
 
 /**
  * Pictures of the page — the ones layout found (with captions), or else the image boxes the reader
@@ -162,12 +180,13 @@ async function cutPictures(page: Page, content: PageContent, job: PictureJob): P
   for (const picture of candidates) {
     const name = `pictures/page-${page.pageNo}-${pictures.length + 1}.png`;
     try {
-      const png = await renderRegionPng(job.file, page.pageNo, content, picture.bbox, job.rotate, PICTURE_DPI, job.dir, { ...job.limits, signal: job.signal });
-      await job.onPicture(name, png);
+      const region = unrotatedBox(picture.bbox, job.turned, content);
+      const { data } = await job.reader.render({ pageNo: page.pageNo, dpi: PICTURE_DPI, format: 'png', region }, job.signal);
+      await job.onPicture(name, data);
       pictures.push({ ...picture, file: name });
     } catch (error) {
-      if (!(error instanceof LimitedProgramError)) throw error;
-      page.notes = [...(page.notes ?? []), `A picture on page ${page.pageNo} was left out: ${error.message}.`];
+      if (!(error instanceof PageUnreadableError)) throw error;
+      page.notes = [...(page.notes ?? []), `A picture on page ${page.pageNo} was left out: ${error.reason}.`];
     }
   }
   page.pictures = pictures;

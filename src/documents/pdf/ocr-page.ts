@@ -1,13 +1,16 @@
-// One page without a usable text layer: render it in gray at 300 dpi with pdftoppm, read it with
+// One page without a usable text layer: draw it in gray at 300 dpi (PDFium, in its reader), read it with
 // the OCR engine, and turn the words into TextRuns — or, when that cannot be done, say why in the
 // page's notes so the result and the task record tell the owner (issue 17, item 4).
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { BoundingBox } from '../document.ts';
 import type { PageContent, Ruling, TextRun } from '../layout/geometry.ts';
-import { LimitedProgramError, type Limits } from '../limited.ts';
+import { LimitedProgramError, seconds, type Limits } from '../limited.ts';
+import { PageUnreadableError } from './errors.ts';
 import { rulesInPgm } from '../ocr/image-rules.ts';
 import { meanConfidence, wordsToRuns, type OcrEngine, type OcrWord } from '../ocr/ocr.ts';
-import { displayedBox, displayedSize, renderPageGray } from './render.ts';
+import type { RenderedImage } from './render.ts';
+import { displayedBox, displayedSize } from './turn.ts';
 
 /**
  * OCR reads a drawn vertical rule as a word of bars ("|", "||", "ll"): such a word lying on a
@@ -35,10 +38,12 @@ const SCAN_COVERAGE = 0.6;
 const area = (b: BoundingBox) => Math.max(0, b.r - b.l) * Math.max(0, b.t - b.b);
 
 export type OcrPageJob = {
-  file: string;
+  /** Draws the page as shown (turned by its /Rotate) in 8-bit gray PGM at about this resolution. */
+  drawPage: (dpi: number) => Promise<RenderedImage>;
+  /** A private folder for the page image OCR reads. */
   dir: string;
   content: PageContent;
-  /** The page's /Rotate: pdftoppm draws the page turned, so OCR's words are in the page as shown. */
+  /** The page's /Rotate: the page is drawn turned, so OCR's words are in the page as shown. */
   rotate: number;
   engine: OcrEngine | null;
   languages: OcrLanguages;
@@ -65,8 +70,10 @@ export async function ocrPage(job: OcrPageJob): Promise<{ content: PageContent; 
     // One budget for the page: the render and every OCR pass share it, so auto's second pass cannot double it.
     const deadline = Date.now() + limits.timeoutMs;
     const remaining = () => Math.max(1, deadline - Date.now());
-    const rendered = await renderPageGray(job.file, pageNo, shown, OCR_DPI, job.dir, { ...limits, signal: job.signal });
-    image = rendered.file;
+    const drawn = await job.drawPage(OCR_DPI);
+    image = path.join(job.dir, `page-${pageNo}.pgm`);
+    await writeFile(image, drawn.data, { mode: 0o600 });
+    const rendered = { file: image, dpi: drawn.dpi };
     const read = (languages: string[]) => engine.recognize(rendered.file, { languages, dpi: rendered.dpi, timeoutMs: remaining(), memoryBytes: limits.memoryBytes, signal: job.signal });
     let languages = job.languages;
     let words: OcrWord[];
@@ -85,7 +92,10 @@ export async function ocrPage(job: OcrPageJob): Promise<{ content: PageContent; 
     const text = runs.filter((run) => !readFromRule(run, rulings));
     return { content: { ...content, ...shown, runs: text, rulings, images, textSource: 'ocr', ...(notes.length ? { notes } : {}) }, languages };
   } catch (error) {
+    // The page has one budget (drawing and every pass): a pass stopped for time says the budget, not what was left of it.
+    if (error instanceof LimitedProgramError && error.reason === 'timeout') return without(`reading it by OCR failed (${error.message.replace(/took longer than [\d.]+ s/, `took longer than ${seconds(limits.timeoutMs)} s`)})`);
     if (error instanceof LimitedProgramError) return without(`reading it by OCR failed (${error.message})`);
+    if (error instanceof PageUnreadableError) return without(`drawing it for OCR failed (${error.reason})`);
     throw error;
   } finally {
     if (image) await rm(image, { force: true });

@@ -10,9 +10,10 @@ import { seconds } from '../limited.ts';
 import { NotAPdfError, PageUnreadableError, UnreadablePdfError } from './errors.ts';
 import type { ReaderError, ReaderRequest } from './reader-process.ts';
 import type { ReadPage } from './reader.ts';
+import type { RenderedImage, RenderRequest } from './render.ts';
 
 export type ReaderLimits = {
-  /** Resident memory the reader process may reach (bytes); past it the process is killed. */
+  /** Resident memory the reader process may reach (bytes); past it the process is killed. PDFium's heap is capped at the same size. */
   memoryBytes: number;
   /** Time one page may take. */
   pageTimeoutMs: number;
@@ -53,9 +54,14 @@ const heapMbFor = (limits: ReaderLimits) => Math.max(64, Math.floor(MB(limits.me
 
 type Booting = { child: ChildProcess; heapMb: number; ready: Promise<boolean> };
 
-/** Starts a reader process; `ready` resolves true once pdf.js is loaded in it, false if it died first. */
+/**
+ * Starts a reader process; `ready` resolves true once PDFium is loaded in it, false if it died first.
+ * PDFium's WebAssembly heap is capped at the memory limit (issue 31: "a hard cap per document"); V8's
+ * own heap (the page model being built) at three quarters of it.
+ */
 function boot(heapMb: number): Booting {
-  const child = fork(SCRIPT, [], { execArgv: [`--max-old-space-size=${heapMb}`], serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
+  const pdfiumCap = Math.round((heapMb / 0.75) * 2 ** 20);
+  const child = fork(SCRIPT, [String(pdfiumCap)], { execArgv: [`--max-old-space-size=${heapMb}`], serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
   const ready = new Promise<boolean>((resolve) => {
     child.once('message', (message: { ready?: boolean }) => resolve(message.ready === true));
     child.once('exit', () => resolve(false));
@@ -65,7 +71,7 @@ function boot(heapMb: number): Booting {
 }
 
 /**
- * Idle reader processes. Starting Node and loading pdf.js costs ≈ 300 ms, more than reading a
+ * Idle reader processes. Starting Node and loading PDFium costs ≈ 100 ms (pdf.js took ≈ 300 ms), more than reading a
  * short document (issue 17, item 8), so a reader that ended its document normally and stayed
  * small is kept for the next one; a reader that failed, was stopped or grew is killed instead
  * (its memory goes back to the system) and a fresh one is started. Up to SPARES_KEPT are kept: a
@@ -108,13 +114,28 @@ export function warmReader(limits: ReaderLimits = DEFAULT_READER_LIMITS): void {
   if (spares.length === 0) keepSpare(boot(heapMbFor(limits)));
 }
 
-/** Stops the idle readers (benchmarks measure a cold start without them). */
-export function killSpareReader(): void {
-  for (const idle of spares.splice(0)) idle.child.kill('SIGKILL');
+/**
+ * Stops the idle readers (benchmarks measure a cold start without them; `signet parse` before it
+ * exits). Resolves once they have exited and been reaped, so their CPU time is counted in this
+ * process's children's time (what `time` and the benchmark report), not lost with an orphan.
+ */
+export async function killSpareReader(): Promise<void> {
+  const stopping = spares.splice(0).map(
+    (idle) =>
+      new Promise<void>((resolve) => {
+        if (!alive(idle)) return resolve();
+        idle.child.once('exit', () => resolve());
+        idle.child.kill('SIGKILL');
+      }),
+  );
+  await Promise.all(stopping);
 }
 
 /** The idle readers' process ids (tests tell them from a reader that was stopped). */
 export const spareReaderPids = (): number[] => spares.filter(alive).flatMap((idle) => (idle.child.pid === undefined ? [] : [idle.child.pid]));
+
+const outOfMemory = (what: string, limits: ReaderLimits) =>
+  `Reading the PDF stopped: ${what} needed more than ${MB(limits.memoryBytes)} MB of memory (a compressed stream that inflates to an enormous size, for example); simplify or re-export the file, then upload it again.`;
 
 /** One open PDF in its own process. Always close() it (a finally block). */
 export class PdfReader {
@@ -134,13 +155,13 @@ export class PdfReader {
   }
 
   /** Starts a reader process on the PDF at `path`; throws NotAPdfError / UnreadablePdfError for bad files. */
-  static async open(path: string, limits: ReaderLimits = DEFAULT_READER_LIMITS, signal?: AbortSignal): Promise<PdfReader> {
+  static async open(path: string, limits: ReaderLimits = DEFAULT_READER_LIMITS, signal?: AbortSignal, password?: string): Promise<PdfReader> {
     const heapMb = heapMbFor(limits);
     const { child, ready: booted } = take(heapMb);
     const reader = new PdfReader(child, limits, 0);
     try {
       if (!(await booted)) throw new UnreadablePdfError('The PDF reader could not be started; try again, or ask the operator to check the worker.');
-      const opened = await reader.ask<{ opened: number }>({ open: path }, 'opening the file', signal, limits.openTimeoutMs ?? 30_000);
+      const opened = await reader.ask<{ opened: number }>(password === undefined ? { open: path } : { open: path, password }, 'opening the file', signal, limits.openTimeoutMs ?? 30_000);
       const ready = new PdfReader(child, limits, opened.opened);
       ready.peakRss = reader.peakRss;
       return ready;
@@ -154,6 +175,12 @@ export class PdfReader {
   async page(pageNo: number, signal?: AbortSignal): Promise<ReadPage> {
     const { content } = await this.ask<{ content: ReadPage }>({ page: pageNo }, `reading page ${pageNo}`, signal);
     return content;
+  }
+
+  /** Draws page `request.pageNo` (or a region of it) as a PGM or PNG, under the same time and memory limits as reading. */
+  async render(request: RenderRequest, signal?: AbortSignal): Promise<RenderedImage> {
+    const { image } = await this.ask<{ image: RenderedImage }>({ render: request }, `drawing page ${request.pageNo}`, signal);
+    return image;
   }
 
   /**
@@ -187,7 +214,7 @@ export class PdfReader {
         child.off('exit', onExit);
         signal?.removeEventListener('abort', onAbort);
         if (error instanceof PageUnreadableError) {
-          // pdf.js threw on this page and answered: the process is sound and reads the next page.
+          // PDFium could not load this page and the reader answered: the process is sound and reads the next page.
           reject(error);
           return;
         }
@@ -204,7 +231,8 @@ export class PdfReader {
       const onMessage = (message: { error?: ReaderError } & Record<string, unknown>) => {
         if (!message.error) return finish(undefined, message as T);
         const { kind, message: text } = message.error;
-        if (kind === 'not_a_pdf') finish(new NotAPdfError(text), undefined, true);
+        if (kind === 'memory') finish(new UnreadablePdfError(outOfMemory(what, limits)));
+        else if (kind === 'not_a_pdf') finish(new NotAPdfError(text), undefined, true);
         else if (kind === 'unreadable') finish(new UnreadablePdfError(text), undefined, true);
         else if ('page' in request) finish(new PageUnreadableError(`The PDF could not be read (${what}: ${text}); re-export or repair it, then upload it again.`, text));
         else finish(new UnreadablePdfError(`The PDF could not be read (${what}: ${text}); re-export or repair it, then upload it again.`));
@@ -220,7 +248,7 @@ export class PdfReader {
         void residentBytes(child.pid ?? 0).then((rss) => {
           if (rss !== undefined) this.peakRss = Math.max(this.peakRss, rss);
           if (rss !== undefined && rss > limits.memoryBytes) {
-            finish(new UnreadablePdfError(`Reading the PDF stopped: ${what} needed more than ${MB(limits.memoryBytes)} MB of memory (a compressed stream that inflates to an enormous size, for example); simplify or re-export the file, then upload it again.`));
+            finish(new UnreadablePdfError(outOfMemory(what, limits)));
           }
         });
       }, WATCH_MS);

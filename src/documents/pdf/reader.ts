@@ -1,29 +1,14 @@
-// Opening a PDF with pdf.js and reading each page as positioned text runs, the straight rules and
-// the image boxes drawn on it; the layout stage turns those into blocks. Only this folder knows
-// pdf.js, and it runs inside the reader process (reader-process.ts), never in the worker itself.
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { getDocument, GlobalWorkerOptions, PasswordException } from 'pdfjs-dist/legacy/build/pdf.mjs';
-import type { PDFDocumentProxy, PDFPageProxy, TextItem, TextStyle } from 'pdfjs-dist/types/src/display/api.js';
-import { keepGlyphsWhole } from '../layout/bidi.ts';
-import type { PageContent, TextRun } from '../layout/geometry.ts';
-import { drawnGlyphs } from './drawn-glyphs.ts';
+// Opening a PDF with PDFium and reading each page as positioned text runs, the straight rules and
+// the image boxes drawn on it; the layout stage turns those into blocks. Only this folder knows the
+// PDF library, and the worker reads through the reader process (reader-process.ts), never itself.
+import type { PageContent } from '../layout/geometry.ts';
 import { NotAPdfError, UnreadablePdfError } from './errors.ts';
 import { figureRegions } from './figures.ts';
+import type { FontStyle } from './fonts.ts';
+import { pageObjects } from './page-objects.ts';
+import { textRuns } from './page-text.ts';
+import { FPDF_ERR, loadPdfium, openDocument, PdfiumOpenError, Scratch, type Pdfium, type PdfiumDocument } from './pdfium.ts';
 import { graphicsFrom } from './rulings.ts';
-
-const require = createRequire(import.meta.url);
-const PDFJS_ROOT = path.dirname(require.resolve('pdfjs-dist/package.json'));
-/** pdf.js loads these by URL-or-path; in Node a plain directory path with a trailing slash works. */
-const assetDir = (name: string) => path.join(PDFJS_ROOT, name) + path.sep;
-
-// Node has no web workers, so pdf.js runs its worker code in-process ("fake worker") and imports
-// it from workerSrc; pointing that at the package's own file keeps it working wherever npm put it.
-GlobalWorkerOptions.workerSrc = pathToFileURL(path.join(PDFJS_ROOT, 'legacy/build/pdf.worker.mjs')).href;
-// Loaded now rather than on the first getDocument: it sets globalThis.pdfjsWorker, which pdf.js uses
-// directly, so an idle reader process has everything loaded before a document arrives.
-await import(GlobalWorkerOptions.workerSrc);
 
 /** PDF 1.7 (ISO 32000) §7.5.2: readers accept the %PDF- header anywhere in the first 1024 bytes. */
 export function hasPdfHeader(data: Uint8Array): boolean {
@@ -32,108 +17,84 @@ export function hasPdfHeader(data: Uint8Array): boolean {
 }
 
 export const NOT_A_PDF = 'The file is not a PDF (no %PDF- header in its first 1024 bytes); upload a PDF document.';
+export const PASSWORD_PROTECTED = 'The PDF is protected by a password; remove the password (for example, print it to a new PDF) and upload it again.';
+const WRONG_PASSWORD = 'The password given does not open this PDF; check it and try again, or remove the password and upload the file again.';
 
-/** 40 megapixels: an A4 page at 600 dpi is 35. */
-const MAX_IMAGE_PIXELS = 40_000_000;
+/** An open document: its page count, its PDFium handles, and close() (always call it). */
+export type OpenPdf = { pages: number; pdfium: Pdfium; document: PdfiumDocument; fonts: Map<number, FontStyle>; close: () => void };
 
-export type OpenPdf = { pdf: PDFDocumentProxy; close: () => Promise<void> };
-
-export async function openPdf(data: Uint8Array): Promise<OpenPdf> {
+/** Opens the bytes (NotAPdfError, UnreadablePdfError for a damaged or locked file). `password` opens an encrypted one. */
+export async function openPdf(data: Uint8Array, options: { password?: string; heapCapBytes?: number } = {}): Promise<OpenPdf> {
   if (!hasPdfHeader(data)) throw new NotAPdfError(NOT_A_PDF);
-  const task = getDocument({
-    // A copy: pdf.js may take over the buffer it is given, and callers keep using theirs.
-    data: new Uint8Array(data),
-    cMapUrl: assetDir('cmaps'),
-    cMapPacked: true,
-    standardFontDataUrl: assetDir('standard_fonts'),
-    wasmUrl: assetDir('wasm'),
-    iccUrl: assetDir('iccs'),
-    useSystemFonts: false,
-    disableFontFace: true,
-    // An image above this many pixels (a hostile 20,000 × 20,000 one would need 1.6 GB decoded) is
-    // dropped by pdf.js instead of decoded; its box is then not reported (item 9 of issue 17).
-    maxImageSize: MAX_IMAGE_PIXELS,
-    isOffscreenCanvasSupported: false,
-    // No isEvalSupported: pdf.js 6 removed the option along with its last use of eval.
-    // Exposes each font's PostScript name (e.g. "ABCDEF+NotoSansSC-Bold"), which is how weight is read.
-    fontExtraProperties: true,
-    verbosity: 0,
-  });
+  const pdfium = await loadPdfium(options.heapCapBytes);
+  let document: PdfiumDocument;
   try {
-    const pdf = await task.promise;
-    return { pdf, close: () => task.destroy() };
+    document = openDocument(pdfium, data, options.password);
   } catch (error) {
-    await task.destroy();
-    if (error instanceof PasswordException) {
-      throw new UnreadablePdfError('The PDF is protected by a password; remove the password (for example, print it to a new PDF) and upload it again.');
-    }
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new UnreadablePdfError(`The PDF is damaged and cannot be read (${reason}); re-export or repair it, then upload it again.`);
+    if (!(error instanceof PdfiumOpenError)) throw error;
+    if (error.code === FPDF_ERR.PASSWORD) throw new UnreadablePdfError(options.password ? WRONG_PASSWORD : PASSWORD_PROTECTED);
+    if (error.code === FPDF_ERR.SECURITY) throw new UnreadablePdfError('The PDF uses an encryption this reader does not support; save it again without encryption, then upload it again.');
+    throw new UnreadablePdfError(`The PDF is damaged and cannot be read (PDFium: ${describeError(error.code)}); re-export or repair it, then upload it again.`);
   }
+  if (document.pages <= 0) {
+    document.close();
+    throw new UnreadablePdfError('The PDF is damaged and cannot be read (it has no pages); re-export or repair it, then upload it again.');
+  }
+  return { pages: document.pages, pdfium, document, fonts: new Map(), close: () => document.close() };
+}
+
+function describeError(code: number): string {
+  if (code === FPDF_ERR.FILE) return 'the file could not be read';
+  if (code === FPDF_ERR.FORMAT) return 'not a PDF or corrupted';
+  if (code === FPDF_ERR.PAGE) return 'a page was not found or has an error';
+  return `error ${code}`;
 }
 
 /** A page as read, with its /Rotate (0, 90, 180 or 270: how far viewers turn it clockwise). */
 export type ReadPage = PageContent & { rotate: number };
 
-/** One page as layout reads it: runs, rules, image boxes (page points, bottom-left origin, unrotated). */
-export async function readPage(pdf: PDFDocumentProxy, pageNo: number): Promise<ReadPage> {
-  const page = await pdf.getPage(pageNo);
+/** The page's visible area: the crop box clipped to the media box (as pdf.js's view), in page points. */
+export function pageBox(pdfium: Pdfium, page: number): { x: number; y: number; width: number; height: number } {
+  const scratch = new Scratch(pdfium, 32);
   try {
-    return await readOpenPage(page, pageNo);
+    const read = (get: (page: number, l: number, b: number, r: number, t: number) => boolean) => {
+      if (!get(page, scratch.at(0, 4), scratch.at(1, 4), scratch.at(2, 4), scratch.at(3, 4))) return undefined;
+      const [a, b, c, d] = [scratch.f32(0), scratch.f32(1), scratch.f32(2), scratch.f32(3)];
+      return { l: Math.min(a, c), b: Math.min(b, d), r: Math.max(a, c), t: Math.max(b, d) };
+    };
+    const media = read(pdfium.FPDFPage_GetMediaBox) ?? { l: 0, b: 0, r: 612, t: 792 };
+    const crop = read(pdfium.FPDFPage_GetCropBox) ?? media;
+    const box = { l: Math.max(crop.l, media.l), b: Math.max(crop.b, media.b), r: Math.min(crop.r, media.r), t: Math.min(crop.t, media.t) };
+    const usable = box.r > box.l && box.t > box.b ? box : media;
+    return { x: usable.l, y: usable.b, width: usable.r - usable.l, height: usable.t - usable.b };
   } finally {
-    // Frees the page's parsed resources (fonts, operator lists) so memory stays flat over long documents.
-    page.cleanup();
+    scratch.free();
   }
 }
 
-async function readOpenPage(page: PDFPageProxy, pageNo: number): Promise<ReadPage> {
-  // view is the crop box [x0, y0, x1, y1]; coordinates are reported relative to its corner.
-  const [x0 = 0, y0 = 0, x1 = 0, y1 = 0] = page.view;
-  const origin = { x: x0, y: y0 };
-  const size = { width: x1 - x0, height: y1 - y0 };
-  // The operator list first: it also makes pdf.js publish the page's fonts, whose names carry the style.
-  const operators = await page.getOperatorList();
-  const { rulings, images, drawings } = graphicsFrom(operators.fnArray, operators.argsArray, origin, size);
-  const text = await page.getTextContent();
-  const runs: TextRun[] = [];
-  const styles = new Map<string, FontStyle>();
-  const items = text.items.filter((item): item is TextItem => 'str' in item);
-  // Ligature glyphs of Arabic script, which pdf.js's reordering splits back to front (layout/bidi.ts).
-  const strings = keepGlyphsWhole(items, drawnGlyphs(operators.fnArray, operators.argsArray));
-  for (const [index, read] of items.entries()) {
-    const item = { ...read, str: strings[index] ?? read.str };
-    if (item.str.trim() === '') continue;
-    let style = styles.get(item.fontName);
-    if (!style) styles.set(item.fontName, (style = fontStyle(page, item.fontName, text.styles[item.fontName])));
-    runs.push(textRun(item, style, origin));
+/** `use` with page `pageNo` (from 1) loaded; a page PDFium cannot load throws (a damaged page). */
+export function withPage<T>(open: OpenPdf, pageNo: number, use: (page: number) => T): T {
+  const page = open.pdfium.FPDF_LoadPage(open.document.handle, pageNo - 1);
+  if (page === 0) throw new Error(`PDFium could not load page ${pageNo}`);
+  try {
+    return use(page);
+  } finally {
+    open.pdfium.FPDF_ClosePage(page);
   }
-  const figures = figureRegions(drawings, runs, images, rulings);
-  const rotate = (((page.rotate % 360) + 360) % 360) as number;
-  return { pageNo, ...size, runs, rulings, images: [...images, ...figures].map((bbox) => ({ bbox })), rotate };
 }
 
-type FontStyle = { bold: boolean; italic: boolean; mono: boolean; math: boolean };
-
-/**
- * A font's style from its PostScript name (Helvetica-BoldOblique, ABCDEF+CMTT10, NotoSansSC-Black)
- * and pdf.js's reading of its descriptor flags (FixedPitch → monospaced).
- */
-function fontStyle(page: PDFPageProxy, fontName: string, style: TextStyle | undefined): FontStyle {
-  const font: unknown = page.commonObjs.has(fontName) ? page.commonObjs.get(fontName) : undefined;
-  const record = typeof font === 'object' && font !== null ? (font as Record<string, unknown>) : {};
-  const name = `${typeof record.name === 'string' ? record.name : ''} ${style?.fontFamily ?? ''}`;
-  return {
-    // TeX's Computer Modern and EC/cm-super fonts (CMBX10, SFBX1000, SFTI1000, SFSL…) and URW's
-    // (NimbusRomNo9L-Medi, -MediItal, -ReguItal) name their weight and slant in short forms.
-    bold: /bold|black|heavy|semibold|demibold|CMBX|CMB\d|SFBX|SFB\d|-Medi\b|-MediItal|\bBd\b|-Bd/i.test(name),
-    italic: /italic|oblique|CMTI|CMSL|SFTI|SFSL|SFIT|Ital\b|-It\b|-BdIt|-MediItal/i.test(name),
-    math: /CMMI|CMSY|CMEX|CMBSY|MSAM|MSBM|LMMath|STIX|XITS|CambriaMath|Cambria-Math|TeXGyre\w*Math|Asana|rsfs|EUFM|EUSM|Symbol\b/i.test(name),
-    mono: record.isMonospace === true || /courier|mono|typewriter|consol|menlo|CMTT|SFTT|LMMono|inconsolata/i.test(name) || style?.fontFamily === 'monospace',
-  };
-}
-
-function textRun(item: TextItem, style: FontStyle, origin: { x: number; y: number }): TextRun {
-  const [a = 1, b = 0, c = 0, d = 1, e = 0, f = 0] = item.transform as number[];
-  const size = Math.hypot(c, d) || Math.hypot(a, b) || item.height;
-  return { text: item.str, x: e - origin.x, y: f - origin.y, width: item.width, size, bold: style.bold, hasEOL: item.hasEOL, italic: style.italic, mono: style.mono, ...(style.math ? { math: true } : {}), height: item.height };
+/** One page as layout reads it: runs, rules, image boxes (page points, bottom-left origin, unrotated). */
+export function readPage(open: OpenPdf, pageNo: number): ReadPage {
+  const { pdfium } = open;
+  return withPage(open, pageNo, (page) => {
+    const box = pageBox(pdfium, page);
+    const origin = { x: box.x, y: box.y };
+    const size = { width: box.width, height: box.height };
+    const runs = textRuns(pdfium, page, origin, open.fonts);
+    const objects = pageObjects(pdfium, page);
+    const { rulings, images, drawings } = graphicsFrom(objects.paths, objects.images, origin, size);
+    const figures = figureRegions(drawings, runs, images, rulings);
+    const rotate = (((pdfium.FPDFPage_GetRotation(page) * 90) % 360) + 360) % 360;
+    return { pageNo, ...size, runs, rulings, images: [...images, ...figures].map((bbox) => ({ bbox })), rotate };
+  });
 }

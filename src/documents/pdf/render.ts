@@ -1,9 +1,12 @@
-// Rendering a page (or a region of one) to an image with poppler's pdftoppm, under runLimited's
-// time and memory limits: page images for OCR, PNG crops for pictures.
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
+// Drawing a page (or a region of one) to an image with PDFium, in the reader process: page images
+// for OCR (8-bit gray PGM) and PNG crops for pictures. The page is drawn turned by its /Rotate and
+// cropped to its crop box, as pdftoppm -cropbox drew it before (docs/documents/pdf-reader.md says
+// why PDFium now: no process per image, and faster in the benchmark).
+import { deflateSync } from 'node:zlib';
 import type { BoundingBox } from '../document.ts';
-import { runLimited, type Limits } from '../limited.ts';
+import { heapU8, type Pdfium } from './pdfium.ts';
+import { pageBox, withPage, type OpenPdf } from './reader.ts';
+import { displayedBox, displayedSize } from './turn.ts';
 
 /** The most pixels one render may have (≈ A4 at 600 dpi): a 20,000 × 20,000-point page is drawn at a lower resolution instead. */
 export const MAX_RENDER_PIXELS = 36_000_000;
@@ -14,50 +17,111 @@ export function renderDpi(page: { width: number; height: number }, dpi: number):
   return Math.max(1, Math.min(dpi, Math.floor(Math.sqrt(MAX_RENDER_PIXELS / inches))));
 }
 
-export type RenderedPage = { file: string; dpi: number };
-
 /**
- * A box in the unrotated page (w × h, bottom-left origin) as it appears once the page is turned
- * `rotate` degrees clockwise (its /Rotate), which is how pdftoppm draws it: for 90°, (x, y) → (y, w − x).
+ * What to draw: page `pageNo` at `dpi` (lowered to fit MAX_RENDER_PIXELS, over the whole page or
+ * over `region`), as 8-bit gray PGM or as a colour PNG; `region` is a box in unrotated page points
+ * from the crop box's bottom-left corner (a picture), drawn as the page is shown.
  */
-export function displayedBox(box: BoundingBox, rotate: number, page: { width: number; height: number }): BoundingBox {
-  const { width: w, height: h } = page;
-  const turn = ([x, y]: [number, number]): [number, number] =>
-    rotate === 90 ? [y, w - x] : rotate === 180 ? [w - x, h - y] : rotate === 270 ? [h - y, x] : [x, y];
-  const [a, c] = [turn([box.l, box.b]), turn([box.r, box.t])];
-  return { l: Math.min(a[0], c[0]), r: Math.max(a[0], c[0]), b: Math.min(a[1], c[1]), t: Math.max(a[1], c[1]) };
+export type RenderRequest = { pageNo: number; dpi: number; format: 'pgm' | 'png'; region?: BoundingBox };
+
+/** The image file's bytes, the resolution used and its size in pixels. */
+export type RenderedImage = { data: Uint8Array; dpi: number; width: number; height: number };
+
+/** fpdfview.h: FPDF_ANNOT draws annotations' appearances (form fields, stamps), as pdftoppm does. */
+const FPDF_ANNOT = 0x01;
+const WHITE = 0xffffffff;
+
+export function renderPage(open: OpenPdf, request: RenderRequest): RenderedImage {
+  const { pdfium } = open;
+  return withPage(open, request.pageNo, (page) => {
+    const box = pageBox(pdfium, page);
+    const rotate = (((pdfium.FPDFPage_GetRotation(page) * 90) % 360) + 360) % 360;
+    const unrotated = { width: box.width, height: box.height };
+    const shown = displayedSize(unrotated, rotate);
+    const region = request.region ? displayedBox(request.region, rotate, unrotated) : { l: 0, b: 0, r: shown.width, t: shown.height };
+    const dpi = renderDpi({ width: region.r - region.l, height: region.t - region.b }, request.dpi);
+    const scale = dpi / 72;
+    const x = Math.max(0, Math.floor(region.l * scale));
+    const y = Math.max(0, Math.floor((shown.height - region.t) * scale));
+    const width = Math.max(1, Math.min(Math.ceil((region.r - region.l) * scale), Math.ceil(shown.width * scale) - x));
+    const height = Math.max(1, Math.min(Math.ceil((region.t - region.b) * scale), Math.ceil(shown.height * scale) - y));
+    const pixels = drawn(pdfium, page, { x, y, width, height, pageWidth: Math.round(shown.width * scale), pageHeight: Math.round(shown.height * scale) });
+    const data = request.format === 'pgm' ? pgm(pixels, width, height) : png(pixels, width, height);
+    return { data, dpi, width, height };
+  });
 }
 
-/** The page's size as drawn: width and height trade places at 90° and 270°. */
-export const displayedSize = (page: { width: number; height: number }, rotate: number) => (rotate === 90 || rotate === 270 ? { width: page.height, height: page.width } : { width: page.width, height: page.height });
+type Frame = { x: number; y: number; width: number; height: number; pageWidth: number; pageHeight: number };
 
-/**
- * Draws page `pageNo` of the PDF at `pdfPath` in gray at `dpi` (or lower, see renderDpi) into
- * `outDir`; returns the PGM file's path. The crop box is drawn, as pdf.js reports coordinates in it.
- */
-export async function renderPageGray(pdfPath: string, pageNo: number, page: { width: number; height: number }, dpi: number, outDir: string, limits: Limits): Promise<RenderedPage> {
-  const used = renderDpi(page, dpi);
-  const root = path.join(outDir, `page-${pageNo}`);
-  await runLimited('pdftoppm', ['-f', String(pageNo), '-l', String(pageNo), '-r', String(used), '-gray', '-cropbox', '-singlefile', pdfPath, root], limits);
-  return { file: `${root}.pgm`, dpi: used };
+/** The frame's pixels as RGB (3 bytes each), drawn on white. */
+function drawn(pdfium: Pdfium, page: number, frame: Frame): Uint8Array {
+  const bitmap = pdfium.FPDFBitmap_Create(frame.width, frame.height, 0);
+  if (bitmap === 0) throw new Error(`PDFium could not allocate a ${frame.width} × ${frame.height} image`);
+  try {
+    pdfium.FPDFBitmap_FillRect(bitmap, 0, 0, frame.width, frame.height, WHITE);
+    // Rotation 0 here is "as the page is shown": PDFium adds the page's own /Rotate to it.
+    pdfium.FPDF_RenderPageBitmap(bitmap, page, -frame.x, -frame.y, frame.pageWidth, frame.pageHeight, 0, FPDF_ANNOT);
+    const stride = pdfium.FPDFBitmap_GetStride(bitmap);
+    const start = pdfium.FPDFBitmap_GetBuffer(bitmap);
+    const heap = heapU8(pdfium);
+    const rgb = new Uint8Array(frame.width * frame.height * 3);
+    for (let row = 0; row < frame.height; row += 1) {
+      let from = start + row * stride;
+      let to = row * frame.width * 3;
+      // PDFium's bitmaps are BGRx.
+      for (let col = 0; col < frame.width; col += 1, from += 4, to += 3) {
+        rgb[to] = heap[from + 2] ?? 255;
+        rgb[to + 1] = heap[from + 1] ?? 255;
+        rgb[to + 2] = heap[from] ?? 255;
+      }
+    }
+    return rgb;
+  } finally {
+    pdfium.FPDFBitmap_Destroy(bitmap);
+  }
 }
 
-/**
- * A PNG of one region of a page (a picture), at `dpi` (or lower for huge regions). The box is in
- * unrotated page points from the bottom left; pdftoppm draws the page turned by its /Rotate and
- * crops in pixels from the top left.
- */
-export async function renderRegionPng(pdfPath: string, pageNo: number, unrotated: { width: number; height: number }, unrotatedBox: BoundingBox, rotate: number, dpi: number, outDir: string, limits: Limits): Promise<Uint8Array> {
-  const box = displayedBox(unrotatedBox, rotate, unrotated);
-  const page = displayedSize(unrotated, rotate);
-  const used = renderDpi({ width: box.r - box.l, height: box.t - box.b }, dpi);
-  const scale = used / 72;
-  const x = Math.max(0, Math.floor(box.l * scale));
-  const y = Math.max(0, Math.floor((page.height - box.t) * scale));
-  const w = Math.max(1, Math.ceil((box.r - box.l) * scale));
-  const h = Math.max(1, Math.ceil((box.t - box.b) * scale));
-  const root = path.join(outDir, `picture-${pageNo}-${x}-${y}`);
-  const args = ['-f', String(pageNo), '-l', String(pageNo), '-r', String(used), '-cropbox', '-x', String(x), '-y', String(y), '-W', String(w), '-H', String(h), '-png', '-singlefile', pdfPath, root];
-  await runLimited('pdftoppm', args, limits);
-  return new Uint8Array(await readFile(`${root}.png`));
+/** Binary PGM (P5, 8-bit), gray by ITU-R BT.601 luma — what OCR and the rule finder (ocr/image-rules.ts) read. */
+function pgm(rgb: Uint8Array, width: number, height: number): Uint8Array {
+  const header = Buffer.from(`P5\n${width} ${height}\n255\n`, 'latin1');
+  const out = Buffer.allocUnsafe(header.length + width * height);
+  header.copy(out);
+  for (let i = 0, j = header.length; i < rgb.length; i += 3, j += 1) out[j] = Math.round(0.299 * (rgb[i] ?? 0) + 0.587 * (rgb[i + 1] ?? 0) + 0.114 * (rgb[i + 2] ?? 0));
+  return out;
+}
+
+const CRC_TABLE = (() => {
+  const table = new Uint32Array(256);
+  for (let n = 0; n < 256; n += 1) {
+    let c = n;
+    for (let k = 0; k < 8; k += 1) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    table[n] = c >>> 0;
+  }
+  return table;
+})();
+
+function crc32(bytes: Uint8Array): number {
+  let c = 0xffffffff;
+  for (const byte of bytes) c = (CRC_TABLE[(c ^ byte) & 0xff] ?? 0) ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+function chunk(type: string, data: Uint8Array): Buffer {
+  const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+  const out = Buffer.alloc(body.length + 8);
+  out.writeUInt32BE(data.length, 0);
+  body.copy(out, 4);
+  out.writeUInt32BE(crc32(body), body.length + 4);
+  return out;
+}
+
+/** A PNG (8-bit RGB, no filter, zlib level 6): PNG 1.2 §§ 4, 11. */
+function png(rgb: Uint8Array, width: number, height: number): Uint8Array {
+  const rows = Buffer.alloc((width * 3 + 1) * height);
+  for (let row = 0; row < height; row += 1) Buffer.from(rgb.buffer, rgb.byteOffset + row * width * 3, width * 3).copy(rows, row * (width * 3 + 1) + 1);
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header.set([8, 2, 0, 0, 0], 8);
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', deflateSync(rows, { level: 6 })), chunk('IEND', new Uint8Array(0))]);
 }

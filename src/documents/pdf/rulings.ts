@@ -1,89 +1,55 @@
-// Straight rules and image boxes from a page's pdf.js operator list, walked once with the current
-// transform. The layout stage finds ruled tables from the rules and pictures from the image boxes.
-import { OPS } from 'pdfjs-dist/legacy/build/pdf.mjs';
+// Straight rules and image boxes from a page's painted paths and image placements (page-objects.ts
+// walks PDFium's page objects into these). The layout stage finds ruled tables from the rules and
+// pictures from the image boxes.
 import type { BoundingBox } from '../document.ts';
 import type { Ruling } from '../layout/geometry.ts';
 import { drawingOf, type Drawing } from './figures.ts';
 
-type Matrix = [number, number, number, number, number, number];
-const IDENTITY: Matrix = [1, 0, 0, 1, 0, 0];
+export type Matrix = [number, number, number, number, number, number];
+export const IDENTITY: Matrix = [1, 0, 0, 1, 0, 0];
 
 /** `outer ∘ inner`: the matrix that applies `inner` first, then `outer` (PDF's cm concatenation). */
-function compose(outer: Matrix, inner: Matrix): Matrix {
+export function compose(outer: Matrix, inner: Matrix): Matrix {
   const [a, b, c, d, e, f] = outer;
   const [p, q, r, s, t, u] = inner;
   return [a * p + c * q, b * p + d * q, a * r + c * s, b * r + d * s, a * t + c * u + e, b * t + d * u + f];
 }
 
-function apply(m: Matrix, x: number, y: number): [number, number] {
+export function apply(m: Matrix, x: number, y: number): [number, number] {
   return [m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5]];
 }
 
-function asMatrix(value: unknown): Matrix | undefined {
-  if (!Array.isArray(value) && !ArrayBuffer.isView(value)) return undefined;
-  const numbers = Array.from(value as ArrayLike<unknown>);
-  return numbers.length === 6 && numbers.every((n) => typeof n === 'number') ? (numbers as Matrix) : undefined;
-}
+/** Path opcodes of a PaintedPath's data (pdf.js's DrawOPS, kept so figures.ts reads either): moveTo, lineTo, curveTo, closePath. */
+export const DRAW = { moveTo: 0, lineTo: 1, curveTo: 2, quadraticCurveTo: 3, closePath: 4 } as const;
 
-/** pdf.js's path opcodes inside constructPath data (its DrawOPS): moveTo, lineTo, curveTo, quadraticCurveTo, closePath. */
-const DRAW = { moveTo: 0, lineTo: 1, curveTo: 2, quadraticCurveTo: 3, closePath: 4 } as const;
-const PAINTING = new Set<number>([OPS.stroke, OPS.closeStroke, OPS.fill, OPS.eoFill, OPS.fillStroke, OPS.eoFillStroke, OPS.closeFillStroke, OPS.closeEOFillStroke]);
-const FILLING = new Set<number>([OPS.fill, OPS.eoFill]);
+/** One painted path in page space: its opcodes and points, and whether it is only filled (not stroked). */
+export type PaintedPath = { data: Float32Array; fillOnly: boolean };
 
 /** The drawing of a page that layout needs: straight rules and the boxes images are painted into. */
 export type PageGraphics = { rulings: Ruling[]; images: BoundingBox[]; drawings: Drawing[] };
 
-const IMAGE_OPS = new Set<number>([OPS.paintImageXObject, OPS.paintInlineImageXObject, OPS.paintImageMaskXObject, OPS.paintImageXObjectRepeat, OPS.paintInlineImageXObjectGroup]);
 /** Images smaller than this (points, either side) are bullets, rules or dust, not pictures. */
 const MIN_IMAGE_SIDE = 8;
 
 /**
- * Axis-aligned straight rules, in page points from the bottom left. Stroked segments count as they
- * are; a filled rectangle counts as a rule when it is thin (many generators draw rules that way) and
- * as its four edges otherwise (a shaded cell's border is a cell border). Curves and clip paths are not rules.
+ * Axis-aligned straight rules, in page points from the bottom left (relative to `origin`). Stroked
+ * segments count as they are; a filled rectangle counts as a rule when it is thin (many generators
+ * draw rules that way) and as its four edges otherwise (a shaded cell's border is a cell border).
+ * Curves and clip paths are not rules. An image is painted into the unit square under its matrix
+ * (PDF 32000 §8.9.5), so its box is that square's image; a box clipped to the page is kept, one
+ * wholly off the page is not.
  */
-export function rulingsFrom(fnArray: number[], argsArray: unknown[], origin: { x: number; y: number }): Ruling[] {
-  return graphicsFrom(fnArray, argsArray, origin).rulings;
-}
-
-/**
- * Rules (see rulingsFrom) and image boxes in one walk of the operator list. An image is painted
- * into the unit square under the current transform (PDF 32000 §8.9.5), so its box is that square's
- * image; a box clipped to the page is kept, one wholly off the page is not.
- */
-export function graphicsFrom(fnArray: number[], argsArray: unknown[], origin: { x: number; y: number }, page?: { width: number; height: number }): PageGraphics {
+export function graphicsFrom(paths: PaintedPath[], imageMatrices: Matrix[], origin: { x: number; y: number }, page?: { width: number; height: number }): PageGraphics {
   const rulings: Ruling[] = [];
-  const images: BoundingBox[] = [];
   const drawings: Drawing[] = [];
-  const stack: Matrix[] = [];
-  let ctm = IDENTITY;
-  for (let i = 0; i < fnArray.length; i += 1) {
-    const fn = fnArray[i];
-    const args = argsArray[i];
-    if (fn === OPS.save) stack.push(ctm);
-    else if (fn === OPS.restore) ctm = stack.pop() ?? IDENTITY;
-    else if (fn === OPS.transform) ctm = compose(ctm, asMatrix(args) ?? IDENTITY);
-    else if (fn === OPS.paintFormXObjectBegin && Array.isArray(args)) {
-      stack.push(ctm);
-      ctm = compose(ctm, asMatrix(args[0]) ?? IDENTITY);
-    } else if (fn === OPS.paintFormXObjectEnd) ctm = stack.pop() ?? IDENTITY;
-    else if (fn !== undefined && IMAGE_OPS.has(fn)) {
-      const box = imageBox(ctm, origin, page);
-      if (box) images.push(box);
-    } else if (fn === OPS.constructPath && Array.isArray(args)) {
-      const [paint, [data] = []] = args as [unknown, unknown[]?];
-      if (typeof paint !== 'number' || !PAINTING.has(paint) || !ArrayBuffer.isView(data)) continue;
-      const drawing = drawingOf(data as Float32Array, (x, y) => {
-        const [px, py] = apply(ctm, x, y);
-        return [px - origin.x, py - origin.y];
-      });
-      if (drawing) drawings.push(drawing);
-      for (const polygon of polylines(data as Float32Array, ctm)) {
-        const shifted = polygon.map(([x, y]): [number, number] => [x - origin.x, y - origin.y]);
-        rulings.push(...(FILLING.has(paint) ? filledRules(shifted) : strokedRules(shifted)));
-      }
-    }
+  const shift = (x: number, y: number): [number, number] => [x - origin.x, y - origin.y];
+  const shifted: Matrix = [1, 0, 0, 1, -origin.x, -origin.y];
+  for (const path of paths) {
+    const drawing = drawingOf(path.data, shift);
+    if (drawing) drawings.push(drawing);
+    for (const polygon of polylines(path.data, shifted)) rulings.push(...(path.fillOnly ? filledRules(polygon) : strokedRules(polygon)));
   }
+  const images = imageMatrices.flatMap((m) => imageBox(m, origin, page) ?? []);
   return { rulings, images: mergeImages(images), drawings };
 }
 

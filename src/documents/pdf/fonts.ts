@@ -1,0 +1,24 @@
+// A font's style as layout uses it — bold, italic, monospaced, mathematics — from its PostScript
+// name (Helvetica-BoldOblique, ABCDEF+CMTT10, NotoSansSC-Black), its descriptor's flags and weight.
+
+export type FontStyle = { bold: boolean; italic: boolean; mono: boolean; math: boolean };
+
+/** PDF 32000 §9.8.2, the font descriptor's Flags: bit 1 FixedPitch. */
+const FIXED_PITCH = 1 << 0;
+
+/**
+ * Weight and slant come from the name, as they did with pdf.js: the descriptor's Italic flag is also
+ * set on mathematics italics (CMMI) and its weight is often missing, so using them moved headings
+ * and emphasis on the corpus. `weight` is taken for a font whose name says nothing (≥ 700: bold).
+ */
+export function fontStyle(name: string, flags: number, weight: number): FontStyle {
+  const bare = name.replace(/^[A-Z]{6}\+/, '');
+  return {
+    // TeX's Computer Modern and EC/cm-super fonts (CMBX10, SFBX1000, SFTI1000, SFSL…) and URW's
+    // (NimbusRomNo9L-Medi, -MediItal, -ReguItal) name their weight and slant in short forms.
+    bold: /bold|black|heavy|semibold|demibold|CMBX|CMB\d|SFBX|SFB\d|-Medi\b|-MediItal|\bBd\b|-Bd/i.test(name) || (bare === '' && weight >= 700),
+    italic: /italic|oblique|CMTI|CMSL|SFTI|SFSL|SFIT|Ital\b|-It\b|-BdIt|-MediItal/i.test(name),
+    math: /CMMI|CMSY|CMEX|CMBSY|MSAM|MSBM|LMMath|STIX|XITS|CambriaMath|Cambria-Math|TeXGyre\w*Math|Asana|rsfs|EUFM|EUSM|Symbol\b/i.test(name),
+    mono: (flags & FIXED_PITCH) !== 0 || /courier|mono|typewriter|consol|menlo|CMTT|SFTT|LMMono|inconsolata/i.test(name),
+  };
+}
