@@ -16,7 +16,7 @@ const WORD_GAP = 0.12;
 const MONO_WORD_GAP = 0.3;
 
 /** Groups runs into lines: same baseline within tolerance, ordered by x, split where the gap is column-wide. */
-export function groupLines(runs: TextRun[]): Line[] {
+export function groupLines(runs: TextRun[], options: { readAcross?: boolean } = {}): Line[] {
   const sorted = runs.filter((run) => run.text.trim() !== '').sort((a, b) => b.y - a.y || a.x - b.x);
   const rows: TextRun[][] = [];
   for (const run of sorted) {
@@ -27,6 +27,8 @@ export function groupLines(runs: TextRun[]): Line[] {
   }
   const withScripts = attachScripts(rows);
   const gutters = findGutters(withScripts);
+  // A listing's entry (a name, then its code and figures far to the right) is read across as one line.
+  if (options.readAcross) return withScripts.map((row) => row.sort((a, b) => a.x - b.x)).map(toLine);
   return withScripts.flatMap((row) => splitAtGaps(row.sort((a, b) => a.x - b.x), gutters)).map(toLine);
 }
 

@@ -1,17 +1,50 @@
 // One page through the stages: runs → (tables) → lines → blocks → reading order.
-import type { Page } from '../document.ts';
+import type { Block, BoundingBox, Page } from '../document.ts';
 import { groupBlocks } from './blocks.ts';
 import { readingOrder } from './columns.ts';
-import type { PageContent } from './geometry.ts';
+import type { PageContent, TextRun } from './geometry.ts';
 import { groupLines } from './lines.ts';
 import { separatePictureText } from './pictures.ts';
 import { findTables } from './tables/find.ts';
+import { isListing, panelOf } from './tables/panels.ts';
 
 /** A page's blocks in reading order, labelled as far as one page can tell: text, list_item, table. */
 export function layoutPage(content: PageContent): Page {
-  const { tables, rest } = findTables(content.rulings, content.runs);
-  const blocks = [...groupBlocks(groupLines(rest), { ocr: content.textSource === 'ocr' }), ...tables];
+  const { tables, rest, panels } = findTables(content.rulings, content.runs);
+  // The text of each ruled panel is laid out on its own: its lines never run on into the next panel.
+  const flows = new Map<number, TextRun[]>();
+  for (const run of rest) {
+    const panel = panelOf(panels, run);
+    flows.set(panel, [...(flows.get(panel) ?? []), run]);
+  }
+  const ocr = content.textSource === 'ocr';
+  const blocks = [...[...flows.entries()].flatMap(([panel, runs]) => groupBlocks(groupLines(runs, { readAcross: panel >= 0 && isListing(runs) }), { ocr })), ...tables];
   // A picture's labels follow the page's reading order, which they would otherwise disturb.
   const { flow, labels } = separatePictureText(blocks, content.images ?? [], content.width * content.height);
-  return { pageNo: content.pageNo, width: content.width, height: content.height, blocks: [...readingOrder(flow), ...labels] };
+  return { pageNo: content.pageNo, width: content.width, height: content.height, blocks: [...panelOrder(flow, panels), ...labels] };
+}
+
+/**
+ * Reading order with ruled panels read one after the other, each top to bottom (a frame's cells in
+ * rows, left to right): the rest of the page is ordered as usual, and each panel's blocks go in
+ * before the first block that starts below the panel's top.
+ */
+function panelOrder(blocks: Block[], panels: BoundingBox[]): Block[] {
+  if (panels.length === 0) return readingOrder(blocks);
+  const inPanel = new Map<number, Block[]>();
+  const outside: Block[] = [];
+  for (const block of blocks) {
+    const { l, r, t, b } = block.bbox;
+    const at = panels.findIndex((p) => (l + r) / 2 > p.l && (l + r) / 2 < p.r && (t + b) / 2 > p.b && (t + b) / 2 < p.t);
+    if (at < 0) outside.push(block);
+    else inPanel.set(at, [...(inPanel.get(at) ?? []), block]);
+  }
+  const ordered = readingOrder(outside);
+  const out: Block[] = [];
+  let next = 0;
+  panels.forEach((panel, i) => {
+    while (next < ordered.length && (ordered[next]?.bbox.t ?? 0) > panel.t) out.push(ordered[next++] as Block);
+    out.push(...readingOrder(inPanel.get(i) ?? []));
+  });
+  return [...out, ...ordered.slice(next)];
 }

@@ -14,6 +14,7 @@ import type { Block, BoundingBox } from '../../document.ts';
 import type { Ruling, TextRun } from '../geometry.ts';
 import { contentsTables } from './contents.ts';
 import { findGrids, tableRules } from './grids.ts';
+import { framedPanels, isListing, panelOf } from './panels.ts';
 import { buildRuledGrid } from './ruled.ts';
 import { baselineRows, buildGrid, columnsOf, isNumeric, segmentsOf, tableBlock } from './grid.ts';
 
@@ -23,7 +24,8 @@ const centreIn = (run: TextRun, box: BoundingBox, slack = 1) => {
   return cx >= box.l - slack && cx <= box.r + slack && cy >= box.b - slack && cy <= box.t + slack;
 };
 
-type Found = { tables: Block[]; rest: TextRun[] };
+/** Tables found, the runs left for the text flow, and the ruled panels whose text is laid out each on its own. */
+export type Found = { tables: Block[]; rest: TextRun[]; panels: BoundingBox[] };
 
 function take(found: Found, box: BoundingBox, build: (runs: TextRun[]) => Block | undefined): boolean {
   const inside = found.rest.filter((run) => centreIn(run, box));
@@ -44,6 +46,13 @@ function ruledTables(rulings: Ruling[], found: Found): BoundingBox[] {
   const rules = tableRules(rulings, 0);
   for (const grid of findGrids(rulings)) {
     const box = { l: grid.xs[0] ?? 0, r: grid.xs.at(-1) ?? 0, t: grid.ys[0] ?? 0, b: grid.ys.at(-1) ?? 0 };
+    // spec (issue 34): "a ruled frame around a multi-column listing is not a grid of one cell per line".
+    const panels = framedPanels(found.rest, grid, rules.vertical);
+    if (panels) {
+      found.panels.push(...panels);
+      boxes.push(box);
+      continue;
+    }
     const ok = take(found, box, (runs) => {
       const table = buildRuledGrid(runs, grid, rules);
       return table ? tableBlock(table, box, runs) : undefined;
@@ -111,13 +120,19 @@ const MIN_DIVIDER = 100;
  */
 function streamTables(found: Found, rulings: Ruling[]): void {
   const dividers = rulings.filter((r) => r.x2 - r.x1 <= 1.5 && r.y2 - r.y1 >= MIN_DIVIDER);
-  const laneOf = (run: TextRun) => dividers.filter((d) => d.x1 < run.x + run.width / 2 && run.y >= d.y1 && run.y <= d.y2).length;
+  // A ruled panel is a lane of its own; elsewhere the lanes lie between the dividers.
+  const laneOf = (run: TextRun) => {
+    const panel = panelOf(found.panels, run);
+    return panel >= 0 ? -1 - panel : dividers.filter((d) => d.x1 < run.x + run.width / 2 && run.y >= d.y1 && run.y <= d.y2).length;
+  };
   const lanes = new Map<number, TextRun[]>();
   for (const run of found.rest) lanes.set(laneOf(run), [...(lanes.get(laneOf(run)) ?? []), run]);
   const tables: Block[] = [];
   const taken = new Set<TextRun>();
-  for (const runs of lanes.values()) {
-    const lane: Found = { tables: [], rest: runs };
+  for (const [at, runs] of lanes) {
+    // A listing in a ruled panel is read entry by entry, never cut into a table.
+    if (at < 0 && isListing(runs)) continue;
+    const lane: Found = { tables: [], rest: runs, panels: [] };
     streamTablesIn(lane);
     tables.push(...lane.tables);
     const left = new Set(lane.rest);
@@ -246,7 +261,7 @@ function countsUp(texts: Array<string | undefined>): boolean {
 
 /** Every table on the page, and the runs left for the text flow. */
 export function findTables(rulings: Ruling[], runs: TextRun[]): Found {
-  const found: Found = { tables: [], rest: runs };
+  const found: Found = { tables: [], rest: runs, panels: [] };
   const ruled = ruledTables(rulings, found);
   ruleOnlyTables(rulings, found, ruled);
   const contents = contentsTables(found.rest);

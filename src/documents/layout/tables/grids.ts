@@ -16,11 +16,23 @@ const SNAP = 2;
 export function tableRules(rulings: Ruling[], minLength = MIN_RULE): { horizontal: Ruling[]; vertical: Ruling[] } {
   const joined = (pieces: Ruling[], along: 'x' | 'y'): Ruling[] => {
     const [lo, hi, at] = along === 'x' ? (['x1', 'x2', 'y1'] as const) : (['y1', 'y2', 'x1'] as const);
+    // Pieces at (nearly) one position, then each such line of pieces from one end to the other: a
+    // piece a fraction of a point off the line must not be joined out of order (it would swallow the
+    // pieces that lie before it along the line).
+    const lines: Ruling[][] = [];
+    for (const piece of [...pieces].sort((a, b) => a[at] - b[at])) {
+      const line = lines.at(-1);
+      if (line && piece[at] - (line.at(-1)?.[at] ?? piece[at]) <= 0.5) line.push(piece);
+      else lines.push([piece]);
+    }
     const out: Ruling[] = [];
-    for (const piece of [...pieces].sort((a, b) => a[at] - b[at] || a[lo] - b[lo])) {
-      const last = out.at(-1);
-      if (last && Math.abs(last[at] - piece[at]) <= 0.5 && piece[lo] <= last[hi] + SNAP) last[hi] = Math.max(last[hi], piece[hi]);
-      else out.push({ ...piece });
+    for (const line of lines) {
+      const first = out.length;
+      for (const piece of line.sort((a, b) => a[lo] - b[lo])) {
+        const last = out.length > first ? out.at(-1) : undefined;
+        if (last && piece[lo] <= last[hi] + SNAP) last[hi] = Math.max(last[hi], piece[hi]);
+        else out.push({ ...piece });
+      }
     }
     return out;
   };

@@ -32,8 +32,12 @@ export function buildRuledGrid(runs: TextRun[], grid: Grid, rules: { horizontal:
   const centreX = (s: Segment) => (s.l + s.r) / 2;
   const centreY = (s: Segment) => s.baseline + 0.3 * s.size;
   const hasText = (l: number, r: number, t: number, b: number) => segments.some((s) => centreX(s) > l && centreX(s) < r && centreY(s) < t && centreY(s) > b);
-  const xs = dropThin([...grid.xs, ...virtual].sort((a, b) => a - b), (a, b) => hasText(a, b, grid.ys[0] ?? 0, grid.ys.at(-1) ?? 0));
-  const ys = dropThin([...grid.ys].sort((a, b) => a - b), (a, b) => hasText(xs[0] ?? 0, xs.at(-1) ?? 0, b, a)).reverse();
+  const top = grid.ys[0] ?? 0;
+  const bottom = grid.ys.at(-1) ?? 0;
+  const thinXs = dropThin([...grid.xs, ...virtual].sort((a, b) => a - b), (a, b) => hasText(a, b, top, bottom));
+  const xs = dropPadding(thinXs, (a, b) => hasText(a, b, top, bottom), (x) => (virtual.includes(x) ? Infinity : drawnLength(rules.vertical, 'x', x, bottom, top)));
+  const thinYs = dropThin([...grid.ys].sort((a, b) => a - b), (a, b) => hasText(xs[0] ?? 0, xs.at(-1) ?? 0, b, a));
+  const ys = dropPadding(thinYs, (a, b) => hasText(xs[0] ?? 0, xs.at(-1) ?? 0, b, a), (y) => drawnLength(rules.horizontal, 'y', y, xs[0] ?? 0, xs.at(-1) ?? 0)).reverse();
   const nr = ys.length - 1;
   const nc = xs.length - 1;
   if (nr < 1 || nc < 2) return undefined;
@@ -165,6 +169,36 @@ function dropThin(edges: number[], hasText: (a: number, b: number) => boolean): 
       if (out.length === 1) continue;
       out[out.length - 1] = edge;
     } else out.push(edge);
+  }
+  return out;
+}
+
+/** How much of the stretch from `from` to `to` a rule at `at` covers (points). */
+function drawnLength(rules: Ruling[], across: 'x' | 'y', at: number, from: number, to: number): number {
+  const [pos, lo, hi] = across === 'x' ? (['x1', 'y1', 'y2'] as const) : (['y1', 'x1', 'x2'] as const);
+  return rules.filter((r) => Math.abs(r[pos] - at) <= 2).reduce((sum, r) => sum + Math.max(0, Math.min(r[hi], to) - Math.max(r[lo], from)), 0);
+}
+
+/**
+ * A band of the grid that holds no text in any row, between an edge drawn across the whole table
+ * and one drawn only in part of it, is the padding of a shaded cell (a header cell drawn as a
+ * filled box with an inset text box), not a column or row: the part-drawn edge goes.
+ */
+function dropPadding(edges: number[], hasText: (a: number, b: number) => boolean, drawnAlong: (edge: number) => number): number[] {
+  const out = [...edges];
+  for (let i = 0; i + 1 < out.length; ) {
+    const a = out[i] ?? 0;
+    const b = out[i + 1] ?? 0;
+    const [da, db] = [drawnAlong(a), drawnAlong(b)];
+    const inner = (k: number) => k > 0 && k < out.length - 1;
+    if (!hasText(a, b) && Math.min(da, db) < 0.5 * Math.max(da, db)) {
+      const drop = da < db ? i : i + 1;
+      if (inner(drop)) {
+        out.splice(drop, 1);
+        continue;
+      }
+    }
+    i += 1;
   }
   return out;
 }
