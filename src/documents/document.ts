@@ -31,6 +31,8 @@ export type TableCell = {
   colSpan: number;
   columnHeader: boolean;
   rowHeader: boolean;
+  /** The fill colour of the cell's text as '#rrggbb', when the reader gives colours and it is not black. */
+  color?: string;
 };
 
 export type Table = { numRows: number; numCols: number; cells: TableCell[] };
@@ -76,8 +78,10 @@ export type Block = {
    * text cut where it changes, in order; each piece's text is a stretch of `text`.
    */
   spans?: StyledSpan[];
-  /** In a translation: styled pieces whose markup the engine lost, set in the block's own style instead. */
+  /** In a translation: words of the source in another style whose markup the engine lost (set in the block's own style instead). */
   stylesLost?: number;
+  /** In a translation: words of the source in another style than the block's own (carried through markup). */
+  styledWords?: number;
 };
 
 /** How a stretch of a block's text is set, where it differs from the block: weight, slant, fill colour. */

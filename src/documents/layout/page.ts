@@ -7,6 +7,7 @@ import { groupLines } from './lines.ts';
 import { separatePictureText } from './pictures.ts';
 import { findTables } from './tables/find.ts';
 import { isListing, panelOf } from './tables/panels.ts';
+import { colourCells } from './styles.ts';
 
 /** A page's blocks in reading order, labelled as far as one page can tell: text, list_item, table. */
 export function layoutPage(content: PageContent): Page {
@@ -18,7 +19,7 @@ export function layoutPage(content: PageContent): Page {
     flows.set(panel, [...(flows.get(panel) ?? []), run]);
   }
   const ocr = content.textSource === 'ocr';
-  const blocks = [...[...flows.entries()].flatMap(([panel, runs]) => groupBlocks(groupLines(runs, { readAcross: panel >= 0 && isListing(runs) }), { ocr })), ...tables];
+  const blocks = [...[...flows.entries()].flatMap(([panel, runs]) => groupBlocks(groupLines(runs, { readAcross: panel >= 0 && isListing(runs) }), { ocr })), ...colourCells(tables, content.runs)];
   // A picture's labels follow the page's reading order, which they would otherwise disturb.
   const { flow, labels } = separatePictureText(blocks, content.images ?? [], content.width * content.height);
   return { pageNo: content.pageNo, width: content.width, height: content.height, blocks: [...panelOrder(flow, panels), ...labels] };

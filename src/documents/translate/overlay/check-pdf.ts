@@ -93,10 +93,16 @@ export async function checkTranslatedPdf(source: Uint8Array, translatedPdf: Uint
       height: page.height,
       source: { words: src.words, lines: src.lines, obstacles, ...(options.drawn ? { runs: options.drawn.source[i]?.runs ?? [] } : {}) },
       translated: { words: page.words, ...(options.drawn ? { runs: options.drawn.translated[i]?.runs ?? [] } : {}) },
+      ...(options.translated?.pages[i] ? { styles: styleCounts(options.translated.pages[i]!.blocks) } : {}),
       ...(i >= before.length ? { notesPage: true } : continued.length > 0 ? { continued } : {}),
       ...(blocks ? { blocks, missingGlyphs: blocks.reduce((n, b) => n + countMissingGlyphs(b.translation), 0) } : {}),
     });
   });
+}
+
+/** The translated blocks' styled words and the words whose style the engine's markup lost (translate/styles.ts). */
+function styleCounts(blocks: ParsedDocument['pages'][number]['blocks']): { styledWords: number; lost: number } {
+  return { styledWords: blocks.reduce((n, b) => n + (b.styledWords ?? 0), 0), lost: blocks.reduce((n, b) => n + (b.stylesLost ?? 0), 0) };
 }
 
 /** The figures a person reads on the result view: per page, only pages with something to look at. */

@@ -12,8 +12,8 @@
 
 export type Box = { xMin: number; yMin: number; xMax: number; yMax: number };
 export type Word = Box & { text: string };
-/** A run of text with its font size (pdf.js), for (d). */
-export type SizedRun = Box & { size: number };
+/** A run of text with its font size and fill colour (the PDF reader's), for (d) and (f). */
+export type SizedRun = Box & { size: number; color?: string };
 
 export type PageCheckInput = {
   pageNo: number;
@@ -36,6 +36,8 @@ export type PageCheckInput = {
   continued?: Word[];
   /** This is a notes page appended after the source's pages, not one of them. */
   notesPage?: boolean;
+  /** (g) Words of the source set in another style than their block's, and how many of them the engine's markup lost. */
+  styles?: { styledWords: number; lost: number };
 };
 
 export type Gutter = Box;
@@ -58,6 +60,11 @@ export type PageCheck = {
   missingGlyphs: number;
   /** A notes page appended after the source's pages (text continued from where it did not fit at 70 %). */
   notesPage?: boolean;
+  /** (f) Translated runs whose fill colour differs from the source run's at their place. */
+  colourChanged: number;
+  /** (g) Source words in another style than their block's (bold, italic, a colour), and those whose style the translation lost. */
+  styledWords: number;
+  styleFallbacks: number;
   /** Source blocks: their translation on the page, or their source text kept in its place (a drawing's label), or neither. */
   blocks?: { total: number; present: number; kept: number; missing: string[] };
   /** Short descriptions of the first problems, for a person to find them on the page. */
@@ -206,6 +213,18 @@ export function checkPage(input: PageCheckInput): PageCheck {
     }
   }
 
+  // (f) Colour: every translated run in the colour of the source run at its place.
+  let colourChanged = 0;
+  if (translated.runs && source.runs && source.runs.length > 0) {
+    for (const run of translated.runs) {
+      const at = sourceRunAt(run, source.runs);
+      if (at?.color && run.color && !sameColour(at.color, run.color)) {
+        colourChanged++;
+        if (examples.length < 5) examples.push(`a run in ${run.color} where the source's is ${at.color}, at y ${Math.round(run.yMin)}`);
+      }
+    }
+  }
+
   let blocks: PageCheck['blocks'];
   if (input.blocks) {
     const onPage = new Set(tokens([...translated.words, ...(input.continued ?? [])].map((w) => w.text).join(' ')));
@@ -228,24 +247,38 @@ export function checkPage(input: PageCheckInput): PageCheck {
     sourceSmallestSize: smallest(source.runs),
     belowFloor,
     missingGlyphs: input.missingGlyphs ?? 0,
+    colourChanged,
+    styledWords: input.styles?.styledWords ?? 0,
+    styleFallbacks: input.styles?.lost ?? 0,
     ...(input.notesPage ? { notesPage: true } : {}),
     ...(blocks ? { blocks } : {}),
     examples: examples.slice(0, 5),
   };
 }
 
+/** Colours a reader cannot tell apart (a rounding step of the colour space) are the same. */
+function sameColour(a: string, b: string): boolean {
+  const channels = (c: string) => [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16));
+  const [x, y] = [channels(a), channels(b)];
+  return x.every((v, i) => Math.abs(v - y[i]!) <= 2);
+}
+
 /** The size of the source text where a translated run stands: the source run it overlaps most, else the nearest one above it. */
 function sourceSizeAt(run: SizedRun, runs: SizedRun[]): number | undefined {
+  return sourceRunAt(run, runs)?.size;
+}
+
+function sourceRunAt(run: SizedRun, runs: SizedRun[]): SizedRun | undefined {
   let best: SizedRun | undefined;
   let bestArea = 0;
   for (const r of runs) {
     const area = Math.max(0, overlapX(r, run)) * Math.max(0, overlapY(r, run));
     if (area > bestArea) { bestArea = area; best = r; }
   }
-  if (best) return best.size;
+  if (best) return best;
   let above: SizedRun | undefined;
   for (const r of runs) if (overlapX(r, run) > 0 && r.yMax <= run.yMin + 1 && (!above || r.yMax > above.yMax)) above = r;
-  return above?.size;
+  return above;
 }
 
 /** The sentence a person reads on the result view: which pages to look at, and why. */

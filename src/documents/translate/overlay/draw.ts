@@ -10,13 +10,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import PDFDocument from 'pdfkit';
 import { PDFDocument as PdfLibDocument } from 'pdf-lib';
-import type { Block, BoundingBox, Page, ParsedDocument } from '../../document.ts';
+import type { Block, BoundingBox, Page, ParsedDocument, StyledSpan } from '../../document.ts';
 import { backgroundOf, isBlank, renderPage, textColourOn, type Raster, type Rgb } from './background.ts';
 import { inkRegions, isDrawingLabel } from './drawings.ts';
 import { fitText, type FitResult } from './fit.ts';
 import { isKeptBlock, isKeptText, keptRegions, keptTextPdf } from './keep.ts';
 import { reflow, type Placed } from './reflow.ts';
-import { drawLine, registerChain, widthOf } from './set-line.ts';
+import { drawLine, registerChain, rgbOf, styleLines, widthOf, type StyledText } from './set-line.ts';
 import { fontFor } from './font-chain.ts';
 import { drawNotesPages, markerText, type Note } from './notes.ts';
 import { removeText, type RemoveTextOptions } from './remove-text.ts';
@@ -32,7 +32,7 @@ const PAGE_MARGIN = 0.03;
 export type OverlayOptions = { signal?: AbortSignal; removeText?: RemoveTextOptions };
 
 /** One box to typeset: its translation, and the source block it stands for. */
-type Piece = { text: string; box: BoundingBox; block: Block; grow: boolean; label?: boolean };
+type Piece = { text: string; box: BoundingBox; block: Block; grow: boolean; label?: boolean; /** The translation's inline styles (styles.ts). */ spans?: StyledSpan[]; /** A table cell's own colour. */ color?: string };
 /** A piece's fit, and the box it was fitted in (moved down by the reflow, maybe widened to its column). */
 type Fitted = FitResult & { box: BoundingBox };
 /** Blocks that stay at the page's edge: they never move, nor make others move. */
@@ -158,14 +158,14 @@ export function piecesOf(page: Page, translatedPage: Page, keptToo = false): Pie
     const target = translatedPage.blocks[b] ?? block;
     if (isKeptBlock(block, page)) return;
     if (block.label !== 'table') {
-      pieces.push({ text: target.text, box: block.bbox, block, grow: true });
+      pieces.push({ text: target.text, box: block.bbox, block, grow: true, ...(target.spans ? { spans: target.spans } : {}) });
       return;
     }
     if (block.table && block.table.cells.length > 0) {
       block.table.cells.forEach((cell, c) => {
         // Numbers and other untranslatable cells are kept as the source drew them (keptRegions).
         if (isKeptText(cell.text)) return;
-        pieces.push({ text: target.table?.cells[c]?.text ?? cell.text, box: cell.bbox, block, grow: false });
+        pieces.push({ text: target.table?.cells[c]?.text ?? cell.text, box: cell.bbox, block, grow: false, ...(cell.color ? { color: cell.color } : {}) });
       });
       return;
     }
@@ -242,7 +242,8 @@ function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (
   const { block } = piece;
   const align = alignOf(block);
   const size = Math.max(3, block.fontSize || 10);
-  const bold = isBold(block);
+  // A bold word inside a regular block is wider: such a block is measured bold, so it never runs past its box.
+  const bold = isBold(block) || (piece.spans ?? []).some((s) => s.bold);
   const indent = indentOf(pdf, block, size);
   const fitIn = (box: BoundingBox) => fitText({
     text: piece.text,
@@ -291,7 +292,8 @@ function drawPiece(pdf: Doc, page: Page, piece: Piece, placed: Placed<Fitted>, r
   const marker = markerOf(block);
   const indent = indentOf(pdf, block, size);
   const width = Math.max(1, box.r - box.l - indent);
-  let colour: Rgb = [0, 0, 0];
+  // The source's fill colour (the block's dominant one; a styled span's own below).
+  let colour: Rgb = rgbOf(piece.color ?? block.color) ?? [0, 0, 0];
   if (raster) {
     // Scanned page: the text pixels under the block (and where the translation grows) are painted over.
     const background = backgroundOf(raster, page.height, box);
@@ -310,8 +312,11 @@ function drawPiece(pdf: Doc, page: Page, piece: Piece, placed: Placed<Fitted>, r
     notes.push({ number, pageNo: page.pageNo, text: fit.overflow, size, bold });
     lines[lines.length - 1] = `${lines.at(-1) ?? ''} ${markerText(number)}`.trimStart();
   }
+  const styled = styleLines(lines, raster ? undefined : piece.spans);
+  const styleOf = (part: StyledText) => ({ bold: part.bold ?? bold, italic: part.italic ?? Boolean(block.italic), colour: rgbOf(part.color) ?? colour });
   lines.forEach((line, i) => {
-    const lineWidth = widthOf(pdf, line, { bold, size: fit.size });
+    const parts = styled[i] ?? [{ text: line }];
+    const lineWidth = parts.reduce((w, part) => w + widthOf(pdf, part.text, { bold: styleOf(part).bold, size: fit.size }), 0);
     const baseline = top + offset + fit.size * ASCENT + i * fit.lineHeight;
     const last = i === lines.length - 1;
     const gaps = (line.match(/ /g) ?? []).length;
@@ -325,10 +330,15 @@ function drawPiece(pdf: Doc, page: Page, piece: Piece, placed: Placed<Fitted>, r
       const chars = [...line].length;
       if (chars > 1) characterSpacing = Math.max(0, (width - lineWidth) / (chars - 1));
     } else if (align === 'justify' && !last && gaps > 0) wordSpacing = Math.max(0, (width - lineWidth) / gaps);
-    pdf.save();
-    if (block.italic) pdf.transform(1, 0, -ITALIC_SKEW, 1, ITALIC_SKEW * baseline, 0);
-    drawLine(pdf, line, x, baseline, { bold, size: fit.size, wordSpacing, characterSpacing });
-    pdf.restore();
+    // Each stretch in its own weight, slant and colour, one after the other on the baseline.
+    for (const part of parts) {
+      const style = styleOf(part);
+      pdf.save();
+      pdf.fillColor(style.colour);
+      if (style.italic) pdf.transform(1, 0, -ITALIC_SKEW, 1, ITALIC_SKEW * baseline, 0);
+      x = drawLine(pdf, part.text, x, baseline, { bold: style.bold, size: fit.size, wordSpacing, characterSpacing });
+      pdf.restore();
+    }
   });
 }
 

@@ -46,3 +46,39 @@ export function drawLine(pdf: Doc, text: string, x: number, y: number, style: Li
   }
   return pen;
 }
+
+/** A stretch of a line in one style (weight, slant, colour); unset fields take the block's. */
+export type StyledText = { text: string; bold?: boolean; italic?: boolean; color?: string };
+
+/**
+ * The lines of a fitted translation cut by the spans' styles: the lines hold the text with its
+ * spaces collapsed (fit.ts), so the spans' characters are matched to them one non-space character
+ * at a time; a space takes the style of the character before it.
+ */
+export function styleLines(lines: string[], spans: StyledText[] | undefined): StyledText[][] {
+  if (!spans || spans.length < 2) return lines.map((line) => [{ text: line }]);
+  const styles: StyledText[] = [];
+  for (const span of spans) for (const char of span.text) if (!/\s/u.test(char)) styles.push(span);
+  let next = 0;
+  return lines.map((line) => {
+    const pieces: StyledText[] = [];
+    let current: StyledText | undefined = styles[next];
+    for (const char of line) {
+      if (!/\s/u.test(char)) current = styles[next++] ?? current;
+      // A span's weight and slant are its own (regular inside a bold block stays regular); its colour, when it has none, the block's.
+      const bold = Boolean(current?.bold);
+      const italic = Boolean(current?.italic);
+      const color = current?.color;
+      const last = pieces.at(-1);
+      if (last && last.bold === bold && last.italic === italic && last.color === color) last.text += char;
+      else pieces.push({ text: char, bold, italic, ...(color !== undefined ? { color } : {}) });
+    }
+    return pieces;
+  });
+}
+
+/** '#rrggbb' → [r, g, b] for pdfkit, or undefined. */
+export function rgbOf(color: string | undefined): [number, number, number] | undefined {
+  const match = color ? /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(color) : null;
+  return match ? [parseInt(match[1]!, 16), parseInt(match[2]!, 16), parseInt(match[3]!, 16)] : undefined;
+}
