@@ -106,10 +106,18 @@ function styleCounts(blocks: ParsedDocument['pages'][number]['blocks']): { style
 }
 
 /** The figures a person reads on the result view: per page, only pages with something to look at. */
-export type CheckSummary = Array<{ page: number; overlaps: number; gutter: number; drawings: number; belowMargin: number }>;
+export type CheckSummary = Array<{ page: number; overlaps: number; gutter: number; drawings: number; belowMargin: number; missingGlyphs?: number; styleFallbacks?: number }>;
 
 export function summarise(checks: PageCheck[]): CheckSummary {
   return checks
-    .filter((c) => c.overlapPlaces + c.gutterCrossings + c.intoDrawings + c.belowMargin > 0)
-    .map((c) => ({ page: c.pageNo, overlaps: c.overlapPlaces, gutter: c.gutterCrossings, drawings: c.intoDrawings, belowMargin: c.belowMargin }));
+    .filter((c) => c.overlapPlaces + c.gutterCrossings + c.intoDrawings + c.belowMargin + c.missingGlyphs + c.styleFallbacks > 0)
+    .map((c) => ({
+      page: c.pageNo,
+      overlaps: c.overlapPlaces,
+      gutter: c.gutterCrossings,
+      drawings: c.intoDrawings,
+      belowMargin: c.belowMargin,
+      ...(c.missingGlyphs > 0 ? { missingGlyphs: c.missingGlyphs } : {}),
+      ...(c.styleFallbacks > 0 ? { styleFallbacks: c.styleFallbacks } : {}),
+    }));
 }

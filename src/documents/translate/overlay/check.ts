@@ -282,12 +282,14 @@ function sourceRunAt(run: SizedRun, runs: SizedRun[]): SizedRun | undefined {
 }
 
 /** The sentence a person reads on the result view: which pages to look at, and why. */
-export function describePage(check: Pick<PageCheck, 'overlapPlaces' | 'gutterCrossings' | 'intoDrawings' | 'belowMargin'>): string[] {
+export function describePage(check: Pick<PageCheck, 'overlapPlaces' | 'gutterCrossings' | 'intoDrawings' | 'belowMargin'> & Partial<Pick<PageCheck, 'missingGlyphs' | 'styleFallbacks'>>): string[] {
   const say = (n: number, one: string, many: string) => (n === 0 ? [] : [n === 1 ? one : many.replace('{n}', String(n))]);
   return [
     ...say(check.overlapPlaces, '1 place where text overlaps', '{n} places where text overlaps'),
     ...say(check.gutterCrossings, '1 word in the gap between columns', '{n} words in the gap between columns'),
     ...say(check.intoDrawings, '1 word over a picture or rule', '{n} words over a picture or rule'),
     ...say(check.belowMargin, '1 word below the bottom margin', '{n} words below the bottom margin'),
+    ...say(check.missingGlyphs ?? 0, '1 character printed as an empty box (no font here has it)', '{n} characters printed as empty boxes (no font here has them)'),
+    ...say(check.styleFallbacks ?? 0, '1 word in its paragraph\'s style (the engine lost its bold, italic or colour)', '{n} words in their paragraph\'s style (the engine lost their bold, italic or colour)'),
   ];
 }
