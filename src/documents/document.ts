@@ -33,6 +33,9 @@ export type TableCell = {
   rowHeader: boolean;
   /** The fill colour of the cell's text as '#rrggbb', when the reader gives colours and it is not black. */
   color?: string;
+  /** The cell's text is mostly bold, or italic. */
+  bold?: boolean;
+  italic?: boolean;
 };
 
 export type Table = { numRows: number; numCols: number; cells: TableCell[] };

@@ -52,13 +52,16 @@ export function blockStyles(lines: Line[], block: Pick<Block, 'text' | 'bold' | 
   return spans.length > 1 ? { ...result, spans } : result;
 }
 
-/** Each table cell's fill colour: the dominant colour of the runs whose middle lies in it (a white header on a dark row), when not black. */
+/** Each table cell's style: the dominant colour of the runs whose middle lies in it (a white header on a dark row) when not black, and bold or italic when most of its text is. */
 export function colourCells(tables: Block[], runs: TextRun[]): Block[] {
   for (const table of tables) {
     for (const cell of table.table?.cells ?? []) {
-      const inside = runs.filter((r) => r.color && r.text.trim() !== '' && r.x + r.width / 2 >= cell.bbox.l && r.x + r.width / 2 <= cell.bbox.r && r.y >= cell.bbox.b - 1 && r.y <= cell.bbox.t);
+      const inside = runs.filter((r) => r.text.trim() !== '' && r.x + r.width / 2 >= cell.bbox.l && r.x + r.width / 2 <= cell.bbox.r && r.y >= cell.bbox.b - 1 && r.y <= cell.bbox.t);
       const color = dominant(inside.map((r): [string | undefined, number] => [r.color, r.text.length]));
       if (color && color !== '#000000') cell.color = color;
+      const chars = inside.reduce((n, r) => n + r.text.length, 0);
+      if (chars > 0 && inside.reduce((n, r) => n + (r.bold ? r.text.length : 0), 0) * 2 > chars) cell.bold = true;
+      if (chars > 0 && inside.reduce((n, r) => n + (r.italic ? r.text.length : 0), 0) * 2 > chars) cell.italic = true;
     }
   }
   return tables;

@@ -165,7 +165,9 @@ export function piecesOf(page: Page, translatedPage: Page, keptToo = false): Pie
       block.table.cells.forEach((cell, c) => {
         // Numbers and other untranslatable cells are kept as the source drew them (keptRegions).
         if (isKeptText(cell.text)) return;
-        pieces.push({ text: target.table?.cells[c]?.text ?? cell.text, box: cell.bbox, block, grow: false, ...(cell.color ? { color: cell.color } : {}) });
+        // A cell in its own style: a bold header on a coloured row stays bold and in its colour.
+        const spans = cell.bold || cell.italic ? [{ text: target.table?.cells[c]?.text ?? cell.text, bold: Boolean(cell.bold), italic: Boolean(cell.italic) }] : undefined;
+        pieces.push({ text: target.table?.cells[c]?.text ?? cell.text, box: cell.bbox, block, grow: false, ...(cell.color ? { color: cell.color } : {}), ...(spans ? { spans } : {}) });
       });
       return;
     }

@@ -56,7 +56,7 @@ export type StyledText = { text: string; bold?: boolean; italic?: boolean; color
  * at a time; a space takes the style of the character before it.
  */
 export function styleLines(lines: string[], spans: StyledText[] | undefined): StyledText[][] {
-  if (!spans || spans.length < 2) return lines.map((line) => [{ text: line }]);
+  if (!spans || spans.length === 0) return lines.map((line) => [{ text: line }]);
   const styles: StyledText[] = [];
   for (const span of spans) for (const char of span.text) if (!/\s/u.test(char)) styles.push(span);
   let next = 0;

@@ -1,0 +1,10 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { PDFDocument } from 'pdf-lib';
+const [src, tr, n, out] = process.argv.slice(2) as [string, string, string, string];
+const doc = await PDFDocument.create();
+const [a] = await doc.embedPdf(readFileSync(src), [Number(n) - 1]);
+const [b] = await doc.embedPdf(readFileSync(tr), [Number(n) - 1]);
+const page = doc.addPage([a!.width + b!.width + 12, Math.max(a!.height, b!.height)]);
+page.drawPage(a!, { x: 0, y: 0 });
+page.drawPage(b!, { x: a!.width + 12, y: 0 });
+writeFileSync(out, await doc.save());
