@@ -44,3 +44,55 @@ export class ProgressLine {
     if (this.on) process.stderr.write('\r\x1b[K');
   }
 }
+
+/** What a command says of a file that failed. */
+export type Failed = { input: string; error: string };
+
+/**
+ * Runs `work` on each input in turn, as `signet parse` and `signet translate` do: a progress line on
+ * a terminal, a failed file's one-line reason on stderr while the others still run, a second input
+ * whose results would overwrite the first's refused, and Ctrl-C (or SIGTERM) stopping after nothing
+ * of the file in progress was written (exit 130). `past` names what was done ("parsed").
+ */
+export async function runEachInput<R extends { input: string; notes: string[] }>(
+  inputs: string[],
+  options: { out?: string; verb: string; past: string },
+  work: (input: string, signal: AbortSignal, progress: ProgressLine) => Promise<R>,
+  doneLine: (result: R) => string,
+): Promise<Array<R | Failed>> {
+  const controller = new AbortController();
+  const interrupt = () => controller.abort(new Error('interrupted'));
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
+  const progress = new ProgressLine();
+  const results: Array<R | Failed> = [];
+  // Two inputs of one name would write the same results: the second fails instead of overwriting.
+  const claimed = new Map<string, string>();
+  for (const input of inputs) {
+    if (controller.signal.aborted) break;
+    const key = path.resolve(options.out ?? path.dirname(input), resultName(input));
+    const earlier = claimed.get(key);
+    try {
+      if (earlier !== undefined) throw new Error(`its results would overwrite those of ${earlier} (same name, same folder); ${options.verb} it on its own with another --out`);
+      claimed.set(key, input);
+      const result = await work(input, controller.signal, progress);
+      progress.end(doneLine(result));
+      if (process.stderr.isTTY) for (const note of result.notes) process.stderr.write(`  note: ${note}\n`);
+      results.push(result);
+    } catch (error) {
+      progress.clear();
+      if (controller.signal.aborted) break;
+      const reason = oneLine(error instanceof Error ? error.message : String(error));
+      process.stderr.write(`signet: ${input}: ${reason}\n`);
+      results.push({ input, error: reason });
+    }
+  }
+  const { killSpareReader } = await import('../documents/pdf/reader-client.ts');
+  await killSpareReader();
+  if (controller.signal.aborted) {
+    progress.clear();
+    const { fail } = await import('./run.ts');
+    fail(`interrupted; ${results.filter((r) => !('error' in r)).length} of ${inputs.length} files were ${options.past}; nothing of the file in progress was written`, 130);
+  }
+  return results;
+}

@@ -10,7 +10,7 @@ import { Option, type Command } from 'commander';
 import type { OcrLanguages, OcrMode } from '../documents/pdf/ocr-page.ts';
 import { cellText, formatTable, UsageError, wantsJson } from './output.ts';
 import { fail } from './run.ts';
-import { checkOutFolder, oneLine, plural, ProgressLine, readFailure, resultName } from './local-files.ts';
+import { checkOutFolder, plural, ProgressLine, readFailure, resultName, runEachInput } from './local-files.ts';
 import { stageResults, type Staged } from './parse-output.ts';
 
 export type ParseFormat = 'md' | 'json';
@@ -121,40 +121,12 @@ async function parseCommand(inputs: string[], o: ParseOptions): Promise<void> {
     if (!(await isInstalled('tesseract'))) fail('--ocr force needs tesseract, which is not installed; install it (Debian: apt install tesseract-ocr tesseract-ocr-eng) or use --ocr auto', 2);
   }
 
-  const controller = new AbortController();
-  const interrupt = () => controller.abort(new Error('interrupted'));
-  process.once('SIGINT', interrupt);
-  process.once('SIGTERM', interrupt);
-
-  const progress = new ProgressLine();
-  const results: FileSummary[] = [];
-  // Two inputs of one name would write the same results: the second fails instead of overwriting.
-  const claimed = new Map<string, string>();
-  for (const input of inputs) {
-    if (controller.signal.aborted) break;
-    const key = path.resolve(o.out ?? path.dirname(input), resultName(input));
-    const earlier = claimed.get(key);
-    try {
-      if (earlier !== undefined) throw new Error(`its results would overwrite those of ${earlier} (same name, same folder); parse it on its own with another --out`);
-      claimed.set(key, input);
-      const result = await parseFile(input, { out: o.out, formats, ocrMode: o.ocr, ocrLanguages, pictures: o.pictures, signal: controller.signal }, progress);
-      progress.end(doneLine(result));
-      if (process.stderr.isTTY) for (const note of result.notes) process.stderr.write(`  note: ${note}\n`);
-      results.push(result);
-    } catch (error) {
-      progress.clear();
-      if (controller.signal.aborted) break;
-      const reason = oneLine(error instanceof Error ? error.message : String(error));
-      process.stderr.write(`signet: ${input}: ${reason}\n`);
-      results.push({ input, error: reason });
-    }
-  }
-  const { killSpareReader } = await import('../documents/pdf/reader-client.ts');
-  await killSpareReader();
-  if (controller.signal.aborted) {
-    progress.clear();
-    fail(`interrupted; ${results.filter((r) => 'outputs' in r).length} of ${inputs.length} files were parsed; nothing of the file in progress was written`, 130);
-  }
+  const results: FileSummary[] = await runEachInput(
+    inputs,
+    { out: o.out, verb: 'parse', past: 'parsed' },
+    (input, signal, progress) => parseFile(input, { out: o.out, formats, ocrMode: o.ocr, ocrLanguages, pictures: o.pictures, signal }, progress),
+    doneLine,
+  );
 
   const failed = results.filter((r) => 'error' in r).length;
   const summary = { files: results, parsed: results.length - failed, failed };

@@ -14,7 +14,7 @@ import type { ParsedDocument } from '../documents/document.ts';
 import { parseGlossary, type Glossary } from '../documents/translate/glossary.ts';
 import type { PageCheck } from '../documents/translate/overlay/check.ts';
 import type { Translator } from '../documents/translate/translator.ts';
-import { checkOutFolder, oneLine, plural, ProgressLine, readFailure, resultName } from './local-files.ts';
+import { checkOutFolder, oneLine, plural, ProgressLine, readFailure, resultName, runEachInput } from './local-files.ts';
 import { cellText, formatTable, UsageError, wantsJson } from './output.ts';
 import { fail } from './run.ts';
 
@@ -199,39 +199,12 @@ async function translateCommand(inputs: string[], o: TranslateOptions): Promise<
     // A wrong argument or setting: nothing read or written.
     fail(error instanceof Error ? error.message : String(error), error instanceof SettingsError ? 78 : 2);
   }
-  const controller = new AbortController();
-  const interrupt = () => controller.abort(new Error('interrupted'));
-  process.once('SIGINT', interrupt);
-  process.once('SIGTERM', interrupt);
-
-  const progress = new ProgressLine();
-  const results: TranslateSummary[] = [];
-  const claimed = new Map<string, string>();
-  for (const input of inputs) {
-    if (controller.signal.aborted) break;
-    const key = path.resolve(o.out ?? path.dirname(input), resultName(input));
-    const earlier = claimed.get(key);
-    try {
-      if (earlier !== undefined) throw new Error(`its results would overwrite those of ${earlier} (same name, same folder); translate it on its own with another --out`);
-      claimed.set(key, input);
-      const result = await translateFile(input, { out: o.out, to, from, translator, glossary, signal: controller.signal }, progress);
-      progress.end(`${input}: ${plural(result.pages, 'page')} ${result.from}→${result.to} in ${result.seconds.toFixed(1)} s`);
-      if (process.stderr.isTTY) for (const note of result.notes) process.stderr.write(`  note: ${note}\n`);
-      results.push(result);
-    } catch (error) {
-      progress.clear();
-      if (controller.signal.aborted) break;
-      const reason = oneLine(error instanceof Error ? error.message : String(error));
-      process.stderr.write(`signet: ${input}: ${reason}\n`);
-      results.push({ input, error: reason });
-    }
-  }
-  const { killSpareReader } = await import('../documents/pdf/reader-client.ts');
-  killSpareReader();
-  if (controller.signal.aborted) {
-    progress.clear();
-    fail(`interrupted; ${results.filter((r) => 'outputs' in r).length} of ${inputs.length} files were translated; nothing of the file in progress was written`, 130);
-  }
+  const results: TranslateSummary[] = await runEachInput(
+    inputs,
+    { out: o.out, verb: 'translate', past: 'translated' },
+    (input, signal, progress) => translateFile(input, { out: o.out, to, from, translator, glossary, signal }, progress),
+    (result) => `${result.input}: ${plural(result.pages, 'page')} ${result.from}→${result.to} in ${result.seconds.toFixed(1)} s`,
+  );
   const failed = results.filter((r) => 'error' in r).length;
   const summary = { files: results, translated: results.length - failed, failed };
   if (wantsJson(o)) process.stdout.write(`${JSON.stringify(summary)}\n`);
