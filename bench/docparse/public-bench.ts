@@ -43,7 +43,7 @@ async function runBatch(label: string, docs: PublicDocument[], work: string, eng
     return file;
   });
   const runs: Partial<Record<EngineName, BatchRun>> = {};
-  const timing: Timing = { batch: label, files: docs.length, pages: docs.reduce((n, d) => n + d.pages, 0), seconds: {}, cpuSeconds: {} };
+  const timing: Timing = { batch: label, files: docs.length, pages: docs.reduce((n, d) => n + d.pages, 0), seconds: {}, cpuSeconds: {}, peakTreeMb: {}, peakProcessMb: {} };
   if (files.length === 0) return { runs, timing };
   // One after the other, never side by side: each has the machine to itself.
   for (const engine of engines) {
@@ -53,6 +53,10 @@ async function runBatch(label: string, docs: PublicDocument[], work: string, eng
     runs[engine] = run;
     timing.seconds[engine] = run.seconds;
     if (run.cpuSeconds !== undefined) timing.cpuSeconds[engine] = run.cpuSeconds;
+    if (run.memory && timing.peakTreeMb && timing.peakProcessMb) {
+      timing.peakTreeMb[engine] = Math.round(run.memory.peakTreeBytes / 2 ** 20);
+      timing.peakProcessMb[engine] = Math.round(run.memory.peakProcessBytes / 2 ** 20);
+    }
     process.stdout.write(`${run.seconds.toFixed(1)} s wall, ${run.cpuSeconds?.toFixed(1) ?? '–'} s CPU${run.failures.length > 0 ? ` (${run.failures.length} failed)` : ''}\n`);
   }
   return { runs, timing };
@@ -121,7 +125,7 @@ export async function publicBenchmark(options: PublicOptions): Promise<void> {
       `Run ${at} (Node ${process.version}; ${machine}). Sets: ${sets.join(', ')}; ${docs.length} files, ${pages.length} pages with truth.`,
       'Every page scored with the same functions (bench/docparse/metrics.ts, opendataloader-bench\'s NID / TEDS / MHS); a figure is the mean over the pages whose truth defines it (NID and MHS: whole-page truth; TEDS: pages whose truth has a table). pdftotext writes plain text: only its NID is given.',
       scoreMd,
-      'Wall time of each program over the batch, its process start included (one process over all files; pdftotext one process per file), and the CPU time of the processes it ran (user + system, children included once reaped — the figure less moved by other work on a shared machine):',
+      'Wall time of each program over the batch, its process start included (one process over all files; pdftotext one process per file); the CPU time of every process it ran (user + system of the command and all its descendants — Signet\'s reader processes, opendataloader\'s JVM, poppler\'s and tesseract\'s runs — each counted once reaped; the figure less moved by other work on a shared machine) with pages per CPU-second over the batch; and the peak resident memory, sampled every 100 ms, of all its processes together and of the largest one:',
       timeMd,
       commandLines,
       worst,

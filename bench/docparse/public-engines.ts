@@ -14,7 +14,64 @@ export type EngineName = 'signet' | 'opendataloader' | 'pdftotext';
  * the CPU time of the processes it ran (user + system of every reaped descendant: on a machine shared
  * with other work the wall time moves with the neighbours, the CPU time much less).
  */
-export type BatchRun = { outputs: Map<string, string>; seconds: number; cpuSeconds: number | undefined; command: string; failures: string[] };
+export type BatchRun = { outputs: Map<string, string>; seconds: number; cpuSeconds: number | undefined; command: string; failures: string[]; memory?: TreeMemory };
+
+/**
+ * Resident memory of a command's processes, sampled every 100 ms from /proc (Linux): the most the
+ * whole tree (the command and every process it started, reader processes included) held at once,
+ * and the most any one of its processes held (what \`/usr/bin/time -v\` calls maximum resident set size).
+ */
+export type TreeMemory = { peakTreeBytes: number; peakProcessBytes: number };
+
+const PAGE_BYTES = 4096;
+
+/** pid → [parent pid, resident bytes] of every process, from /proc. */
+function processTable(): Map<number, [number, number]> {
+  const table = new Map<number, [number, number]>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      table.set(Number(name), [Number(fields[1]), Number(fields[21]) * PAGE_BYTES]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return table;
+}
+
+/** Samples the resident memory of `pid` and its descendants until stop() is called. */
+function watchMemory(pid: number | undefined): { stop: () => TreeMemory } {
+  const memory: TreeMemory = { peakTreeBytes: 0, peakProcessBytes: 0 };
+  const sample = () => {
+    if (pid === undefined) return;
+    const table = processTable();
+    const tree = new Set([pid]);
+    for (let grew = true; grew; ) {
+      grew = false;
+      for (const [child, [parent]] of table) {
+        if (!tree.has(parent) || tree.has(child)) continue;
+        tree.add(child);
+        grew = true;
+      }
+    }
+    let sum = 0;
+    for (const member of tree) {
+      const rss = table.get(member)?.[1] ?? 0;
+      sum += rss;
+      memory.peakProcessBytes = Math.max(memory.peakProcessBytes, rss);
+    }
+    memory.peakTreeBytes = Math.max(memory.peakTreeBytes, sum);
+  };
+  const timer = setInterval(sample, 100);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return memory;
+    },
+  };
+}
 
 const ROOT = path.join(import.meta.dirname, '..', '..');
 
@@ -31,16 +88,17 @@ export function childrenCpuSeconds(): number | undefined {
   }
 }
 
-function run(command: string, args: string[], options: { cwd?: string } = {}): Promise<{ code: number | null; stderr: string; seconds: number }> {
+function run(command: string, args: string[], options: { cwd?: string } = {}): Promise<{ code: number | null; stderr: string; seconds: number; memory: TreeMemory }> {
   const start = performance.now();
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd: options.cwd ?? ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SIGNET_LOG_LEVEL: 'silent' } });
+    const watch = watchMemory(child.pid);
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => {
       if (stderr.length < 64_000) stderr += chunk.toString();
     });
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stderr, seconds: (performance.now() - start) / 1000 }));
+    child.on('close', (code) => resolve({ code, stderr, seconds: (performance.now() - start) / 1000, memory: watch.stop() }));
   });
 }
 
@@ -78,7 +136,7 @@ export async function runSignet(files: string[], outDir: string): Promise<BatchR
   const cpu = childrenCpuSeconds();
   const result = await run(process.execPath, command.args(outDir, files));
   const outputs = readOutputs(outDir, '.md');
-  return { outputs, seconds: result.seconds, cpuSeconds: cpuSince(cpu), command: command.label, failures: failuresOf(files, outputs, result.stderr) };
+  return { outputs, seconds: result.seconds, cpuSeconds: cpuSince(cpu), command: command.label, failures: failuresOf(files, outputs, result.stderr), memory: result.memory };
 }
 
 /** Why opendataloader-pdf cannot run here (no Java, or the package is not installed), or undefined. */
@@ -109,7 +167,7 @@ export async function runOpendataloader(files: string[], outDir: string): Promis
   const cpu = childrenCpuSeconds();
   const result = await run(process.execPath, [cli, ...OPENDATALOADER_ARGS, '--output-dir', outDir, ...files]);
   const outputs = readOutputs(outDir, '.md');
-  return { outputs, seconds: result.seconds, cpuSeconds: cpuSince(cpu), command: `opendataloader-pdf ${OPENDATALOADER_ARGS.map((a) => (a.includes(' ') ? `'${a}'` : a)).join(' ')} --output-dir DIR FILE…`, failures: failuresOf(files, outputs, result.stderr) };
+  return { outputs, seconds: result.seconds, cpuSeconds: cpuSince(cpu), memory: result.memory, command: `opendataloader-pdf ${OPENDATALOADER_ARGS.map((a) => (a.includes(' ') ? `'${a}'` : a)).join(' ')} --output-dir DIR FILE…`, failures: failuresOf(files, outputs, result.stderr) };
 }
 
 /** Why pdftotext cannot run here, or undefined. */

@@ -74,7 +74,7 @@ export function scoreTable(pages: PageResult[], engines: EngineName[]): string {
   return lines.join('\n');
 }
 
-export type Timing = { batch: string; files: number; pages: number; seconds: Partial<Record<EngineName, number>>; cpuSeconds: Partial<Record<EngineName, number>> };
+export type Timing = { batch: string; files: number; pages: number; seconds: Partial<Record<EngineName, number>>; cpuSeconds: Partial<Record<EngineName, number>>; peakTreeMb?: Partial<Record<EngineName, number>>; peakProcessMb?: Partial<Record<EngineName, number>> };
 
 /** The batches added up: the whole corpus, for each program that ran every batch. */
 function wholeCorpus(timings: Timing[], engines: EngineName[]): Timing {
@@ -92,15 +92,19 @@ function wholeCorpus(timings: Timing[], engines: EngineName[]): Timing {
 
 export function timingTable(batches: Timing[], engines: EngineName[]): string {
   const timings = batches.length > 1 ? [...batches, wholeCorpus(batches, engines)] : batches;
-  const header = ['batch', 'files', 'pages', ...engines.map((e) => `${e} wall s (pages/s)`), ...engines.map((e) => `${e} CPU s`)];
+  const header = ['batch', 'files', 'pages', ...engines.map((e) => `${e} wall s (pages/s)`), ...engines.map((e) => `${e} CPU s (pages per CPU-s)`), ...engines.filter((e) => e !== 'pdftotext').map((e) => `${e} peak RSS MB: all processes / largest one`)];
   const lines = [`| ${header.join(' | ')} |`, `|---|${header.slice(1).map(() => '---:').join('|')}|`];
   for (const t of timings) {
     const cell = (e: EngineName) => {
       const s = t.seconds[e];
       return s === undefined ? '–' : `${s.toFixed(1)} (${(t.pages / s).toFixed(1)})`;
     };
-    const cpu = (e: EngineName) => (t.cpuSeconds[e] === undefined ? '–' : (t.cpuSeconds[e] ?? 0).toFixed(1));
-    lines.push(`| ${t.batch} | ${t.files} | ${t.pages} | ${engines.map(cell).join(' | ')} | ${engines.map(cpu).join(' | ')} |`);
+    const cpu = (e: EngineName) => {
+      const c = t.cpuSeconds[e];
+      return c === undefined ? '–' : `${c.toFixed(1)} (${c > 0 ? (t.pages / c).toFixed(1) : '–'})`;
+    };
+    const rss = (e: EngineName) => (t.peakTreeMb?.[e] === undefined ? '–' : `${t.peakTreeMb[e]} / ${t.peakProcessMb?.[e] ?? '–'}`);
+    lines.push(`| ${t.batch} | ${t.files} | ${t.pages} | ${engines.map(cell).join(' | ')} | ${engines.map(cpu).join(' | ')} | ${engines.filter((e) => e !== 'pdftotext').map(rss).join(' | ')} |`);
   }
   return lines.join('\n');
 }

@@ -10,12 +10,12 @@ import { Option, type Command } from 'commander';
 import type { OcrLanguages, OcrMode } from '../documents/pdf/ocr-page.ts';
 import { cellText, formatTable, UsageError, wantsJson } from './output.ts';
 import { fail } from './run.ts';
-import { checkOutFolder, plural, ProgressLine, readFailure, resultName, runEachInput } from './local-files.ts';
+import { checkOutFolder, oneLine, plural, ProgressLine, readFailure, resultName } from './local-files.ts';
 import { stageResults, type Staged } from './parse-output.ts';
 
 export type ParseFormat = 'md' | 'json';
 
-type ParseOptions = { out?: string; format: string; ocr: OcrMode; lang?: string; json?: boolean; pictures: boolean };
+type ParseOptions = { out?: string; format: string; ocr: OcrMode; lang?: string; json?: boolean; pictures: boolean; threads?: string };
 
 /** What the summary says of one file. */
 export type FileSummary =
@@ -56,7 +56,7 @@ export async function parseLanguages(value: string, ocr: OcrMode): Promise<strin
 /** The engine's reasons speak to someone who uploaded the file; here it is a file on their disk. */
 const forLocalFile = (message: string) => message.replace(/; upload a PDF document\.$/, '.').replace(/upload it again/g, 'parse it again');
 
-type RunFileOptions = { out?: string; formats: ParseFormat[]; ocrMode: OcrMode; ocrLanguages: OcrLanguages; pictures: boolean; signal: AbortSignal };
+type RunFileOptions = { out?: string; formats: ParseFormat[]; ocrMode: OcrMode; ocrLanguages: OcrLanguages; pictures: boolean; signal: AbortSignal; threads: number };
 
 /** Parses one input and writes its results; throws with a one-line reason when it fails. */
 async function parseFile(input: string, options: RunFileOptions, progress: ProgressLine): Promise<Parsed> {
@@ -81,6 +81,7 @@ async function parseFile(input: string, options: RunFileOptions, progress: Progr
       signal: options.signal,
       ocrMode: options.ocrMode,
       ocrLanguages: options.ocrLanguages,
+      threads: options.threads,
       // Without pictures nothing is rendered: a picture's caption stays in the text.
       ...(options.pictures ? { onPicture: (file: string, png: Uint8Array) => target.writePicture(file, png) } : {}),
       onProgress: (done, total) => progress.show(`${input}: ${done}/${total} pages`),
@@ -105,11 +106,23 @@ const doneLine = (result: Parsed) => `${result.input}: ${plural(result.pages, 'p
 /** What a file's row of the terminal's summary says it produced. */
 const producedText = (result: Parsed) => [...result.outputs, ...(result.pictures.length > 0 ? [`${plural(result.pictures.length, 'picture')} in ${path.dirname(result.pictures[0]!)}`] : [])].join(', ');
 
+/** --threads, else SIGNET_PARSE_THREADS, else the default: validated as the setting is. */
+async function threadsOf(option: string | undefined): Promise<number> {
+  const { parseThreadsFrom } = await import('../config/settings.ts');
+  try {
+    return parseThreadsFrom(option === undefined ? process.env : { SIGNET_PARSE_THREADS: option });
+  } catch (error) {
+    throw new Error(option === undefined ? (error as Error).message : `--threads: ${(error as Error).message.replace(/^SIGNET_PARSE_THREADS: /, '')}`);
+  }
+}
+
 async function parseCommand(inputs: string[], o: ParseOptions): Promise<void> {
   let formats: ParseFormat[];
   let ocrLanguages: OcrLanguages = 'auto';
+  let threads: number;
   try {
     formats = parseFormats(o.format);
+    threads = await threadsOf(o.threads);
     if (o.out !== undefined) await checkOutFolder(o.out);
     if (o.lang !== undefined) ocrLanguages = await parseLanguages(o.lang, o.ocr);
   } catch (error) {
@@ -121,12 +134,56 @@ async function parseCommand(inputs: string[], o: ParseOptions): Promise<void> {
     if (!(await isInstalled('tesseract'))) fail('--ocr force needs tesseract, which is not installed; install it (Debian: apt install tesseract-ocr tesseract-ocr-eng) or use --ocr auto', 2);
   }
 
-  const results: FileSummary[] = await runEachInput(
-    inputs,
-    { out: o.out, verb: 'parse', past: 'parsed' },
-    (input, signal, progress) => parseFile(input, { out: o.out, formats, ocrMode: o.ocr, ocrLanguages, pictures: o.pictures, signal }, progress),
-    doneLine,
-  );
+  const controller = new AbortController();
+  const interrupt = () => controller.abort(new Error('interrupted'));
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
+
+  const progress = new ProgressLine();
+  const results: FileSummary[] = [];
+  // Two inputs of one name would write the same results: the second fails instead of overwriting.
+  const claimed = new Map<string, string>();
+  const clash = inputs.map((input) => {
+    const key = path.resolve(o.out ?? path.dirname(input), resultName(input));
+    const earlier = claimed.get(key);
+    if (earlier === undefined) claimed.set(key, input);
+    return earlier;
+  });
+  // Several files are parsed at once when there are more than one, sharing the reader processes
+  // --threads allows (one file takes them all; many files take one each), so a batch of short
+  // files keeps the cores busy as a long document does (issue 31, item 4).
+  const together = Math.max(1, Math.min(threads, inputs.length));
+  const perFile = Math.max(1, Math.floor(threads / together));
+  const done: Array<FileSummary | undefined> = [];
+  let next = 0;
+  const lane = async () => {
+    while (next < inputs.length && !controller.signal.aborted) {
+      const index = next++;
+      const input = inputs[index] as string;
+      try {
+        const earlier = clash[index];
+        if (earlier !== undefined) throw new Error(`its results would overwrite those of ${earlier} (same name, same folder); parse it on its own with another --out`);
+        const result = await parseFile(input, { out: o.out, formats, ocrMode: o.ocr, ocrLanguages, pictures: o.pictures, signal: controller.signal, threads: perFile }, progress);
+        progress.end(doneLine(result));
+        if (process.stderr.isTTY) for (const note of result.notes) process.stderr.write(`  note: ${note}\n`);
+        done[index] = result;
+      } catch (error) {
+        progress.clear();
+        if (controller.signal.aborted) return;
+        const reason = oneLine(error instanceof Error ? error.message : String(error));
+        process.stderr.write(`signet: ${input}: ${reason}\n`);
+        done[index] = { input, error: reason };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: together }, lane));
+  results.push(...done.filter((r): r is FileSummary => r !== undefined));
+  const { killSpareReader } = await import('../documents/pdf/reader-client.ts');
+  await killSpareReader();
+  if (controller.signal.aborted) {
+    progress.clear();
+    fail(`interrupted; ${results.filter((r) => 'outputs' in r).length} of ${inputs.length} files were parsed; nothing of the file in progress was written`, 130);
+  }
 
   const failed = results.filter((r) => 'error' in r).length;
   const summary = { files: results, parsed: results.length - failed, failed };
@@ -153,6 +210,7 @@ export function registerParseCommand(program: Command): void {
     .addOption(new Option('--ocr <mode>', 'auto: OCR the pages without a text layer; off: never; force: every page').choices(['auto', 'off', 'force']).default('auto'))
     .option('--lang <languages>', 'OCR languages, tesseract names joined by + (e.g. eng+chi_sim); default: English, and Chinese too when English reads poorly')
     .option('--no-pictures', 'do not cut the pictures out as PNG files (faster; their captions stay in the text)')
+    .option('--threads <n>', 'reader processes to use: a long file\'s pages, or several files, side by side (default: SIGNET_PARSE_THREADS, else the cores up to 4)')
     .option('--json', 'print the summary as JSON')
     .action((files: string[], o: ParseOptions) => parseCommand(files, o));
 }

@@ -1,23 +1,21 @@
 // Page images for the result view (issue 17 item 6, issue 18 item 5): a page of the task's source
-// PDF or of its translated.pdf, drawn by poppler's pdftoppm on first request — without a shell,
-// under a time and an address-space limit — and kept in object storage beside the task's files
-// (`tasks/<id>/pages/…`), so every later view of that page is one read. Measured on this machine:
-// a first render of a typeset text page (the booktabs manual) takes about 0.2 s and is about
-// 170 kB. The cache goes with the task (deleteTaskRecord, account deletion).
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+// PDF or of its translated.pdf, drawn by PDFium in a reader process (its time and memory limits;
+// issue 31: a third of pdftoppm's CPU for these images, docs/documents/pdf-reader.md) on first
+// request, and kept in object storage beside the task's files (`tasks/<id>/pages/…`), so every
+// later view of that page is one read. The cache goes with the task (deleteTaskRecord, account deletion).
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { TaskKind } from '../db/schema.ts';
 import { ObjectNotFoundError } from '../storage/object-store.ts';
-import { LimitedProgramError, runLimited } from '../documents/limited.ts';
+import { UnreadablePdfError } from '../documents/pdf/errors.ts';
 import { pageImagePrefix, resultFile, TaskError, type TaskContext } from './tasks.ts';
 
 export type PageImageSource = 'source' | 'translated';
 
 /** The longest side of a page image, in pixels: sharp on a laptop screen, small enough to cache. */
 const LONGEST_SIDE = 1400;
-const RENDER_LIMITS = { timeoutMs: 30_000, memoryBytes: 1024 * 2 ** 20 };
 
 const pageImageKey = (taskId: string, source: PageImageSource, pageNo: number) => `${pageImagePrefix(taskId)}${source}-${pageNo}.png`;
 
@@ -51,12 +49,17 @@ async function renderPng(pdf: Buffer, pageNo: number): Promise<Buffer> {
   const dir = await mkdtemp(path.join(tmpdir(), 'signet-page-'));
   try {
     const input = path.join(dir, 'in.pdf');
-    await writeFile(input, pdf);
-    const out = path.join(dir, 'page');
-    await runLimited('pdftoppm', ['-f', String(pageNo), '-l', String(pageNo), '-png', '-scale-to', String(LONGEST_SIDE), '-cropbox', '-singlefile', input, out], RENDER_LIMITS);
-    return await readFile(`${out}.png`);
+    await writeFile(input, pdf, { mode: 0o600 });
+    const { PdfReader } = await import('../documents/pdf/reader-client.ts');
+    const reader = await PdfReader.open(input);
+    try {
+      const { data } = await reader.render({ pageNo, dpi: 72, longestSide: LONGEST_SIDE, format: 'png' });
+      return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+    } finally {
+      reader.close();
+    }
   } catch (error) {
-    if (error instanceof LimitedProgramError) throw new TaskError(error.reason === 'missing' ? 503 : 422, 'page_not_rendered', `Page ${pageNo} could not be drawn: ${error.message}`);
+    if (error instanceof UnreadablePdfError) throw new TaskError(422, 'page_not_rendered', `Page ${pageNo} could not be drawn: ${error.message}`);
     throw error;
   } finally {
     await rm(dir, { recursive: true, force: true });

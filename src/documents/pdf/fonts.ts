@@ -1,7 +1,7 @@
 // A font's style as layout uses it — bold, italic, monospaced, mathematics — from its PostScript
 // name (Helvetica-BoldOblique, ABCDEF+CMTT10, NotoSansSC-Black), its descriptor's flags and weight.
 
-export type FontStyle = { bold: boolean; italic: boolean; mono: boolean; math: boolean };
+export type FontStyle = { bold: boolean; italic: boolean; mono: boolean; math: boolean; /** The descriptor says FixedPitch — true of most CJK fonts too, so it makes Latin text mono, never CJK text. */ fixedPitch: boolean };
 
 /** PDF 32000 §9.8.2, the font descriptor's Flags: bit 1 FixedPitch. */
 const FIXED_PITCH = 1 << 0;
@@ -19,6 +19,7 @@ export function fontStyle(name: string, flags: number, weight: number): FontStyl
     bold: /bold|black|heavy|semibold|demibold|CMBX|CMB\d|SFBX|SFB\d|-Medi\b|-MediItal|\bBd\b|-Bd/i.test(name) || (bare === '' && weight >= 700),
     italic: /italic|oblique|CMTI|CMSL|SFTI|SFSL|SFIT|Ital\b|-It\b|-BdIt|-MediItal/i.test(name),
     math: /CMMI|CMSY|CMEX|CMBSY|MSAM|MSBM|LMMath|STIX|XITS|CambriaMath|Cambria-Math|TeXGyre\w*Math|Asana|rsfs|EUFM|EUSM|Symbol\b/i.test(name),
-    mono: (flags & FIXED_PITCH) !== 0 || /courier|mono|typewriter|consol|menlo|CMTT|SFTT|LMMono|inconsolata/i.test(name),
+    mono: /courier|mono|typewriter|consol|menlo|CMTT|SFTT|LMMono|inconsolata/i.test(name),
+    fixedPitch: (flags & FIXED_PITCH) !== 0,
   };
 }

@@ -53,13 +53,17 @@ function paintedPath(pdfium: Pdfium, scratch: Scratch, object: number, matrix: M
   const count = pdfium.FPDFPath_CountSegments(object);
   const data: number[] = [];
   let bezier: number[] = [];
+  let start: [number, number] = [0, 0];
+  let at: [number, number] = [0, 0];
   for (let i = 0; i < count; i += 1) {
     const segment = pdfium.FPDFPath_GetPathSegment(object, i);
     if (segment === 0 || !pdfium.FPDFPathSegment_GetPoint(segment, scratch.at(0, 4), scratch.at(1, 4))) continue;
     const [x, y] = apply(matrix, scratch.f32(0), scratch.f32(1));
     const kind = pdfium.FPDFPathSegment_GetType(segment);
-    if (kind === SEGMENT.moveTo) data.push(DRAW.moveTo, x, y);
-    else if (kind === SEGMENT.lineTo) data.push(DRAW.lineTo, x, y);
+    if (kind === SEGMENT.moveTo) {
+      data.push(DRAW.moveTo, x, y);
+      start = [x, y];
+    } else if (kind === SEGMENT.lineTo) data.push(DRAW.lineTo, x, y);
     else if (kind === SEGMENT.bezierTo) {
       // A cubic curve is three BEZIERTO segments in a row: two control points and the end point.
       bezier.push(x, y);
@@ -68,7 +72,11 @@ function paintedPath(pdfium: Pdfium, scratch: Scratch, object: number, matrix: M
         bezier = [];
       }
     }
-    if (pdfium.FPDFPathSegment_GetClose(segment)) data.push(DRAW.closePath);
+    at = [x, y];
+    // PDFium stores a rectangle (re) as four lines back to its corner, then closes it: that close
+    // draws nothing, and pdf.js had no segment there (it would be a rule of no length).
+    const closesOpen = at[0] !== start[0] || at[1] !== start[1];
+    if (pdfium.FPDFPathSegment_GetClose(segment) && closesOpen) data.push(DRAW.closePath);
   }
   return data.length > 0 ? { data: Float32Array.from(data), fillOnly: fill && !stroke } : undefined;
 }

@@ -2,7 +2,7 @@
 // the layout stages read: one run is a stretch of one line in one font, size, colour and marked-content
 // id, cut where the gap is wider than a word space — the grouping pdf.js made (its text items),
 // so layout/lines.ts joins and splits them as before.
-import type { TextRun } from '../layout/geometry.ts';
+import { CJK, type TextRun } from '../layout/geometry.ts';
 import { fontStyle, type FontStyle } from './fonts.ts';
 import { readUtf8, Scratch, type Pdfium } from './pdfium.ts';
 
@@ -11,11 +11,11 @@ const SPACE_MIN = 0.102;
 /** … one above SPLIT_GAP starts a new run (a column or a tab stop), as does a step back of more than BACK_GAP. */
 const SPLIT_GAP = 0.6;
 const BACK_GAP = 0.2;
-/** Characters whose baselines differ by less than this (in em) are on one line. */
-const SAME_BASELINE = 0.2;
+/** Characters whose baselines differ by less than this (in em) are on one line (a TeX logo's lowered E stays in its word). */
+const SAME_BASELINE = 0.5;
 
 /** One character of the text page (page points, unrotated, before the crop box origin is taken off). */
-type Char = { text: string; x: number; y: number; left: number; right: number; size: number; object: number; rtl: boolean };
+type Char = { text: string; x: number; y: number; left: number; right: number; bottom: number; top: number; size: number; object: number; rtl: boolean };
 
 type RunKey = { style: FontStyle; font: number; size: number; color: string; mcid: number };
 
@@ -53,25 +53,26 @@ function objectFacts(pdfium: Pdfium, scratch: Scratch, fonts: Map<number, FontSt
  * The page's text runs, in content order (coordinates relative to `origin`, the crop box's corner).
  * Rotated text is grouped along its own direction; its run starts at its first glyph's origin.
  */
-export function textRuns(pdfium: Pdfium, page: number, origin: { x: number; y: number }, fonts: Map<number, FontStyle>): TextRun[] {
+export function textRuns(pdfium: Pdfium, page: number, box: { x: number; y: number; width: number; height: number }, fonts: Map<number, FontStyle>): TextRun[] {
+  const origin = { x: box.x, y: box.y };
+  // As pdf.js did, text wholly outside the visible page (printer's marks beyond the crop box) is left out.
+  const chars = readChars(pdfium, page, fonts).filter((c) => c.right > box.x && c.left < box.x + box.width && c.top > box.y && c.bottom < box.y + box.height);
+  undoRightToLeftMirroring(chars);
+  markFakeBold(pdfium, page, chars);
+  return groupRuns(chars, origin);
+}
+
+type ReadChar = Char & { key: RunKey; angle: number };
+
+/** The page's characters in content order, generated ones (PDFium's inferred spaces and line ends) left out. */
+function readChars(pdfium: Pdfium, page: number, fonts: Map<number, FontStyle>): ReadChar[] {
   const textPage = pdfium.FPDFText_LoadPage(page);
   if (textPage === 0) return [];
   const scratch = new Scratch(pdfium, 64);
   try {
     const facts = objectFacts(pdfium, scratch, fonts);
     const count = pdfium.FPDFText_CountChars(textPage);
-    const runs: TextRun[] = [];
-    let run: { key: RunKey; chars: Char[]; angle: number } | undefined;
-    let previous: Char | undefined;
-    let spaced = false;
-    const close = (next: Char | undefined, nextKey: RunKey | undefined) => {
-      if (!run) return;
-      const made = toRun(run.chars, run.key, origin, run.angle);
-      // pdf.js marks a run as ending its line when the same font goes on, on another line (layout/lines.ts uses it).
-      if (made && next && nextKey && nextKey.font === run.key.font && Math.abs(next.y - (run.chars.at(-1)?.y ?? next.y)) > SAME_BASELINE * run.key.size) made.hasEOL = true;
-      if (made) runs.push(made);
-      run = undefined;
-    };
+    const chars: ReadChar[] = [];
     for (let i = 0; i < count; i += 1) {
       if (pdfium.FPDFText_IsGenerated(textPage, i) === 1) continue;
       const code = pdfium.FPDFText_GetUnicode(textPage, i);
@@ -84,44 +85,136 @@ export function textRuns(pdfium: Pdfium, page: number, origin: { x: number; y: n
       const [x, y] = [scratch.f64(0), scratch.f64(1)];
       const hasBox = pdfium.FPDFText_GetLooseCharBox(textPage, i, scratch.ptr + 16);
       // FS_RECTF: left, top, right, bottom (floats).
-      const left = hasBox ? scratch.f32(4) : x;
-      const right = hasBox ? scratch.f32(6) : x;
+      const [left, top, right, bottom] = hasBox ? [scratch.f32(4), scratch.f32(5), scratch.f32(6), scratch.f32(7)] : [x, y, x, y];
       const size = pdfium.FPDFText_GetFontSize(textPage, i) * fact.scale;
       const angle = pdfium.FPDFText_GetCharAngle(textPage, i);
       const text = String.fromCodePoint(shown);
-      const char: Char = { text, x, y, left: Math.min(left, right), right: Math.max(left, right), size, object, rtl: RTL.test(text) };
       const key: RunKey = { style: fact.style, font: fact.font, size: Math.round(size * 100) / 100, color: fact.color, mcid: fact.mcid };
-      // As pdf.js does, a space character is not placed itself: the gap it leaves decides between a
-      // word space and a new run, measured from the last glyph that is not a space.
-      if (text.trim() === '') {
-        spaced = true;
-        continue;
-      }
-      const join = run && previous && sameKey(run.key, key) && Math.abs(run.angle - angle) < 0.01 ? joining(previous, char, angle) : 'split';
-      if (join === 'split') {
-        close(char, key);
-        run = { key, chars: [char], angle };
-      } else {
-        if (join === 'space' || spaced) run?.chars.push({ ...char, text: ' ', right: char.left });
-        run?.chars.push(char);
-      }
-      spaced = false;
-      previous = char;
+      chars.push({ text, x, y, left: Math.min(left, right), right: Math.max(left, right), bottom: Math.min(bottom, top), top: Math.max(bottom, top), size, object, rtl: RTL.test(text), key, angle });
     }
-    close(undefined, undefined);
-    return runs;
+    return chars;
   } finally {
     scratch.free();
     pdfium.FPDFText_ClosePage(textPage);
   }
 }
 
-// Not the size: pdf.js kept one font's glyphs together across a size change (a run's size is its first glyph's).
-const sameKey = (a: RunKey, b: RunKey) => a.font === b.font && a.color === b.color && a.mcid === b.mcid;
+/** A copy drawn this close (points) to the text it repeats makes it look bold. */
+const FAKE_BOLD_OFFSET = 1.5;
+
+/**
+ * Text drawn twice, the second copy shifted a hair (Word's and WPS's bold for fonts without a bold
+ * face, common in Chinese documents), is bold. PDFium keeps one copy's characters and drops the
+ * other's, so pdf.js's sign of it (the run drawn twice, layout/lines.ts) is gone: a top-level text
+ * object none of whose characters were kept, lying on one that was, marks the kept one's characters bold.
+ */
+function markFakeBold(pdfium: Pdfium, page: number, chars: ReadChar[]): void {
+  const kept = new Set(chars.map((c) => c.object));
+  const scratch = new Scratch(pdfium, 16);
+  try {
+    const bounds = (object: number) => (pdfium.FPDFPageObj_GetBounds(object, scratch.at(0, 4), scratch.at(1, 4), scratch.at(2, 4), scratch.at(3, 4)) ? [scratch.f32(0), scratch.f32(1), scratch.f32(2), scratch.f32(3)] : undefined);
+    const keptBoxes: Array<[number, number[]]> = [];
+    const dropped: number[][] = [];
+    const count = pdfium.FPDFPage_CountObjects(page);
+    for (let i = 0; i < count; i += 1) {
+      const object = pdfium.FPDFPage_GetObject(page, i);
+      if (pdfium.FPDFPageObj_GetType(object) !== 1) continue;
+      const box = bounds(object);
+      if (!box) continue;
+      if (kept.has(object)) keptBoxes.push([object, box]);
+      else dropped.push(box);
+    }
+    if (dropped.length === 0) return;
+    const bold = new Set<number>();
+    for (const [object, box] of keptBoxes) {
+      if (dropped.some((d) => box.every((v, k) => Math.abs(v - (d[k] ?? Infinity)) <= FAKE_BOLD_OFFSET) && !box.every((v, k) => v === d[k]))) bold.add(object);
+    }
+    for (const c of chars) if (bold.has(c.object) && !c.key.style.bold) c.key = { ...c.key, style: { ...c.key.style, bold: true } };
+  } finally {
+    scratch.free();
+  }
+}
+
+/** Bracket pairs Unicode mirrors (BidiMirroring.txt, the ones text uses). */
+const MIRRORED: Record<string, string> = { '(': ')', ')': '(', '[': ']', ']': '[', '{': '}', '}': '{', '<': '>', '>': '<', '«': '»', '»': '«', '‹': '›', '›': '‹' };
+
+/**
+ * PDFium puts right-to-left text in logical order itself, and on the way mirrors brackets and spells
+ * some files' lam-alef ligature backwards (alef, lam). Word and PowerPoint map a glyph to the
+ * character typed (layout/bidi.ts: "brackets keep the character the PDF gives"), and layout/bidi.ts
+ * expects each run's text as pdf.js gave it: so a character PDFium laid right to left (the next one
+ * stands to its left, or the last one to its right) gets its bracket back, and a lam-alef its order.
+ */
+function undoRightToLeftMirroring(chars: ReadChar[]): void {
+  const sameLine = (a: ReadChar, b: ReadChar) => Math.abs(a.y - b.y) <= SAME_BASELINE * Math.max(a.size, 1) && Math.abs(a.angle) < 1e-3 && Math.abs(b.angle) < 1e-3;
+  const leftward = (i: number) => {
+    const [c, before, after] = [chars[i], chars[i - 1], chars[i + 1]];
+    if (!c) return false;
+    const tol = 0.5;
+    return (after !== undefined && sameLine(c, after) && after.right <= c.left + tol && after.left < c.left - tol) || (before !== undefined && sameLine(c, before) && before.left >= c.right - tol && before.right > c.right + tol);
+  };
+  for (let i = 0; i < chars.length; i += 1) {
+    const c = chars[i] as ReadChar;
+    const mirror = MIRRORED[c.text];
+    if (mirror && leftward(i)) c.text = mirror;
+  }
+  // Lam-alef, the ligature every Arabic font has, is lam then alef in reading order: PDFium gives
+  // its two letters the glyph's one box and, for some files, the wrong way round.
+  for (let i = 0; i + 1 < chars.length; i += 1) {
+    const [a, b] = [chars[i] as ReadChar, chars[i + 1] as ReadChar];
+    if (ALEF.test(a.text) && b.text === LAM && a.left === b.left && a.right === b.right && a.y === b.y) [a.text, b.text] = [b.text, a.text];
+  }
+}
+
+const LAM = '\u0644';
+/** Alef and its forms with madda and hamza (U+0622, U+0623, U+0625, U+0627). */
+const ALEF = /^[\u0622\u0623\u0625\u0627]$/u;
+
+/** Characters grouped into runs: a run goes on while the font, colour and MCID stay and the gap is no wider than a word space. */
+function groupRuns(chars: ReadChar[], origin: { x: number; y: number }): TextRun[] {
+  const runs: TextRun[] = [];
+  let run: { key: RunKey; chars: Char[]; angle: number } | undefined;
+  let previous: Char | undefined;
+  let spaced = false;
+  const close = (next: Char | undefined, nextKey: RunKey | undefined) => {
+    if (!run) return;
+    const made = toRun(run.chars, run.key, origin, run.angle);
+    // pdf.js marks a run as ending its line when the same font goes on, on another line (layout/lines.ts
+    // then cuts the row at a narrower gap to its right). A right-to-left run ends its line at its left
+    // end, so the gap to its right is inside the line: it is not marked.
+    if (made && !run.chars.some((c) => c.rtl) && next && nextKey && nextKey.font === run.key.font && Math.abs(next.y - (run.chars.at(-1)?.y ?? next.y)) > SAME_BASELINE * run.key.size) made.hasEOL = true;
+    if (made) runs.push(made);
+    run = undefined;
+  };
+  for (const char of chars) {
+    const { key, angle } = char;
+    // As pdf.js does, a space character is not placed itself: the gap it leaves decides between a
+    // word space and a new run, measured from the last glyph that is not a space.
+    if (char.text.trim() === '') {
+      spaced = true;
+      continue;
+    }
+    const join = run && previous && sameKey(run.key, key) && Math.abs(run.angle - angle) < 0.01 ? joining(previous, char, angle) : 'split';
+    if (join === 'split') {
+      close(char, key);
+      run = { key, chars: [char], angle };
+    } else {
+      if (join === 'space' || spaced) run?.chars.push({ ...char, text: ' ', right: char.left });
+      run?.chars.push(char);
+    }
+    spaced = false;
+    previous = char;
+  }
+  close(undefined, undefined);
+  return runs;
+}
+
+const sameKey = (a: RunKey, b: RunKey) => a.font === b.font && Math.abs(a.size - b.size) <= 0.01 * Math.max(a.size, b.size) && a.color === b.color && a.mcid === b.mcid;
 
 /** How `char` continues the run ending in `last`: closely, after a word space, or not at all. */
 function joining(last: Char, char: Char, angle: number): 'close' | 'space' | 'split' {
-  const [cos, sin] = [Math.cos(angle), Math.sin(angle)];
+  // FPDFText_GetCharAngle measures clockwise (text running up the page reads 3π/2): the direction is (cos, −sin).
+  const [cos, sin] = [Math.cos(angle), -Math.sin(angle)];
   const along = (px: number, py: number) => px * cos + py * sin;
   const across = (px: number, py: number) => -px * sin + py * cos;
   const em = Math.max(last.size, 1);
@@ -129,7 +222,9 @@ function joining(last: Char, char: Char, angle: number): 'close' | 'space' | 'sp
   const upright = Math.abs(sin) < 1e-3;
   // Right-to-left letters are drawn leftwards: the next one ends where the last one began.
   const backwards = upright && (char.rtl || last.rtl) && char.right <= last.left + BACK_GAP * em;
-  const gap = backwards ? last.left - char.right : upright ? char.left - last.right : along(char.x, char.y) - along(last.x, last.y) - Math.abs(last.right - last.left);
+  // Turned text advances along its direction: the glyph box's extent that way is its advance.
+  const advance = (c: Char) => (c.right - c.left) * Math.abs(cos) + (c.top - c.bottom) * Math.abs(sin);
+  const gap = backwards ? last.left - char.right : upright ? char.left - last.right : along(char.x, char.y) - along(last.x, last.y) - advance(last);
   // A glyph starting inside the last one's box is part of it (the letters of a ligature) or drawn over it.
   if (upright && !backwards && gap < 0 && char.left >= last.left - 0.01 * em) return 'close';
   if (gap > SPLIT_GAP * em || gap < -BACK_GAP * em) return 'split';
@@ -142,7 +237,8 @@ function toRun(chars: Char[], key: RunKey, origin: { x: number; y: number }, ang
   if (!first || text.trim() === '') return undefined;
   const upright = Math.abs(Math.sin(angle)) < 1e-3 && Math.cos(angle) > 0;
   const left = upright ? Math.min(...chars.map((c) => Math.min(c.x, c.left))) : first.x;
-  const width = upright ? Math.max(...chars.map((c) => c.right)) - left : chars.reduce((sum, c) => sum + (c.text === ' ' ? 0 : c.right - c.left), 0);
+  const [cos, sin] = [Math.abs(Math.cos(angle)), Math.abs(Math.sin(angle))];
+  const width = upright ? Math.max(...chars.map((c) => c.right)) - left : chars.reduce((sum, c) => sum + (c.text === ' ' ? 0 : (c.right - c.left) * cos + (c.top - c.bottom) * sin), 0);
   const { style } = key;
   return {
     text,
@@ -153,7 +249,7 @@ function toRun(chars: Char[], key: RunKey, origin: { x: number; y: number }, ang
     bold: style.bold,
     hasEOL: false,
     italic: style.italic,
-    mono: style.mono,
+    mono: style.mono || (style.fixedPitch && !CJK.test(text)),
     ...(style.math ? { math: true } : {}),
     height: key.size,
     color: key.color,

@@ -55,13 +55,29 @@ const heapMbFor = (limits: ReaderLimits) => Math.max(64, Math.floor(MB(limits.me
 type Booting = { child: ChildProcess; heapMb: number; ready: Promise<boolean> };
 
 /**
+ * The reader's environment: the parent's, with Node's compile cache in the same place bin/signet.js
+ * keeps it (unless the operator chose one or turned it off), so a reader after the first neither
+ * loads the TypeScript stripper (~17 MB resident) nor compiles its modules again.
+ */
+function readerEnvironment(): NodeJS.ProcessEnv {
+  const env = process.env;
+  if (env.NODE_COMPILE_CACHE !== undefined || env.NODE_DISABLE_COMPILE_CACHE !== undefined) return env;
+  return { ...env, NODE_COMPILE_CACHE: fileURLToPath(new URL('../../../node_modules/.cache/signet-compile/', import.meta.url)) };
+}
+
+/** Every reader process started and not yet exited: stopReaders() waits for all of them. */
+const living = new Set<ChildProcess>();
+
+/**
  * Starts a reader process; `ready` resolves true once PDFium is loaded in it, false if it died first.
  * PDFium's WebAssembly heap is capped at the memory limit (issue 31: "a hard cap per document"); V8's
  * own heap (the page model being built) at three quarters of it.
  */
 function boot(heapMb: number): Booting {
   const pdfiumCap = Math.round((heapMb / 0.75) * 2 ** 20);
-  const child = fork(SCRIPT, [String(pdfiumCap)], { execArgv: [`--max-old-space-size=${heapMb}`], serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
+  const child = fork(SCRIPT, [String(pdfiumCap)], { execArgv: [`--max-old-space-size=${heapMb}`], serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'], env: readerEnvironment() });
+  living.add(child);
+  child.once('exit', () => living.delete(child));
   const ready = new Promise<boolean>((resolve) => {
     child.once('message', (message: { ready?: boolean }) => resolve(message.ready === true));
     child.once('exit', () => resolve(false));
@@ -120,12 +136,15 @@ export function warmReader(limits: ReaderLimits = DEFAULT_READER_LIMITS): void {
  * process's children's time (what `time` and the benchmark report), not lost with an orphan.
  */
 export async function killSpareReader(): Promise<void> {
-  const stopping = spares.splice(0).map(
-    (idle) =>
+  for (const idle of spares.splice(0)) idle.child.kill('SIGKILL');
+  // Readers killed earlier (replaced, or past a limit) are waited for too.
+  const stopping = [...living].map(
+    (child) =>
       new Promise<void>((resolve) => {
-        if (!alive(idle)) return resolve();
-        idle.child.once('exit', () => resolve());
-        idle.child.kill('SIGKILL');
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        // An idle reader is unref'd; waiting for its exit must keep this process alive.
+        child.ref();
       }),
   );
   await Promise.all(stopping);

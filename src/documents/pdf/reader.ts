@@ -90,7 +90,7 @@ export function readPage(open: OpenPdf, pageNo: number): ReadPage {
     const box = pageBox(pdfium, page);
     const origin = { x: box.x, y: box.y };
     const size = { width: box.width, height: box.height };
-    const runs = textRuns(pdfium, page, origin, open.fonts);
+    const runs = textRuns(pdfium, page, box, open.fonts);
     const objects = pageObjects(pdfium, page);
     const { rulings, images, drawings } = graphicsFrom(objects.paths, objects.images, origin, size);
     const figures = figureRegions(drawings, runs, images, rulings);

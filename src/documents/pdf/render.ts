@@ -22,7 +22,7 @@ export function renderDpi(page: { width: number; height: number }, dpi: number):
  * over `region`), as 8-bit gray PGM or as a colour PNG; `region` is a box in unrotated page points
  * from the crop box's bottom-left corner (a picture), drawn as the page is shown.
  */
-export type RenderRequest = { pageNo: number; dpi: number; format: 'pgm' | 'png'; region?: BoundingBox };
+export type RenderRequest = { pageNo: number; dpi: number; format: 'pgm' | 'png'; region?: BoundingBox; /** Instead of `dpi`: the resolution that makes the page's longer side this many pixels. */ longestSide?: number };
 
 /** The image file's bytes, the resolution used and its size in pixels. */
 export type RenderedImage = { data: Uint8Array; dpi: number; width: number; height: number };
@@ -39,55 +39,62 @@ export function renderPage(open: OpenPdf, request: RenderRequest): RenderedImage
     const unrotated = { width: box.width, height: box.height };
     const shown = displayedSize(unrotated, rotate);
     const region = request.region ? displayedBox(request.region, rotate, unrotated) : { l: 0, b: 0, r: shown.width, t: shown.height };
-    const dpi = renderDpi({ width: region.r - region.l, height: region.t - region.b }, request.dpi);
+    const wanted = request.longestSide ? (request.longestSide * 72) / Math.max(1, shown.width, shown.height) : request.dpi;
+    const dpi = renderDpi({ width: region.r - region.l, height: region.t - region.b }, wanted);
     const scale = dpi / 72;
     const x = Math.max(0, Math.floor(region.l * scale));
     const y = Math.max(0, Math.floor((shown.height - region.t) * scale));
     const width = Math.max(1, Math.min(Math.ceil((region.r - region.l) * scale), Math.ceil(shown.width * scale) - x));
     const height = Math.max(1, Math.min(Math.ceil((region.t - region.b) * scale), Math.ceil(shown.height * scale) - y));
-    const pixels = drawn(pdfium, page, { x, y, width, height, pageWidth: Math.round(shown.width * scale), pageHeight: Math.round(shown.height * scale) });
-    const data = request.format === 'pgm' ? pgm(pixels, width, height) : png(pixels, width, height);
+    const frame = { x, y, width, height, pageWidth: Math.round(shown.width * scale), pageHeight: Math.round(shown.height * scale) };
+    const data = request.format === 'pgm' ? pgm(drawn(pdfium, page, frame, 'gray'), width, height) : png(drawn(pdfium, page, frame, 'rgb'), width, height);
     return { data, dpi, width, height };
   });
 }
 
 type Frame = { x: number; y: number; width: number; height: number; pageWidth: number; pageHeight: number };
 
-/** The frame's pixels as RGB (3 bytes each), drawn on white. */
-function drawn(pdfium: Pdfium, page: number, frame: Frame): Uint8Array {
-  const bitmap = pdfium.FPDFBitmap_Create(frame.width, frame.height, 0);
+/** fpdfview.h: FPDFBitmap_Gray (8 bits a pixel), FPDFBitmap_BGRx (32); FPDF_GRAYSCALE draws in gray. */
+const BITMAP = { gray: 1, bgrx: 3 } as const;
+const FPDF_GRAYSCALE = 0x08;
+
+/** The frame's pixels drawn on white: 8-bit gray (1 byte each) or RGB (3 bytes each). */
+function drawn(pdfium: Pdfium, page: number, frame: Frame, colours: 'gray' | 'rgb'): Uint8Array {
+  const gray = colours === 'gray';
+  const bitmap = pdfium.FPDFBitmap_CreateEx(frame.width, frame.height, gray ? BITMAP.gray : BITMAP.bgrx, 0, 0);
   if (bitmap === 0) throw new Error(`PDFium could not allocate a ${frame.width} × ${frame.height} image`);
   try {
     pdfium.FPDFBitmap_FillRect(bitmap, 0, 0, frame.width, frame.height, WHITE);
     // Rotation 0 here is "as the page is shown": PDFium adds the page's own /Rotate to it.
-    pdfium.FPDF_RenderPageBitmap(bitmap, page, -frame.x, -frame.y, frame.pageWidth, frame.pageHeight, 0, FPDF_ANNOT);
+    pdfium.FPDF_RenderPageBitmap(bitmap, page, -frame.x, -frame.y, frame.pageWidth, frame.pageHeight, 0, FPDF_ANNOT | (gray ? FPDF_GRAYSCALE : 0));
     const stride = pdfium.FPDFBitmap_GetStride(bitmap);
     const start = pdfium.FPDFBitmap_GetBuffer(bitmap);
     const heap = heapU8(pdfium);
-    const rgb = new Uint8Array(frame.width * frame.height * 3);
+    const channels = gray ? 1 : 3;
+    const out = new Uint8Array(frame.width * frame.height * channels);
     for (let row = 0; row < frame.height; row += 1) {
-      let from = start + row * stride;
-      let to = row * frame.width * 3;
-      // PDFium's bitmaps are BGRx.
-      for (let col = 0; col < frame.width; col += 1, from += 4, to += 3) {
-        rgb[to] = heap[from + 2] ?? 255;
-        rgb[to + 1] = heap[from + 1] ?? 255;
-        rgb[to + 2] = heap[from] ?? 255;
+      const from = start + row * stride;
+      if (gray) {
+        out.set(heap.subarray(from, from + frame.width), row * frame.width);
+        continue;
+      }
+      // BGRx to RGB.
+      for (let col = 0, f = from, to = row * frame.width * 3; col < frame.width; col += 1, f += 4, to += 3) {
+        out[to] = heap[f + 2] as number;
+        out[to + 1] = heap[f + 1] as number;
+        out[to + 2] = heap[f] as number;
       }
     }
-    return rgb;
+    return out;
   } finally {
     pdfium.FPDFBitmap_Destroy(bitmap);
   }
 }
 
-/** Binary PGM (P5, 8-bit), gray by ITU-R BT.601 luma — what OCR and the rule finder (ocr/image-rules.ts) read. */
-function pgm(rgb: Uint8Array, width: number, height: number): Uint8Array {
+/** Binary PGM (P5, 8-bit) — what OCR and the rule finder (ocr/image-rules.ts) read. */
+function pgm(gray: Uint8Array, width: number, height: number): Uint8Array {
   const header = Buffer.from(`P5\n${width} ${height}\n255\n`, 'latin1');
-  const out = Buffer.allocUnsafe(header.length + width * height);
-  header.copy(out);
-  for (let i = 0, j = header.length; i < rgb.length; i += 3, j += 1) out[j] = Math.round(0.299 * (rgb[i] ?? 0) + 0.587 * (rgb[i + 1] ?? 0) + 0.114 * (rgb[i + 2] ?? 0));
-  return out;
+  return Buffer.concat([header, gray]);
 }
 
 const CRC_TABLE = (() => {

@@ -111,12 +111,16 @@ function polylines(data: Float32Array, ctm: Matrix): Array<Array<[number, number
 }
 
 const AXIS_TOLERANCE = 1;
+/** Shorter than this each way (points), a segment is a dot, not a rule. */
+const MIN_RULE = 0.01;
 
 function strokedRules(points: Array<[number, number]>): Ruling[] {
   const rules: Ruling[] = [];
   for (let k = 1; k < points.length; k += 1) {
     const [ax, ay] = points[k - 1] ?? [0, 0];
     const [bx, by] = points[k] ?? [0, 0];
+    // A segment of no length (a path closed where it already stands, a dot) is no rule.
+    if (Math.abs(ax - bx) < MIN_RULE && Math.abs(ay - by) < MIN_RULE) continue;
     if (Math.abs(ay - by) <= AXIS_TOLERANCE || Math.abs(ax - bx) <= AXIS_TOLERANCE) {
       rules.push({ x1: Math.min(ax, bx), y1: Math.min(ay, by), x2: Math.max(ax, bx), y2: Math.max(ay, by) });
     }
