@@ -33,6 +33,8 @@ export type TableCell = {
   rowHeader: boolean;
   /** The fill colour of the cell's text as '#rrggbb', when the reader gives colours and it is not black. */
   color?: string;
+  /** The dominant size of the cell's text in points (a table's cells may differ: a title cell, a body cell). */
+  fontSize?: number;
   /** The cell's text is mostly bold, or italic. */
   bold?: boolean;
   italic?: boolean;

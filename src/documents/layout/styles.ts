@@ -52,7 +52,7 @@ export function blockStyles(lines: Line[], block: Pick<Block, 'text' | 'bold' | 
   return spans.length > 1 ? { ...result, spans } : result;
 }
 
-/** Each table cell's style: the dominant colour of the runs whose middle lies in it (a white header on a dark row) when not black, and bold or italic when most of its text is. */
+/** Each table cell's size and style: its runs' dominant size, the dominant colour of the runs whose middle lies in it (a white header on a dark row) when not black, and bold or italic when most of its text is. */
 export function colourCells(tables: Block[], runs: TextRun[]): Block[] {
   for (const table of tables) {
     for (const cell of table.table?.cells ?? []) {
@@ -60,6 +60,8 @@ export function colourCells(tables: Block[], runs: TextRun[]): Block[] {
       const color = dominant(inside.map((r): [string | undefined, number] => [r.color, r.text.length]));
       if (color && color !== '#000000') cell.color = color;
       const chars = inside.reduce((n, r) => n + r.text.length, 0);
+      const size = dominant(inside.map((r): [number, number] => [Math.round(r.size * 100) / 100, r.text.length]));
+      if (size !== undefined) cell.fontSize = size;
       if (chars > 0 && inside.reduce((n, r) => n + (r.bold ? r.text.length : 0), 0) * 2 > chars) cell.bold = true;
       if (chars > 0 && inside.reduce((n, r) => n + (r.italic ? r.text.length : 0), 0) * 2 > chars) cell.italic = true;
     }

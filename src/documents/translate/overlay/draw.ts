@@ -32,7 +32,7 @@ const PAGE_MARGIN = 0.03;
 export type OverlayOptions = { signal?: AbortSignal; removeText?: RemoveTextOptions };
 
 /** One box to typeset: its translation, and the source block it stands for. */
-type Piece = { text: string; box: BoundingBox; block: Block; grow: boolean; label?: boolean; /** The translation's inline styles (styles.ts). */ spans?: StyledSpan[]; /** A table cell's own colour. */ color?: string };
+type Piece = { text: string; box: BoundingBox; block: Block; grow: boolean; label?: boolean; /** A table cell's own size. */ fontSize?: number; /** The translation's inline styles (styles.ts). */ spans?: StyledSpan[]; /** A table cell's own colour. */ color?: string };
 /** A piece's fit, and the box it was fitted in (moved down by the reflow, maybe widened to its column). */
 type Fitted = FitResult & { box: BoundingBox };
 /** Blocks that stay at the page's edge: they never move, nor make others move. */
@@ -167,7 +167,7 @@ export function piecesOf(page: Page, translatedPage: Page, keptToo = false): Pie
         if (isKeptText(cell.text)) return;
         // A cell in its own style: a bold header on a coloured row stays bold and in its colour.
         const spans = cell.bold || cell.italic ? [{ text: target.table?.cells[c]?.text ?? cell.text, bold: Boolean(cell.bold), italic: Boolean(cell.italic) }] : undefined;
-        pieces.push({ text: target.table?.cells[c]?.text ?? cell.text, box: cell.bbox, block, grow: false, ...(cell.color ? { color: cell.color } : {}), ...(spans ? { spans } : {}) });
+        pieces.push({ text: target.table?.cells[c]?.text ?? cell.text, box: cell.bbox, block, grow: false, ...(cell.fontSize ? { fontSize: cell.fontSize } : {}), ...(cell.color ? { color: cell.color } : {}), ...(spans ? { spans } : {}) });
       });
       return;
     }
@@ -235,7 +235,7 @@ const overlaps = (a: BoundingBox, b: BoundingBox) => a.l < b.r - 0.5 && a.r > b.
 /** A label's translation fits its box at 85 % of its size or more, in no more lines than the box holds. */
 function fitsAtOwnSize(pdf: Doc, page: Page, piece: Piece): boolean {
   const fit = fitPiece(pdf, page, piece, 0, () => piece.box.b, []);
-  const size = Math.max(3, piece.block.fontSize || 10);
+  const size = sizeOf(piece);
   return !fit.belowFloor && fit.size >= size * LABEL_FLOOR - 1e-9 && fit.height <= piece.box.t - piece.box.b + 1;
 }
 
@@ -243,7 +243,7 @@ function fitsAtOwnSize(pdf: Doc, page: Page, piece: Piece): boolean {
 function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (box: BoundingBox) => number, obstacles: BoundingBox[]): Fitted {
   const { block } = piece;
   const align = alignOf(block);
-  const size = Math.max(3, block.fontSize || 10);
+  const size = sizeOf(piece);
   // A bold word inside a regular block is wider: such a block is measured bold, so it never runs past its box.
   const bold = isBold(block) || (piece.spans ?? []).some((s) => s.bold);
   const indent = indentOf(pdf, block, size);
@@ -274,6 +274,8 @@ function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (
   return { ...fit, box };
 }
 
+/** The size a piece is set at before fitting: a table cell's own, else its block's. */
+const sizeOf = (piece: Piece) => Math.max(3, piece.fontSize || piece.block.fontSize || 10);
 const alignOf = (block: Block) => block.align ?? (block.label === 'title' ? 'center' : 'left');
 const isBold = (block: Block) => block.bold || block.label === 'title' || block.label === 'section_header';
 /** A list item keeps its marker where the source drew it; the text starts after it. */
@@ -290,7 +292,7 @@ function drawPiece(pdf: Doc, page: Page, piece: Piece, placed: Placed<Fitted>, r
   const align = alignOf(block);
   const top = page.height - box.t;
   const bold = isBold(block);
-  const size = Math.max(3, block.fontSize || 10);
+  const size = sizeOf(piece);
   const marker = markerOf(block);
   const indent = indentOf(pdf, block, size);
   const width = Math.max(1, box.r - box.l - indent);
