@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import * as accounts from '../../src/accounts/accounts.ts';
 import { createTranslator } from '../../src/documents/translate/create.ts';
 import { createTask, LAYOUT_CHECK, resultKey, type TaskContext } from '../../src/tasks/tasks.ts';
@@ -22,6 +22,7 @@ import { startDictionaryChatServer, type DictionaryServer } from '../helpers/dic
 import { startSignet, type RunningSignet } from '../helpers/live-server.ts';
 import { ghostscriptUnavailableReason, popplerUnavailableReason } from '../helpers/poppler.ts';
 import { skipUnlessAvailable } from '../helpers/services.ts';
+import { signedInPage, waitForTasks } from '../helpers/task-browser.ts';
 
 const PERSON = { email: 'checker@example.com', password: 'correct horse battery staple' };
 const CORPUS = path.resolve(import.meta.dirname, '../../bench/translate-pdf/corpus');
@@ -50,12 +51,7 @@ describe('browser: the Layout check card of a translation', { skip }, () => {
     const upload = { fileName: 'debian-reference-zh.pdf', file: Readable.from([pdf]), tooLarge: () => false };
     id = (await createTask(ctx, { sub: person.sub, kind: 'translate', locale: 'en', upload, options: async () => ({ source: 'zh', target: 'en', glossary: { 'Chapter 3': OL_CHIKI } }) })).id;
     runner = startTaskRunner({ db, dialect, clock: () => Date.now(), objects, translator, logger }, { pollMs: 100, heartbeatMs: 100 });
-    for (let i = 0; i < 1200; i += 1) {
-      const row = await db.selectFrom('tasks').select(['status', 'error']).where('id', '=', id).executeTakeFirstOrThrow();
-      if (row.status === 'finished') break;
-      assert.ok(row.status === 'queued' || row.status === 'running', `task ${id}: ${row.status} ${row.error ?? ''}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitForTasks(db, [id], 1200);
     browser = await launchChromium();
   });
 
@@ -67,17 +63,7 @@ describe('browser: the Layout check card of a translation', { skip }, () => {
     await chat?.close();
   });
 
-  async function signedIn(url: string): Promise<Page> {
-    const context = await browser.newContext({ locale: 'en-US', viewport: { width: 1280, height: 900 } });
-    const page = await context.newPage();
-    await page.goto(`${signet.baseUrl}${url}`);
-    await page.getByLabel(en.identifierLabel).fill(PERSON.email);
-    await page.getByLabel(en.passwordLabel).fill(PERSON.password);
-    await page.getByRole('button', { name: en.signInButton }).click();
-    await page.waitForURL((u) => u.pathname === url.split('?')[0]);
-    await page.waitForLoadState('load');
-    return page;
-  }
+  const signedIn = (url: string) => signedInPage(browser, signet.baseUrl, url, PERSON);
 
   test('"shows missing glyphs and style fallbacks": the card names the characters printed as empty boxes and the words set in their paragraph\'s style, and links the page; axe finds nothing', async () => {
     const { objects } = signet.deps;
