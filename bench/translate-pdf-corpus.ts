@@ -8,7 +8,10 @@
 // dictionary of the corpus sentences), laid out by the overlay, and checked (overlay/check.ts):
 // overlapping words, words in a column gutter or on a drawing, text below the margin, the smallest
 // size against the source's, text below 70 % of its source size, source blocks whose translation is
-// missing. Prints one row per page and writes bench/results/translate-pdf-corpus-<label>.json.
+// missing; and (issue 34) characters no font draws (notdef), runs in another fill colour than the
+// source run at their place (colour), and styled words whose style the engine's markup kept
+// (styles, kept/all). Notes pages (text continued from where it did not fit at 70 %) are rows of
+// their own. Prints one row per page and writes bench/results/translate-pdf-corpus-<label>.json.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -73,16 +76,16 @@ for (const entry of manifest.documents) {
 await chat.close();
 
 const pad = (s: string | number, n: number) => String(s).padEnd(n);
-console.log(`${pad('page', 30)} ${pad('pair', 6)} ${pad('overlap', 9)} ${pad('gutter', 7)} ${pad('drawing', 8)} ${pad('margin', 7)} ${pad('min size', 13)} ${pad('<70%', 5)} blocks`);
+console.log(`${pad('page', 30)} ${pad('pair', 6)} ${pad('overlap', 9)} ${pad('gutter', 7)} ${pad('drawing', 8)} ${pad('margin', 7)} ${pad('min size', 13)} ${pad('<70%', 5)} ${pad('notdef', 7)} ${pad('colour', 7)} ${pad('styles', 9)} blocks`);
 for (const r of rows) {
   const size = r.smallestSize === undefined ? '-' : `${r.smallestSize.toFixed(1)}/${r.sourceSmallestSize?.toFixed(1) ?? '-'}`;
   const blocks = r.blocks ? `${r.blocks.present}/${r.blocks.total}${r.blocks.kept ? ` (${r.blocks.kept} kept)` : ""}${r.blocks.missing.length ? ` missing ${r.blocks.missing.length}` : ""}` : "-";
-  console.log(`${pad(`${r.file} p${r.sourcePage}`, 30)} ${pad(r.pair, 6)} ${pad(`${r.overlapPlaces}/${r.overlappingWords}`, 9)} ${pad(r.gutterCrossings, 7)} ${pad(r.intoDrawings, 8)} ${pad(r.belowMargin, 7)} ${pad(size, 13)} ${pad(r.belowFloor, 5)} ${blocks}`);
+  console.log(`${pad(`${r.file} ${r.notesPage ? 'notes' : `p${r.sourcePage}`}`, 30)} ${pad(r.pair, 6)} ${pad(`${r.overlapPlaces}/${r.overlappingWords}`, 9)} ${pad(r.gutterCrossings, 7)} ${pad(r.intoDrawings, 8)} ${pad(r.belowMargin, 7)} ${pad(size, 13)} ${pad(r.belowFloor, 5)} ${pad(r.missingGlyphs, 7)} ${pad(r.colourChanged, 7)} ${pad(`${r.styledWords - r.styleFallbacks}/${r.styledWords}`, 9)} ${blocks}`);
 }
 for (const s of skipped) console.log(`${pad(s.file, 30)} not measured (${s.pages} page${s.pages === 1 ? '' : 's'}): ${s.reason}`);
 const sum = (f: (r: Row) => number) => rows.reduce((n, r) => n + f(r), 0);
 const clean = rows.filter((r) => r.overlappingWords === 0 && r.gutterCrossings === 0).length;
-console.log(`\n${rows.length} pages measured: ${clean} with no overlapping words and no gutter crossing; overlapping words ${sum((r) => r.overlappingWords)} (${sum((r) => r.overlapPlaces)} places), gutter crossings ${sum((r) => r.gutterCrossings)}, words on drawings ${sum((r) => r.intoDrawings)}, below the margin ${sum((r) => r.belowMargin)}, runs below 70 % ${sum((r) => r.belowFloor)}, blocks translated ${sum((r) => r.blocks?.present ?? 0)}/${sum((r) => r.blocks?.total ?? 0)} (kept as drawn ${sum((r) => r.blocks?.kept ?? 0)}, missing ${sum((r) => r.blocks?.missing.length ?? 0)})`);
+console.log(`\n${rows.length} pages measured: ${clean} with no overlapping words and no gutter crossing; overlapping words ${sum((r) => r.overlappingWords)} (${sum((r) => r.overlapPlaces)} places), gutter crossings ${sum((r) => r.gutterCrossings)}, words on drawings ${sum((r) => r.intoDrawings)}, below the margin ${sum((r) => r.belowMargin)}, runs below 70 % ${sum((r) => r.belowFloor)}, missing glyphs ${sum((r) => r.missingGlyphs)}, runs in another colour than the source's ${sum((r) => r.colourChanged)}, styled words kept ${sum((r) => r.styledWords - r.styleFallbacks)}/${sum((r) => r.styledWords)}, blocks translated ${sum((r) => r.blocks?.present ?? 0)}/${sum((r) => r.blocks?.total ?? 0)} (kept as drawn ${sum((r) => r.blocks?.kept ?? 0)}, missing ${sum((r) => r.blocks?.missing.length ?? 0)})`);
 if (chat.missing.length > 0) console.log(`zh-en dictionary lacks ${chat.missing.length} segments, e.g. ${JSON.stringify(chat.missing.slice(0, 3))}`);
 const results = path.join(here, 'results', `translate-pdf-corpus-${label}.json`);
 writeFileSync(results, `${JSON.stringify({ label, date: new Date().toISOString(), pages: rows.map(({ examples, ...r }) => ({ ...r, examples })), skipped }, null, 1)}\n`);

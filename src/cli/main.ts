@@ -10,6 +10,7 @@ import { registerKeysCommands } from './keys.ts';
 import { loadSettingsFromProcess, openContext } from './context.ts';
 import { registerParseCommand } from './parse.ts';
 import { registerPortabilityCommands } from './portability.ts';
+import { registerTranslateCommand } from './translate.ts';
 import { describe, fail, makeRun } from './run.ts';
 import { registerUserCommands } from './user.ts';
 
@@ -153,6 +154,7 @@ registerUserCommands(program, run);
 registerAdminKeyCommands(program, run);
 registerAuditCommands(program, run);
 registerParseCommand(program);
+registerTranslateCommand(program);
 registerKeysCommands(program, run);
 registerPortabilityCommands(program, run, () => program.opts<{ init?: boolean }>().init === true);
 registerIdpCommands(program, run);

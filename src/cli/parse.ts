@@ -4,12 +4,13 @@
 // staging folder and renamed into place, so a file that fails leaves nothing behind; the others
 // still run. stderr: a progress line per file on a terminal, and a failed file's one-line reason.
 // stdout: the summary, one JSON value with --json or when stdout is not a terminal.
-import { readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import type { OcrLanguages, OcrMode } from '../documents/pdf/ocr-page.ts';
 import { cellText, formatTable, UsageError, wantsJson } from './output.ts';
 import { fail } from './run.ts';
+import { checkOutFolder, oneLine, plural, ProgressLine, readFailure, resultName } from './local-files.ts';
 import { stageResults, type Staged } from './parse-output.ts';
 
 export type ParseFormat = 'md' | 'json';
@@ -52,47 +53,8 @@ export async function parseLanguages(value: string, ocr: OcrMode): Promise<strin
   return names;
 }
 
-/** `--out` may be missing (it is created) or a folder; a file there would fail every input after parsing it. */
-async function checkOutFolder(out: string): Promise<void> {
-  const found = await stat(out).catch(() => undefined);
-  if (found && !found.isDirectory()) throw new UsageError(`--out ${out} is a file, not a folder; choose another --out`);
-}
-
-/** A result's name: the input's file name without `.pdf`. */
-export function resultName(input: string): string {
-  const base = path.basename(input);
-  return base.replace(/\.pdf$/i, '') || base;
-}
-
 /** The engine's reasons speak to someone who uploaded the file; here it is a file on their disk. */
 const forLocalFile = (message: string) => message.replace(/; upload a PDF document\.$/, '.').replace(/upload it again/g, 'parse it again');
-
-/** Why a file could not be read, in one line. */
-function readFailure(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (code === 'ENOENT') return 'no such file';
-  if (code === 'EISDIR') return 'a folder, not a PDF file';
-  if (code === 'EACCES' || code === 'EPERM') return 'cannot be read (permission denied)';
-  return error instanceof Error ? error.message : String(error);
-}
-
-const oneLine = (text: string) => text.replace(/\s*\n\s*/g, ' ').trim();
-
-/** A terminal's progress line: rewritten in place while the file runs. */
-class ProgressLine {
-  private readonly on = process.stderr.isTTY === true;
-  show(text: string): void {
-    if (this.on) process.stderr.write(`\r\x1b[K${text}`);
-  }
-  /** Ends the line with its final text (on a terminal only). */
-  end(text: string): void {
-    if (this.on) process.stderr.write(`\r\x1b[K${text}\n`);
-  }
-  /** Clears it, so a failure's line stands alone. */
-  clear(): void {
-    if (this.on) process.stderr.write('\r\x1b[K');
-  }
-}
 
 type RunFileOptions = { out?: string; formats: ParseFormat[]; ocrMode: OcrMode; ocrLanguages: OcrLanguages; pictures: boolean; signal: AbortSignal; threads: number };
 
@@ -137,8 +99,6 @@ async function parseFile(input: string, options: RunFileOptions, progress: Progr
     await staged?.discard();
   }
 }
-
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** A parsed file's last progress line on a terminal; its outputs are in the summary. */
 const doneLine = (result: Parsed) => `${result.input}: ${plural(result.pages, 'page')}${result.ocr_pages > 0 ? ` (${result.ocr_pages} by OCR)` : ''} in ${result.seconds.toFixed(1)} s`;

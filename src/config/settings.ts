@@ -206,6 +206,23 @@ export function readEnvironment(env: NodeJS.ProcessEnv, cwd: string): Record<str
   return { ...fromFile, ...env };
 }
 
+/**
+ * Only the SIGNET_TRANSLATE_* settings, for `signet translate` on local files (no data dir, no
+ * database, no base URL): the same checks as `parseSettings` makes of them.
+ */
+export function parseTranslateSettings(env: Record<string, string | undefined>): Settings['translate'] {
+  const keys = ['SIGNET_TRANSLATE_ENGINE', 'SIGNET_TRANSLATE_URL', 'SIGNET_TRANSLATE_MODEL', 'SIGNET_TRANSLATE_API_KEY'] as const;
+  const relevant: Record<string, string> = {};
+  for (const key of keys) if (env[key] !== undefined && env[key] !== '') relevant[key] = env[key];
+  const parsed = schema.pick({ SIGNET_TRANSLATE_ENGINE: true, SIGNET_TRANSLATE_URL: true, SIGNET_TRANSLATE_MODEL: true, SIGNET_TRANSLATE_API_KEY: true }).safeParse(relevant);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new SettingsError(String(issue.path[0] ?? 'settings'), issue.message);
+  }
+  const s = parsed.data;
+  return { engine: s.SIGNET_TRANSLATE_ENGINE, url: s.SIGNET_TRANSLATE_URL || undefined, model: s.SIGNET_TRANSLATE_MODEL, apiKey: s.SIGNET_TRANSLATE_API_KEY };
+}
+
 /** Parses and validates settings. Throws SettingsError naming the first variable that is wrong. */
 export function parseSettings(env: Record<string, string | undefined>, cwd = process.cwd()): Settings {
   const relevant: Record<string, string> = {};

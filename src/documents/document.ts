@@ -31,6 +31,13 @@ export type TableCell = {
   colSpan: number;
   columnHeader: boolean;
   rowHeader: boolean;
+  /** The fill colour of the cell's text as '#rrggbb', when the reader gives colours and it is not black. */
+  color?: string;
+  /** The dominant size of the cell's text in points (a table's cells may differ: a title cell, a body cell). */
+  fontSize?: number;
+  /** The cell's text is mostly bold, or italic. */
+  bold?: boolean;
+  italic?: boolean;
 };
 
 export type Table = { numRows: number; numCols: number; cells: TableCell[] };
@@ -74,7 +81,22 @@ export type Block = {
   tag?: string;
   /** For captions: the table (index into the page's blocks) or picture (index into its pictures) it belongs to. */
   captionOf?: { kind: 'table' | 'picture'; index: number };
+  /** The dominant fill colour of the block's text as '#rrggbb', when the reader gives colours and it is not black. */
+  color?: string;
+  /**
+   * When the style changes inside the block (a bold term in a sentence, a red word): the block's
+   * text cut where it changes, in order; each piece's text is a stretch of `text`.
+   */
+  spans?: StyledSpan[];
+  /** In a translation: words of the source in another style whose markup the engine lost (set in the block's own style instead). */
+  stylesLost?: number;
+  /** In a translation: words of the source in another style than the block's own (carried through markup). */
+  styledWords?: number;
 };
+
+/** How a stretch of a block's text is set, where it differs from the block: weight, slant, fill colour. */
+export type SpanStyle = { bold?: boolean; italic?: boolean; color?: string };
+export type StyledSpan = SpanStyle & { text: string };
 
 /** A picture on a page: an embedded image or a figure drawn with vectors. */
 export type Picture = {

@@ -106,7 +106,7 @@ async function layoutKeepingOutputs(pdf: Uint8Array, document: ParsedDocument, t
     return [
       { name: 'translated.pdf', contentType: 'application/pdf', data: translatedPdf },
       { name: 'bilingual.pdf', contentType: 'application/pdf', data: bilingual },
-      ...(await layoutCheck(pdf, translatedPdf, document, signal)),
+      ...(await layoutCheck(pdf, translatedPdf, document, translated, signal)),
     ];
   } catch (error) {
     if (signal.aborted) throw error;
@@ -123,12 +123,12 @@ async function layoutKeepingOutputs(pdf: Uint8Array, document: ParsedDocument, t
  * result view ("3 places where text overlaps" on the pages to look at) and a sentence among the
  * notes. Without poppler the check is left out; the PDFs are still delivered.
  */
-async function layoutCheck(pdf: Uint8Array, translatedPdf: Uint8Array, document: ParsedDocument, signal: AbortSignal): Promise<Output[]> {
+async function layoutCheck(pdf: Uint8Array, translatedPdf: Uint8Array, document: ParsedDocument, translated: ParsedDocument, signal: AbortSignal): Promise<Output[]> {
   try {
-    const summary = summarise(await checkTranslatedPdf(pdf, translatedPdf, { document, signal }));
+    const summary = summarise(await checkTranslatedPdf(pdf, translatedPdf, { document, translated, signal }));
     const outputs: Output[] = [{ name: LAYOUT_CHECK, contentType: 'application/json', data: JSON.stringify(summary) }];
     if (summary.length > 0) {
-      const pages = summary.slice(0, 10).map((p) => `page ${p.page} (${describePage({ overlapPlaces: p.overlaps, gutterCrossings: p.gutter, intoDrawings: p.drawings, belowMargin: p.belowMargin }).join(', ')})`);
+      const pages = summary.slice(0, 10).map((p) => `page ${p.page} (${describePage({ overlapPlaces: p.overlaps, gutterCrossings: p.gutter, intoDrawings: p.drawings, belowMargin: p.belowMargin, missingGlyphs: p.missingGlyphs ?? 0, styleFallbacks: p.styleFallbacks ?? 0 }).join(', ')})`);
       const more = summary.length > 10 ? ` and ${summary.length - 10} more pages` : '';
       outputs.push({ name: 'translation-notes.txt', contentType: 'text/plain; charset=utf-8', data: `Pages of translated.pdf to look at: ${pages.join('; ')}${more}.\n` });
     }

@@ -30,12 +30,22 @@ test('at the 70 % floor the text grows downwards into free space, as far as it n
   assert.equal(fit.belowFloor, false);
 });
 
-test('never over another block: with no free space below, the text shrinks under the floor rather than overflow', () => {
+test('issue 34 "never below 70 %, never over other text": with no free space below, the lines that fit stay at the floor, the rest is handed on for the notes page', () => {
   const text = 'word '.repeat(20).trim();
-  const fit = fitText({ text, box, fontSize: 10, limitY: box.y + box.height, measure });
+  const fit = fitText({ text, box, fontSize: 10, limitY: box.y + box.height, measure, marker: '→1' });
   assert.equal(fit.belowFloor, true);
+  assert.ok(Math.abs(fit.size - 10 * SHRINK_FLOOR) < 1e-9, `set at the floor, not under it: ${fit.size}`);
   assert.ok(fit.height <= box.height + 0.5, `${fit.height}`);
-  assert.equal(fit.lines.join(' ').replace(/\s+/g, ' '), text, 'no word is lost');
+  assert.ok(fit.overflow && fit.overflow.length > 0, 'the rest continues elsewhere');
+  assert.equal(`${fit.lines.join(' ')} ${fit.overflow}`.replace(/\s+/g, ' '), text, 'no word is lost');
+  // The marker fits after the last line that stays.
+  assert.ok(measure(`${fit.lines.at(-1)} →1`, fit.size) <= box.width, fit.lines.at(-1));
+});
+
+test('issue 34: a box too small for even one line at the floor keeps only the marker; the whole text goes to the notes page', () => {
+  const fit = fitText({ text: 'a translation far too long for a box of two points', box: { ...box, height: 2 }, fontSize: 10, limitY: box.y + 2, measure });
+  assert.deepEqual(fit.lines, ['']);
+  assert.equal(fit.overflow, 'a translation far too long for a box of two points');
 });
 
 test('line height follows the source block (scaled with the size)', () => {

@@ -281,7 +281,11 @@ describe('scanned pages (textSource ocr): covered with the sampled background, t
     const parsed: ParsedDocument = { pages: layout.pages.map((p) => ({ ...p, textSource: 'ocr' as const })) };
     const translated = await translateDocument(parsed, createApertium(), EN_ES);
     const output = await renderOverlayPdf(scan, parsed, translated);
-    assert.equal((await PDFDocument.load(output)).getPageCount(), 2);
+    // The source's two pages; a translation that does not fit at 70 % (nothing moves on a scan)
+    // continues on a notes page after them (issue 34).
+    const pages = (await PDFDocument.load(output)).getPageCount();
+    assert.ok(pages >= 2);
+    if (pages > 2) assert.match(await pageText(output, 3), /→1 \(p\. \d\)/);
     const extracted = await pageText(output, 1);
     assert.match(extracted, /agua/i);
     // What a reader sees: OCR of the rendered translated page finds no English source words.

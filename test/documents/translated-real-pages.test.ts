@@ -89,6 +89,16 @@ describe('real pages translated and checked as a reader sees them', { skip: skip
     for (const word of latin) assert.ok(onPage.has(word.toLowerCase()), `"${word}" is not whole on the page`);
   });
 
+  test('issue 34, "every glyph printed": the handbook\'s "1⁄4" en→zh is drawn (its fraction slash from DejaVu Sans, chosen per character), 0 missing glyphs', async () => {
+    const run = await translatePage('amt-handbook.pdf', openai, { source: 'en', target: 'zh' });
+    assert.ok(run.translated.pages[0]!.blocks.some((b) => b.text.includes('1⁄4')), 'the translation has "1⁄4"');
+    assert.deepEqual(run.checks.map((c) => c.missingGlyphs), [0]);
+    const words = (await popplerPages(run.output))[0]!.words.map((w) => w.text).join(' ');
+    assert.match(words, /1⁄4/u, '"1⁄4" is on the page as text');
+    const fonts = spawnSync('pdffonts', ['-'], { input: Buffer.from(run.output), encoding: 'utf8' });
+    assert.match(fonts.stdout, /DejaVuSans/, `the slash's font is embedded: ${fonts.stdout}`);
+  });
+
   test('a Chinese manual page zh→en: readable, every block translated', async () => {
     const run = await translatePage('debian-reference-zh.pdf', openai, { source: 'zh', target: 'en' });
     assertReadable(run.checks);

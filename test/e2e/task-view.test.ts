@@ -18,6 +18,7 @@ import { sqliteDatabase } from '../helpers/databases.ts';
 import { startSignet, type RunningSignet } from '../helpers/live-server.ts';
 import { SAMPLE, samplePdf } from '../helpers/pdfs.ts';
 import { skipUnlessAvailable } from '../helpers/services.ts';
+import { signedInPage, waitForTasks } from '../helpers/task-browser.ts';
 
 const PERSON = { email: 'viewer@example.com', password: 'correct horse battery staple' };
 const SHOTS = '/tmp/view-shots';
@@ -46,14 +47,7 @@ describe('browser: the result view of a finished task', { skip }, () => {
     ids.docparse = (await createTask(ctx, { sub: person.sub, kind: 'docparse', locale: 'en', upload: upload('sample.pdf'), options: async () => undefined })).id;
     ids.translate = (await createTask(ctx, { sub: person.sub, kind: 'translate', locale: 'en', upload: upload('sample.pdf'), options: async () => ({ source: 'en', target: 'es' }) })).id;
     runner = startTaskRunner({ db, dialect, clock: () => Date.now(), objects, translator, logger }, { pollMs: 100, heartbeatMs: 100 });
-    for (const id of Object.values(ids)) {
-      for (let i = 0; i < 600; i += 1) {
-        const row = await db.selectFrom('tasks').select(['status', 'error']).where('id', '=', id).executeTakeFirstOrThrow();
-        if (row.status === 'finished') break;
-        assert.ok(row.status === 'queued' || row.status === 'running', `task ${id}: ${row.status} ${row.error ?? ''}`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    }
+    await waitForTasks(db, Object.values(ids));
     browser = await launchChromium();
   });
 
@@ -64,18 +58,7 @@ describe('browser: the result view of a finished task', { skip }, () => {
     await database?.dispose();
   });
 
-  async function signedIn(path: string, options: { locale?: string; width?: number } = {}): Promise<Page> {
-    const context = await browser.newContext({ locale: options.locale ?? 'en-US', viewport: { width: options.width ?? 1280, height: 900 } });
-    const page = await context.newPage();
-    await page.goto(`${signet.baseUrl}${path}`);
-    const t = options.locale?.startsWith('zh') ? zhCN : en;
-    await page.getByLabel(t.identifierLabel).fill(PERSON.email);
-    await page.getByLabel(t.passwordLabel).fill(PERSON.password);
-    await page.getByRole('button', { name: t.signInButton }).click();
-    await page.waitForURL((url) => url.pathname === path.split('?')[0]);
-    await page.waitForLoadState('load');
-    return page;
-  }
+  const signedIn = (path: string, options: { locale?: string; width?: number } = {}) => signedInPage(browser, signet.baseUrl, path, PERSON, options);
 
   const noSideScroll = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth);
 

@@ -25,7 +25,12 @@ export async function startDictionaryChatServer(dictionary: Record<string, strin
       const items = JSON.parse(body.messages[1]!.content) as Array<{ id: number; text: string }>;
       // Chinese and Japanese join sentences without a space.
       const joiner = /into (Chinese|Japanese)/.test(body.messages[0]!.content) ? '' : ' ';
-      const translate = (text: string): string | undefined => {
+      // Markup (issue 34: style tags around words) is looked up as its plain text: a dictionary of
+      // whole sentences cannot place the tags, so it answers plain text and the tags count as lost.
+      const markup = /Each text is HTML/.test(body.messages[0]!.content);
+      const plain = (text: string) => (markup ? text.replace(/<[^>]*>/g, '').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&') : text);
+      const translate = (source: string): string | undefined => {
+        const text = plain(source);
         const whole = entries.get(normal(text));
         if (whole !== undefined) return whole;
         // A parser may join or cut paragraphs differently: sentence by sentence, when all are known.
@@ -35,10 +40,11 @@ export async function startDictionaryChatServer(dictionary: Record<string, strin
       };
       const unknown = items.filter((item) => translate(item.text) === undefined);
       if (unknown.length > 0) {
-        missing.push(...unknown.map((item) => item.text));
+        missing.push(...unknown.map((item) => plain(item.text)));
         return send(422, { error: { message: `no dictionary entry for ${JSON.stringify(unknown[0]!.text.slice(0, 80))}` } });
       }
-      const answer = items.map((item) => ({ id: item.id, text: translate(item.text)! }));
+      const escape = (text: string) => (markup ? text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;') : text);
+      const answer = items.map((item) => ({ id: item.id, text: escape(translate(item.text)!) }));
       send(200, { id: 'chatcmpl-dictionary', object: 'chat.completion', model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: JSON.stringify(answer) }, finish_reason: 'stop' }] });
     });
   });

@@ -3,6 +3,7 @@
 import type { Block } from '../document.ts';
 import { mirrorLine } from './bidi.ts';
 import { dominant, joinLines, LINE_PITCH, overlapsX, similarSize, union, type Line } from './geometry.ts';
+import { blockStyles } from './styles.ts';
 
 /** "• item", "- item", "* item", "– item", "1. item", "1) item", "a) item": the marker and the rest. */
 const LIST_MARKER = /^(?:([•◦▪‣●○■□►▸])\s*|([-*–+])\s+|(\(?\d{1,3}[.)]|\(?[a-zA-Z]\))\s+)(?=\S)/u;
@@ -165,6 +166,7 @@ function toBlock(draft: Draft): Block {
   if (dominant(draft.lines.map((l): [boolean, number] => [Boolean(l.italic), chars(l)]))) block.italic = true;
   if (block.label === 'text' && isDisplayFormula(draft.lines, block.text)) block.label = 'formula';
   Object.assign(block, lineStyle(draft.lines));
+  if (block.label !== 'code') Object.assign(block, blockStyles(draft.lines, block));
   return block;
 }
 

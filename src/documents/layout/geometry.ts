@@ -33,7 +33,11 @@ export type ImageRegion = { bbox: BoundingBox };
 export type Ruling = { x1: number; y1: number; x2: number; y2: number };
 
 /** One line of text: runs sharing a baseline with no column-wide gap between them. */
-export type Line = { text: string; bbox: BoundingBox; baseline: number; size: number; bold: boolean; mono?: boolean; italic?: boolean; math?: boolean; /** Reads right to left (layout/bidi.ts). */ rtl?: boolean };
+export type Line = {
+  text: string; bbox: BoundingBox; baseline: number; size: number; bold: boolean; mono?: boolean; italic?: boolean; math?: boolean; /** Reads right to left (layout/bidi.ts). */ rtl?: boolean;
+  /** Its runs' texts with their style (weight, slant, fill colour), in order (layout/styles.ts). */
+  pieces?: Array<{ text: string; bold?: boolean; italic?: boolean; color?: string }>;
+};
 
 // Glyph boxes are estimated from the font size (pdf.js gives no per-glyph heights): ascenders reach
 export const ASCENT = 0.8;

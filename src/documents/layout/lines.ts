@@ -3,6 +3,7 @@
 import { logicalLine } from './bidi.ts';
 import { ASCENT, CJK, DESCENT, dominant, joinText, union, type Line, type TextRun } from './geometry.ts';
 import { findGutters, gutterBetween, type Gutter } from './gutters.ts';
+import { linePieces } from './styles.ts';
 
 /** Runs whose baselines differ by less than this (in em) are on one line; covers sub- and superscripts. */
 const BASELINE_TOLERANCE = 0.35;
@@ -130,5 +131,6 @@ function toLine(runs: TextRun[]): Line {
     italic: runs.reduce((n, r) => n + (r.italic ? r.text.length : 0), 0) * 2 > chars,
     ...(runs.some((r) => r.math) ? { math: true } : {}),
     ...(logical?.direction === 'rtl' ? { rtl: true } : {}),
+    ...(logical ? {} : { pieces: linePieces(runs) }),
   };
 }

@@ -9,6 +9,7 @@ import { findTables } from './tables/find.ts';
 import { isListing, panelOf } from './tables/panels.ts';
 import { layoutTaggedPage } from './tagged.ts';
 import { textTurn, turnContent, unturnPage } from './turned.ts';
+import { colourCells } from './styles.ts';
 
 /** A page's blocks in reading order, labelled as far as one page can tell: text, list_item, table. */
 export function layoutPage(content: PageContent): Page {
@@ -29,7 +30,7 @@ function layoutUpright(content: PageContent): Page {
     flows.set(panel, [...(flows.get(panel) ?? []), run]);
   }
   const ocr = content.textSource === 'ocr';
-  const blocks = [...[...flows.entries()].flatMap(([panel, runs]) => groupBlocks(groupLines(runs, { readAcross: panel >= 0 && isListing(runs) }), { ocr })), ...tables];
+  const blocks = [...[...flows.entries()].flatMap(([panel, runs]) => groupBlocks(groupLines(runs, { readAcross: panel >= 0 && isListing(runs) }), { ocr })), ...colourCells(tables, content.runs)];
   // A picture's labels follow the page's reading order, which they would otherwise disturb.
   const { flow, labels } = separatePictureText(blocks, content.images ?? [], content.width * content.height);
   return { pageNo: content.pageNo, width: content.width, height: content.height, blocks: [...panelOrder(flow, panels), ...labels] };

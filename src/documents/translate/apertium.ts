@@ -48,7 +48,7 @@ export function createApertium(options: ApertiumOptions = {}): Translator {
     async languagePairs(signal) {
       return (await modes(signal)).map((m) => m.pair);
     },
-    async translate(segments, pair, signal) {
+    async translate(segments, pair, signal, hints) {
       if (segments.length === 0) return [];
       const available = await modes(signal);
       const mode = available.find((m) => m.pair.source === pair.source && m.pair.target === pair.target);
@@ -58,7 +58,7 @@ export function createApertium(options: ApertiumOptions = {}): Translator {
       try {
         const input = path.join(dir, 'in.html');
         const output = path.join(dir, 'out.html');
-        await writeFile(input, toHtml(segments));
+        await writeFile(input, toHtml(segments, hints?.markup === true));
         // Files, not pipes: the apertium wrapper reads /dev/stdin, which fails on a Node pipe
         // ("Could not detect input stream format") and still exits 0 with no output.
         // -u: no '*' before unknown words, which would otherwise end up in the translation.
@@ -67,7 +67,7 @@ export function createApertium(options: ApertiumOptions = {}): Translator {
           throw new TranslationError(`apertium ${mode.name} failed (exit code ${result.code}): ${tail(result.stderr)}`, { retryable: false });
         }
         const html = await readFile(output, 'utf8').catch(() => '');
-        return fromHtml(html, segments.length, () => `apertium ${mode.name} (${formatPair(pair)}) returned no translation for some segments: ${tail(result.stderr) || 'no error output'}`);
+        return fromHtml(html, segments.length, hints?.markup === true, () => `apertium ${mode.name} (${formatPair(pair)}) returned no translation for some segments: ${tail(result.stderr) || 'no error output'}`);
       } finally {
         await rm(dir, { recursive: true, force: true });
       }
@@ -94,17 +94,19 @@ function toIso6391(code: string): string | undefined {
   return ISO_639_1[code];
 }
 
-export function toHtml(segments: string[]): string {
-  return segments.map((text, i) => `<p data-i="${i}">${escapeHtml(text)}</p>`).join('\n');
+/** Segments as paragraphs; markup segments are HTML already (escaped text and their style tags). */
+export function toHtml(segments: string[], markup = false): string {
+  return segments.map((text, i) => `<p data-i="${i}">${markup ? text : escapeHtml(text)}</p>`).join('\n');
 }
 
 /** Splits Apertium's HTML back into segments by their data-i; every index must come back. */
-export function fromHtml(html: string, count: number, describeMissing: () => string): string[] {
+export function fromHtml(html: string, count: number, markup: boolean, describeMissing: () => string): string[] {
   const texts = new Array<string | undefined>(count).fill(undefined);
   for (const match of html.matchAll(/<p\b[^>]*\bdata-i="(\d+)"[^>]*>([\s\S]*?)<\/p>/g)) {
     const i = Number(match[1]);
-    // Our input had no markup inside a segment, so any tag here is Apertium's own.
-    if (i < count) texts[i] = unescapeHtml(match[2]!.replace(/<[^>]*>/g, ''));
+    // Plain segments had no markup, so any tag here is Apertium's own; markup segments come back as
+    // HTML with their style tags, which the caller reads (translate/styles.ts).
+    if (i < count) texts[i] = markup ? match[2]!.replace(/<(?!\/?span\b)[^>]*>/g, '') : unescapeHtml(match[2]!.replace(/<[^>]*>/g, ''));
   }
   const result: string[] = [];
   for (const text of texts) {

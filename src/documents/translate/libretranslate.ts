@@ -34,7 +34,7 @@ export function createLibreTranslate(options: LibreTranslateOptions): Translator
     async languagePairs(signal) {
       return (await languages(signal)).pairs;
     },
-    async translate(segments, pair, signal) {
+    async translate(segments, pair, signal, hints) {
       if (segments.length === 0) return [];
       const known = await languages(signal);
       if (!known.pairs.some((p) => samePair(p, pair))) throw new UnsupportedLanguagePairError('libretranslate', pair, known.pairs);
@@ -44,7 +44,8 @@ export function createLibreTranslate(options: LibreTranslateOptions): Translator
           q: segments,
           source: known.serverCode.get(pair.source) ?? pair.source,
           target: known.serverCode.get(pair.target) ?? pair.target,
-          format: 'text',
+          // Markup (style tags around words) goes as HTML, which LibreTranslate keeps around their translation.
+          format: hints?.markup ? 'html' : 'text',
           // LibreTranslate takes its key in the body, not a header.
           ...(options.apiKey ? { api_key: options.apiKey } : {}),
         },

@@ -82,6 +82,9 @@ function systemPrompt(pair: LanguagePair, hints?: TranslationHints): string {
     `Answer ONLY with a JSON array of objects {"id": number, "text": string}: the same ids, each exactly once, each text translated into ${to}.`,
     'Keep line breaks, numbers, names and punctuation marks such as bullets. Do not merge or split items. Do not add notes, explanations or code fences.',
   ];
+  if (hints?.markup) {
+    lines.push('Each text is HTML: <span class="s1">…</span> tags mark words set in another style (bold, italic, a colour). Keep every tag exactly as it is, around the translation of the words it marks, and keep &amp;, &lt; and &gt; as they are.');
+  }
   if (hints?.glossary && Object.keys(hints.glossary).length > 0) {
     lines.push('Tokens such as ZQX0QZ stand for glossary terms: copy each one unchanged into the translation, where the term belongs.');
   }

@@ -3,6 +3,7 @@
 // The structure (labels, boxes, levels, table shape) is kept; only the texts change.
 import type { Block, OnProgress, Page, ParsedDocument } from '../document.ts';
 import { compileGlossary, followsGlossary, protect, restore, type Glossary } from './glossary.ts';
+import { fromMarkup, toMarkup } from './styles.ts';
 import { ensurePairSupported, TranslationError, type LanguagePair, type Translator } from './translator.ts';
 
 export type TranslateDocumentOptions = {
@@ -32,8 +33,8 @@ export async function translateDocument(
   const memory = new Map<string, string>();
   const matcher = compileGlossary(options.glossary);
   const hints = () => ({ glossary: options.glossary, context: [...memory].slice(-CONTEXT_SEGMENTS).map(([source, translation]) => ({ source, translation })) });
-  const send = async (segments: string[]) => {
-    const translated = await translator.translate(segments, pair, options.signal, hints());
+  const send = async (segments: string[], markup = false) => {
+    const translated = await translator.translate(segments, pair, options.signal, { ...hints(), ...(markup ? { markup: true } : {}) });
     if (translated.length !== segments.length) {
       throw new TranslationError(`${translator.engine} returned ${translated.length} translations for ${segments.length} segments`, { retryable: false });
     }
@@ -44,17 +45,21 @@ export async function translateDocument(
   for (const [index, page] of doc.pages.entries()) {
     options.signal?.throwIfAborted();
     const wanted = [...new Set(pageTexts(page).map((t) => t.trim()))].filter((t) => needsTranslation(t) && !memory.has(t));
-    for (const batch of batches(wanted, batchChars)) {
-      const prepared = batch.map((source) => protect(source, matcher));
-      const translated = await send(prepared.map((p) => p.text));
-      const lost: string[] = [];
-      batch.forEach((source, i) => {
-        const restored = restore(translated[i]!, prepared[i]!.used, matcher);
-        if (restored === undefined) lost.push(source);
-        else memory.set(source, restored.trim());
-      });
-      // An engine that dropped a placeholder: the segment is translated again as it is, so no text is lost.
-      if (lost.length > 0) (await send(lost)).forEach((translation, i) => memory.set(lost[i]!, translation.trim()));
+    // Blocks whose style changes inside them go as markup (styles.ts), in batches of their own.
+    const marked = [...new Set(page.blocks.map((b) => (needsTranslation(b.text) ? toMarkup(b)?.html : undefined)).filter((m): m is string => m !== undefined))].filter((m) => !memory.has(m));
+    for (const [list, markup] of [[wanted, false], [marked, true]] as const) {
+      for (const batch of batches(list, batchChars)) {
+        const prepared = batch.map((source) => protect(source, matcher));
+        const translated = await send(prepared.map((p) => p.text), markup);
+        const lost: string[] = [];
+        batch.forEach((source, i) => {
+          const restored = restore(translated[i]!, prepared[i]!.used, matcher);
+          if (restored === undefined) lost.push(source);
+          else memory.set(source, restored.trim());
+        });
+        // An engine that dropped a placeholder: the segment is translated again as it is, so no text is lost.
+        if (lost.length > 0) (await send(lost, markup)).forEach((translation, i) => memory.set(lost[i]!, translation.trim()));
+      }
     }
     // Checked after translation: every glossary term in the source shows its translation.
     for (const source of wanted) if (!followsGlossary(source, memory.get(source) ?? '', matcher)) missed++;
@@ -92,11 +97,25 @@ export function batches(segments: string[], maxChars: number): string[][] {
 }
 
 function pageTexts(page: Page): string[] {
-  return page.blocks.flatMap((block) => [block.text, ...(block.cells ?? []).flat(), ...(block.table?.cells ?? []).map((cell) => cell.text)]);
+  // A block with inline styles is sent once, as markup (styles.ts), not also as plain text.
+  return page.blocks.flatMap((block) => [...(toMarkup(block) ? [] : [block.text]), ...(block.cells ?? []).flat(), ...(block.table?.cells ?? []).map((cell) => cell.text)]);
 }
 
 function translateBlock(block: Block, memory: Map<string, string>): Block {
-  const translated: Block = { ...block, text: lookUp(block.text, memory) };
+  const { spans: _spans, ...rest } = block;
+  const translated: Block = { ...rest, text: lookUp(block.text, memory) };
+  const markup = toMarkup(block);
+  const html = markup ? memory.get(markup.html) : undefined;
+  if (markup && html) {
+    // The translation with its inline styles; a tag the engine lost leaves its words in the block's style.
+    const styled = fromMarkup(html, markup);
+    if (styled.text.trim() !== '') {
+      translated.text = styled.text;
+      if (styled.spans) translated.spans = styled.spans;
+    }
+    translated.styledWords = markup.words.reduce((a, b) => a + b, 0);
+    translated.stylesLost = styled.stylesLost;
+  }
   if (block.cells) translated.cells = block.cells.map((row) => row.map((cell) => lookUp(cell, memory)));
   // Tables are translated cell by cell (issue 18), each cell keeping its place in the grid.
   if (block.table) translated.table = { ...block.table, cells: block.table.cells.map((cell) => ({ ...cell, text: lookUp(cell.text, memory) })) };

@@ -23,6 +23,13 @@ export type TranslationHints = {
   context?: Array<{ source: string; translation: string }>;
   /** The task's glossary; its terms arrive in the segments as placeholder tokens to copy unchanged. */
   glossary?: Record<string, string>;
+  /**
+   * The segments are HTML (issue 34): escaped text (&amp; &lt; &gt;) with `<span class="sN">` tags
+   * around stretches set in another style; the translations come back the same way, each tag around
+   * the translation of the words it marked (Apertium's HTML mode, LibreTranslate's `format: html`,
+   * the OpenAI-compatible engine told to keep them).
+   */
+  markup?: boolean;
 };
 
 export type TranslationErrorOptions = {

@@ -248,12 +248,15 @@ export const en = {
     open: 'View result',
     // The layout check of translated.pdf (issue 26): what a reader would stumble on, page by page.
     check: 'Layout check',
-    checkClean: 'Nothing to look at on this page: no text over text, none between columns or on a picture, none below the margin.',
+    checkClean: 'Nothing to look at on this page: no text over text, none between columns or on a picture, none below the margin, every character printed, every style kept.',
     checkPages: 'Pages to look at',
     checkOverlaps: { one: '1 place where text overlaps', many: '{n} places where text overlaps' },
     checkGutter: { one: '1 word in the gap between columns', many: '{n} words in the gap between columns' },
     checkDrawings: { one: '1 word over a picture or rule', many: '{n} words over a picture or rule' },
     checkMargin: { one: '1 word below the bottom margin', many: '{n} words below the bottom margin' },
+    // Issue 34: characters no installed font draws, and styled words whose markup the engine lost.
+    checkGlyphs: { one: '1 character printed as an empty box (no font here has it)', many: '{n} characters printed as empty boxes (no font here has them)' },
+    checkStyles: { one: '1 word set in its paragraph\'s style (the translation engine lost its bold, italic or colour)', many: '{n} words set in their paragraph\'s style (the translation engine lost their bold, italic or colour)' },
     checkOnPage: 'On page {page}: {problems}.',
   },
   // The /tasks page. Plain strings with {placeholders} (filled by `fill` in pages/tasks.routes.ts):

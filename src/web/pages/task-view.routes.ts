@@ -145,7 +145,14 @@ function layoutCheck(json: string | undefined): CheckSummary | undefined {
 function problemsOf(s: Messages['taskView'], page: CheckSummary[number] | undefined): string[] {
   if (!page) return [];
   const say = (n: number, forms: { one: string; many: string }) => (n > 0 ? [n === 1 ? forms.one : fill(forms.many, { n })] : []);
-  return [...say(page.overlaps, s.checkOverlaps), ...say(page.gutter, s.checkGutter), ...say(page.drawings, s.checkDrawings), ...say(page.belowMargin, s.checkMargin)];
+  return [
+    ...say(page.overlaps, s.checkOverlaps),
+    ...say(page.gutter, s.checkGutter),
+    ...say(page.drawings, s.checkDrawings),
+    ...say(page.belowMargin, s.checkMargin),
+    ...say(page.missingGlyphs ?? 0, s.checkGlyphs),
+    ...say(page.styleFallbacks ?? 0, s.checkStyles),
+  ];
 }
 
 async function parsedPage(ctx: TaskContext, sub: string, id: string, page: number, filesUrl: string) {

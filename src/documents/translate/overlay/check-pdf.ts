@@ -6,6 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { BoundingBox, ParsedDocument } from '../../document.ts';
+import { countMissingGlyphs } from './font-chain.ts';
 import { isKeptBlock, isKeptText } from './keep.ts';
 import { checkPage, type Box, type PageCheck, type SizedRun, type Word } from './check.ts';
 
@@ -66,6 +67,8 @@ export type CheckOptions = {
 /** The check of every page of `translatedPdf` against `source`. */
 export async function checkTranslatedPdf(source: Uint8Array, translatedPdf: Uint8Array, options: CheckOptions = {}): Promise<PageCheck[]> {
   const [before, after] = await Promise.all([popplerPages(source, options.signal), popplerPages(translatedPdf, options.signal)]);
+  // Pages past the source's are notes pages (notes.ts): text continued from the pages before.
+  const continued = after.slice(before.length).flatMap((page) => page.words);
   return after.map((page, i) => {
     const src = before[i] ?? { width: page.width, height: page.height, words: [], lines: [], lineWords: [] };
     const parsed = options.document?.pages[i];
@@ -90,16 +93,31 @@ export async function checkTranslatedPdf(source: Uint8Array, translatedPdf: Uint
       height: page.height,
       source: { words: src.words, lines: src.lines, obstacles, ...(options.drawn ? { runs: options.drawn.source[i]?.runs ?? [] } : {}) },
       translated: { words: page.words, ...(options.drawn ? { runs: options.drawn.translated[i]?.runs ?? [] } : {}) },
-      ...(blocks ? { blocks } : {}),
+      ...(options.translated?.pages[i] ? { styles: styleCounts(options.translated.pages[i]!.blocks) } : {}),
+      ...(i >= before.length ? { notesPage: true } : continued.length > 0 ? { continued } : {}),
+      ...(blocks ? { blocks, missingGlyphs: blocks.reduce((n, b) => n + countMissingGlyphs(b.translation), 0) } : {}),
     });
   });
 }
 
+/** The translated blocks' styled words and the words whose style the engine's markup lost (translate/styles.ts). */
+function styleCounts(blocks: ParsedDocument['pages'][number]['blocks']): { styledWords: number; lost: number } {
+  return { styledWords: blocks.reduce((n, b) => n + (b.styledWords ?? 0), 0), lost: blocks.reduce((n, b) => n + (b.stylesLost ?? 0), 0) };
+}
+
 /** The figures a person reads on the result view: per page, only pages with something to look at. */
-export type CheckSummary = Array<{ page: number; overlaps: number; gutter: number; drawings: number; belowMargin: number }>;
+export type CheckSummary = Array<{ page: number; overlaps: number; gutter: number; drawings: number; belowMargin: number; missingGlyphs?: number; styleFallbacks?: number }>;
 
 export function summarise(checks: PageCheck[]): CheckSummary {
   return checks
-    .filter((c) => c.overlapPlaces + c.gutterCrossings + c.intoDrawings + c.belowMargin > 0)
-    .map((c) => ({ page: c.pageNo, overlaps: c.overlapPlaces, gutter: c.gutterCrossings, drawings: c.intoDrawings, belowMargin: c.belowMargin }));
+    .filter((c) => c.overlapPlaces + c.gutterCrossings + c.intoDrawings + c.belowMargin + c.missingGlyphs + c.styleFallbacks > 0)
+    .map((c) => ({
+      page: c.pageNo,
+      overlaps: c.overlapPlaces,
+      gutter: c.gutterCrossings,
+      drawings: c.intoDrawings,
+      belowMargin: c.belowMargin,
+      ...(c.missingGlyphs > 0 ? { missingGlyphs: c.missingGlyphs } : {}),
+      ...(c.styleFallbacks > 0 ? { styleFallbacks: c.styleFallbacks } : {}),
+    }));
 }

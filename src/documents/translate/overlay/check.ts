@@ -12,8 +12,8 @@
 
 export type Box = { xMin: number; yMin: number; xMax: number; yMax: number };
 export type Word = Box & { text: string };
-/** A run of text with its font size (pdf.js), for (d). */
-export type SizedRun = Box & { size: number };
+/** A run of text with its font size and fill colour (the PDF reader's), for (d) and (f). */
+export type SizedRun = Box & { size: number; color?: string };
 
 export type PageCheckInput = {
   pageNo: number;
@@ -30,6 +30,14 @@ export type PageCheckInput = {
   translated: { words: Word[]; runs?: SizedRun[] };
   /** The page's source blocks that should show a translation, with that translation (or why not). */
   blocks?: Array<{ source: string; translation: string }>;
+  /** Characters of the page's translation that no font of the chain draws (font-chain.ts): printed as .notdef boxes. */
+  missingGlyphs?: number;
+  /** Words of the notes pages (notes.ts): a block continued there is present, in part here and in part there. */
+  continued?: Word[];
+  /** This is a notes page appended after the source's pages, not one of them. */
+  notesPage?: boolean;
+  /** (g) Words of the source set in another style than their block's, and how many of them the engine's markup lost. */
+  styles?: { styledWords: number; lost: number };
 };
 
 export type Gutter = Box;
@@ -48,6 +56,15 @@ export type PageCheck = {
   sourceSmallestSize?: number;
   /** Text runs set below 70 % of the source size at their place. */
   belowFloor: number;
+  /** Characters printed as missing-glyph boxes (.notdef). */
+  missingGlyphs: number;
+  /** A notes page appended after the source's pages (text continued from where it did not fit at 70 %). */
+  notesPage?: boolean;
+  /** (f) Translated runs whose fill colour differs from the source run's at their place. */
+  colourChanged: number;
+  /** (g) Source words in another style than their block's (bold, italic, a colour), and those whose style the translation lost. */
+  styledWords: number;
+  styleFallbacks: number;
   /** Source blocks: their translation on the page, or their source text kept in its place (a drawing's label), or neither. */
   blocks?: { total: number; present: number; kept: number; missing: string[] };
   /** Short descriptions of the first problems, for a person to find them on the page. */
@@ -196,9 +213,21 @@ export function checkPage(input: PageCheckInput): PageCheck {
     }
   }
 
+  // (f) Colour: every translated run in the colour of the source run at its place.
+  let colourChanged = 0;
+  if (translated.runs && source.runs && source.runs.length > 0) {
+    for (const run of translated.runs) {
+      const at = sourceRunAt(run, source.runs);
+      if (at?.color && run.color && !sameColour(at.color, run.color)) {
+        colourChanged++;
+        if (examples.length < 5) examples.push(`a run in ${run.color} where the source's is ${at.color}, at y ${Math.round(run.yMin)}`);
+      }
+    }
+  }
+
   let blocks: PageCheck['blocks'];
   if (input.blocks) {
-    const onPage = new Set(tokens(translated.words.map((w) => w.text).join(' ')));
+    const onPage = new Set(tokens([...translated.words, ...(input.continued ?? [])].map((w) => w.text).join(' ')));
     const shown = (text: string) => {
       const wanted = [...new Set(tokens(text))];
       return wanted.length === 0 || wanted.filter((t) => onPage.has(t)).length >= 0.9 * wanted.length;
@@ -217,32 +246,50 @@ export function checkPage(input: PageCheckInput): PageCheck {
     smallestSize: smallest(translated.runs),
     sourceSmallestSize: smallest(source.runs),
     belowFloor,
+    missingGlyphs: input.missingGlyphs ?? 0,
+    colourChanged,
+    styledWords: input.styles?.styledWords ?? 0,
+    styleFallbacks: input.styles?.lost ?? 0,
+    ...(input.notesPage ? { notesPage: true } : {}),
     ...(blocks ? { blocks } : {}),
     examples: examples.slice(0, 5),
   };
 }
 
+/** Colours a reader cannot tell apart (a rounding step of the colour space) are the same. */
+function sameColour(a: string, b: string): boolean {
+  const channels = (c: string) => [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16));
+  const [x, y] = [channels(a), channels(b)];
+  return x.every((v, i) => Math.abs(v - y[i]!) <= 2);
+}
+
 /** The size of the source text where a translated run stands: the source run it overlaps most, else the nearest one above it. */
 function sourceSizeAt(run: SizedRun, runs: SizedRun[]): number | undefined {
+  return sourceRunAt(run, runs)?.size;
+}
+
+function sourceRunAt(run: SizedRun, runs: SizedRun[]): SizedRun | undefined {
   let best: SizedRun | undefined;
   let bestArea = 0;
   for (const r of runs) {
     const area = Math.max(0, overlapX(r, run)) * Math.max(0, overlapY(r, run));
     if (area > bestArea) { bestArea = area; best = r; }
   }
-  if (best) return best.size;
+  if (best) return best;
   let above: SizedRun | undefined;
   for (const r of runs) if (overlapX(r, run) > 0 && r.yMax <= run.yMin + 1 && (!above || r.yMax > above.yMax)) above = r;
-  return above?.size;
+  return above;
 }
 
 /** The sentence a person reads on the result view: which pages to look at, and why. */
-export function describePage(check: Pick<PageCheck, 'overlapPlaces' | 'gutterCrossings' | 'intoDrawings' | 'belowMargin'>): string[] {
+export function describePage(check: Pick<PageCheck, 'overlapPlaces' | 'gutterCrossings' | 'intoDrawings' | 'belowMargin'> & Partial<Pick<PageCheck, 'missingGlyphs' | 'styleFallbacks'>>): string[] {
   const say = (n: number, one: string, many: string) => (n === 0 ? [] : [n === 1 ? one : many.replace('{n}', String(n))]);
   return [
     ...say(check.overlapPlaces, '1 place where text overlaps', '{n} places where text overlaps'),
     ...say(check.gutterCrossings, '1 word in the gap between columns', '{n} words in the gap between columns'),
     ...say(check.intoDrawings, '1 word over a picture or rule', '{n} words over a picture or rule'),
     ...say(check.belowMargin, '1 word below the bottom margin', '{n} words below the bottom margin'),
+    ...say(check.missingGlyphs ?? 0, '1 character printed as an empty box (no font here has it)', '{n} characters printed as empty boxes (no font here has them)'),
+    ...say(check.styleFallbacks ?? 0, '1 word in its paragraph\'s style (the engine lost its bold, italic or colour)', '{n} words in their paragraph\'s style (the engine lost their bold, italic or colour)'),
   ];
 }

@@ -8,11 +8,27 @@
 // guard for whatever a parser still joins.
 //
 // The page's lines and gutters are poppler's (`pdftotext -bbox-layout`), as the check sees them.
-import type { Block, BoundingBox, Page, ParsedDocument } from '../../document.ts';
+import type { Block, BoundingBox, Page, ParsedDocument, StyledSpan } from '../../document.ts';
 import { gutters, type Box, type Gutter } from './check.ts';
 import { popplerPages, type PopplerPage } from './check-pdf.ts';
 
 type Line = Box & { text: string };
+
+/** The spans of the stretch `part` of `text` (a column's share of a split block), when it is found there whole. */
+function spansOf(spans: StyledSpan[], text: string, part: string): StyledSpan[] | undefined {
+  const start = text.indexOf(part);
+  if (start < 0) return undefined;
+  const end = start + part.length;
+  const result: StyledSpan[] = [];
+  let at = 0;
+  for (const span of spans) {
+    const from = Math.max(start, at);
+    const to = Math.min(end, at + span.text.length);
+    if (to > from) result.push({ ...span, text: span.text.slice(from - at, to - at) });
+    at += span.text.length;
+  }
+  return result.length > 1 ? result : undefined;
+}
 
 const SPLITTABLE = new Set(['text', 'list_item', 'caption', 'footnote', 'section_header', 'title']);
 const squash = (text: string) => text.normalize('NFKC').replace(/[\s\u00ad-]+/g, '').toLowerCase();
@@ -72,7 +88,10 @@ export function splitBlock(block: Block, pageHeight: number, lines: Line[], stri
     const flush = () => {
       if (current.length === 0) return;
       const bbox: BoundingBox = { l: Math.min(...current.map((l) => l.xMin)), r: Math.max(...current.map((l) => l.xMax)), t: pageHeight - Math.min(...current.map((l) => l.yMin)), b: pageHeight - Math.max(...current.map((l) => l.yMax)) };
-      parts.push({ ...block, text: joinLines(current.map((l) => l.text)), bbox });
+      const { spans, ...rest } = block;
+      const text = joinLines(current.map((l) => l.text));
+      const cut = spans ? spansOf(spans, block.text, text) : undefined;
+      parts.push({ ...rest, text, bbox, ...(cut ? { spans: cut } : {}) });
       current = [];
     };
     for (const line of column) {

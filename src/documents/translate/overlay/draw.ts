@@ -10,13 +10,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import PDFDocument from 'pdfkit';
 import { PDFDocument as PdfLibDocument } from 'pdf-lib';
-import type { Block, BoundingBox, Page, ParsedDocument } from '../../document.ts';
-import { fontPaths } from '../../fonts.ts';
+import type { Block, BoundingBox, Page, ParsedDocument, StyledSpan } from '../../document.ts';
 import { backgroundOf, isBlank, renderPage, textColourOn, type Raster, type Rgb } from './background.ts';
 import { inkRegions, isDrawingLabel } from './drawings.ts';
 import { fitText, type FitResult } from './fit.ts';
 import { isKeptBlock, isKeptText, keptRegions, keptTextPdf } from './keep.ts';
 import { reflow, type Placed } from './reflow.ts';
+import { drawLine, registerChain, rgbOf, styleLines, widthOf, type StyledText } from './set-line.ts';
+import { fontFor } from './font-chain.ts';
+import { drawNotesPages, markerText, type Note } from './notes.ts';
 import { removeText, type RemoveTextOptions } from './remove-text.ts';
 
 type Doc = InstanceType<typeof PDFDocument>;
@@ -30,7 +32,7 @@ const PAGE_MARGIN = 0.03;
 export type OverlayOptions = { signal?: AbortSignal; removeText?: RemoveTextOptions };
 
 /** One box to typeset: its translation, and the source block it stands for. */
-type Piece = { text: string; box: BoundingBox; block: Block; grow: boolean; label?: boolean };
+type Piece = { text: string; box: BoundingBox; block: Block; grow: boolean; label?: boolean; /** A table cell's own size. */ fontSize?: number; /** The translation's inline styles (styles.ts). */ spans?: StyledSpan[]; /** A table cell's own colour. */ color?: string };
 /** A piece's fit, and the box it was fitted in (moved down by the reflow, maybe widened to its column). */
 type Fitted = FitResult & { box: BoundingBox };
 /** Blocks that stay at the page's edge: they never move, nor make others move. */
@@ -69,6 +71,8 @@ export async function renderOverlayPdf(source: Uint8Array, document: ParsedDocum
   const overlay = await PdfLibDocument.load(layer);
   const overlayPages = await out.embedPages(overlay.getPages());
   const keptPages = copyKept ? await out.embedPages((await keptTextPdf(source, kept)).getPages()) : [];
+  // The notes pages (text continued from where it did not fit) follow the last page.
+  for (const notes of overlayPages.slice(pages.length)) out.addPage([notes.width, notes.height]).drawPage(notes, { x: 0, y: 0 });
   pages.forEach((page, i) => {
     // Ghostscript writes page sizes to two decimals; the source's exact size is put back.
     const size = sizes[i]!;
@@ -110,7 +114,6 @@ function textFreeRasters(textFree: Uint8Array, signal?: AbortSignal): { page: (p
 
 /** The translation layer: one page per source page, same size, only the translated text (and covers on scans). */
 async function typeset(document: ParsedDocument, translated: ParsedDocument, rasters: Map<number, Raster>, textFreePage: (pageNo: number) => Promise<Raster>, copyKept: boolean, signal?: AbortSignal): Promise<{ layer: Uint8Array; keptLabels: Array<Set<Block>> }> {
-  const fonts = fontPaths();
   const pdf = new PDFDocument({ autoFirstPage: false, compress: true });
   const done = new Promise<Uint8Array>((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -118,9 +121,9 @@ async function typeset(document: ParsedDocument, translated: ParsedDocument, ras
     pdf.on('end', () => resolve(new Uint8Array(Buffer.concat(chunks))));
     pdf.on('error', reject);
   });
-  pdf.registerFont('regular', fonts.regular);
-  pdf.registerFont('bold', fonts.bold);
+  registerChain(pdf);
   const keptLabels: Array<Set<Block>> = [];
+  const notes: Note[] = [];
   try {
     for (const [i, page] of document.pages.entries()) {
       signal?.throwIfAborted();
@@ -130,8 +133,10 @@ async function typeset(document: ParsedDocument, translated: ParsedDocument, ras
       // A scanned page keeps its source text as pixels under the covers: nothing moves there.
       const { placed, drawn, keptLabels: labels } = await layout(pdf, page, pieces, raster ? undefined : () => textFreePage(page.pageNo), !copyKept);
       keptLabels.push(labels);
-      drawn.forEach((piece, k) => drawPiece(pdf, page, piece, placed[k]!, raster));
+      drawn.forEach((piece, k) => drawPiece(pdf, page, piece, placed[k]!, raster, notes));
     }
+    const last = document.pages.at(-1);
+    if (last) drawNotesPages(pdf, notes, { width: last.width, height: last.height });
   } finally {
     pdf.end();
   }
@@ -153,14 +158,16 @@ export function piecesOf(page: Page, translatedPage: Page, keptToo = false): Pie
     const target = translatedPage.blocks[b] ?? block;
     if (isKeptBlock(block, page)) return;
     if (block.label !== 'table') {
-      pieces.push({ text: target.text, box: block.bbox, block, grow: true });
+      pieces.push({ text: target.text, box: block.bbox, block, grow: true, ...(target.spans ? { spans: target.spans } : {}) });
       return;
     }
     if (block.table && block.table.cells.length > 0) {
       block.table.cells.forEach((cell, c) => {
         // Numbers and other untranslatable cells are kept as the source drew them (keptRegions).
         if (isKeptText(cell.text)) return;
-        pieces.push({ text: target.table?.cells[c]?.text ?? cell.text, box: cell.bbox, block, grow: false });
+        // A cell in its own style: a bold header on a coloured row stays bold and in its colour.
+        const spans = cell.bold || cell.italic ? [{ text: target.table?.cells[c]?.text ?? cell.text, bold: Boolean(cell.bold), italic: Boolean(cell.italic) }] : undefined;
+        pieces.push({ text: target.table?.cells[c]?.text ?? cell.text, box: cell.bbox, block, grow: false, ...(cell.fontSize ? { fontSize: cell.fontSize } : {}), ...(cell.color ? { color: cell.color } : {}), ...(spans ? { spans } : {}) });
       });
       return;
     }
@@ -228,7 +235,7 @@ const overlaps = (a: BoundingBox, b: BoundingBox) => a.l < b.r - 0.5 && a.r > b.
 /** A label's translation fits its box at 85 % of its size or more, in no more lines than the box holds. */
 function fitsAtOwnSize(pdf: Doc, page: Page, piece: Piece): boolean {
   const fit = fitPiece(pdf, page, piece, 0, () => piece.box.b, []);
-  const size = Math.max(3, piece.block.fontSize || 10);
+  const size = sizeOf(piece);
   return !fit.belowFloor && fit.size >= size * LABEL_FLOOR - 1e-9 && fit.height <= piece.box.t - piece.box.b + 1;
 }
 
@@ -236,8 +243,9 @@ function fitsAtOwnSize(pdf: Doc, page: Page, piece: Piece): boolean {
 function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (box: BoundingBox) => number, obstacles: BoundingBox[]): Fitted {
   const { block } = piece;
   const align = alignOf(block);
-  const size = Math.max(3, block.fontSize || 10);
-  const font = fontOf(block);
+  const size = sizeOf(piece);
+  // A bold word inside a regular block is wider: such a block is measured bold, so it never runs past its box.
+  const bold = isBold(block) || (piece.spans ?? []).some((s) => s.bold);
   const indent = indentOf(pdf, block, size);
   const fitIn = (box: BoundingBox) => fitText({
     text: piece.text,
@@ -245,7 +253,7 @@ function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (
     fontSize: size,
     lineHeight: block.lineHeight,
     limitY: page.height - (piece.grow ? limitFor(box) : box.b),
-    measure: (text, s) => pdf.font(font).fontSize(s).widthOfString(text),
+    measure: (text, s) => widthOf(pdf, text, { bold, size: s }),
   });
   let box = { ...piece.box, t: piece.box.t - shift, b: piece.box.b - shift };
   let fit = fitIn(box);
@@ -256,7 +264,8 @@ function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (
     const wider = { ...box, r: columnRight(page, box, obstacles) };
     if (wider.r > box.r + 1) {
       const widened = fitIn(wider);
-      if (fit.belowFloor || widened.size > fit.size + 1e-9) {
+      const better = fit.belowFloor ? !widened.belowFloor || (widened.overflow?.length ?? 0) < (fit.overflow?.length ?? 0) : widened.size > fit.size + 1e-9;
+      if (better) {
         box = wider;
         fit = widened;
       }
@@ -265,27 +274,30 @@ function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (
   return { ...fit, box };
 }
 
+/** The size a piece is set at before fitting: a table cell's own, else its block's. */
+const sizeOf = (piece: Piece) => Math.max(3, piece.fontSize || piece.block.fontSize || 10);
 const alignOf = (block: Block) => block.align ?? (block.label === 'title' ? 'center' : 'left');
-const fontOf = (block: Block) => (block.bold || block.label === 'title' || block.label === 'section_header' ? 'bold' : 'regular');
+const isBold = (block: Block) => block.bold || block.label === 'title' || block.label === 'section_header';
 /** A list item keeps its marker where the source drew it; the text starts after it. */
 const markerOf = (block: Block) => (block.label === 'list_item' && block.marker ? block.marker : undefined);
 function indentOf(pdf: Doc, block: Block, size: number): number {
   const marker = markerOf(block);
-  return marker ? Math.max(pdf.font(fontOf(block)).fontSize(size).widthOfString(marker) + size * 0.5, size) : 0;
+  return marker ? Math.max(widthOf(pdf, marker, { bold: isBold(block), size }) + size * 0.5, size) : 0;
 }
 
-function drawPiece(pdf: Doc, page: Page, piece: Piece, placed: Placed<Fitted>, raster: Raster | undefined): void {
+function drawPiece(pdf: Doc, page: Page, piece: Piece, placed: Placed<Fitted>, raster: Raster | undefined, notes: Note[]): void {
   const { block } = piece;
   const { fit } = placed;
   const { box } = fit;
   const align = alignOf(block);
   const top = page.height - box.t;
-  const font = fontOf(block);
-  const size = Math.max(3, block.fontSize || 10);
+  const bold = isBold(block);
+  const size = sizeOf(piece);
   const marker = markerOf(block);
   const indent = indentOf(pdf, block, size);
   const width = Math.max(1, box.r - box.l - indent);
-  let colour: Rgb = [0, 0, 0];
+  // The source's fill colour (the block's dominant one; a styled span's own below).
+  let colour: Rgb = rgbOf(piece.color ?? block.color) ?? [0, 0, 0];
   if (raster) {
     // Scanned page: the text pixels under the block (and where the translation grows) are painted over.
     const background = backgroundOf(raster, page.height, box);
@@ -293,14 +305,24 @@ function drawPiece(pdf: Doc, page: Page, piece: Piece, placed: Placed<Fitted>, r
     pdf.rect(piece.box.l - 1.5, page.height - piece.box.t - 1.5, piece.box.r - piece.box.l + 3, coverBottom + 1.5).fill(background);
     colour = textColourOn(background);
   }
-  pdf.fillColor(colour).font(font).fontSize(fit.size);
-  if (marker) drawMarker(pdf, marker, box.l, top + fit.size * ASCENT, fit.size);
+  pdf.fillColor(colour);
+  if (marker) drawMarker(pdf, marker, box.l, top + fit.size * ASCENT, fit.size, bold);
   // A table cell's text sits in the middle of its cell, as tables are usually set.
   const offset = piece.grow ? 0 : Math.max(0, (box.t - box.b - fit.height) / 2);
-  fit.lines.forEach((line, i) => {
-    const lineWidth = pdf.widthOfString(line);
+  // Text that did not fit at 70 % continues on the notes page; the last line here ends with its marker.
+  const lines = [...fit.lines];
+  if (fit.overflow) {
+    const number = notes.length + 1;
+    notes.push({ number, pageNo: page.pageNo, text: fit.overflow, size, bold });
+    lines[lines.length - 1] = `${lines.at(-1) ?? ''} ${markerText(number)}`.trimStart();
+  }
+  const styled = styleLines(lines, raster ? undefined : piece.spans);
+  const styleOf = (part: StyledText) => ({ bold: part.bold ?? bold, italic: part.italic ?? Boolean(block.italic), colour: rgbOf(part.color) ?? colour });
+  lines.forEach((line, i) => {
+    const parts = styled[i] ?? [{ text: line }];
+    const lineWidth = parts.reduce((w, part) => w + widthOf(pdf, part.text, { bold: styleOf(part).bold, size: fit.size }), 0);
     const baseline = top + offset + fit.size * ASCENT + i * fit.lineHeight;
-    const last = i === fit.lines.length - 1;
+    const last = i === lines.length - 1;
     const gaps = (line.match(/ /g) ?? []).length;
     let x = box.l + indent;
     let wordSpacing = 0;
@@ -312,21 +334,29 @@ function drawPiece(pdf: Doc, page: Page, piece: Piece, placed: Placed<Fitted>, r
       const chars = [...line].length;
       if (chars > 1) characterSpacing = Math.max(0, (width - lineWidth) / (chars - 1));
     } else if (align === 'justify' && !last && gaps > 0) wordSpacing = Math.max(0, (width - lineWidth) / gaps);
-    pdf.save();
-    if (block.italic) pdf.transform(1, 0, -ITALIC_SKEW, 1, ITALIC_SKEW * baseline, 0);
-    pdf.text(line, x, baseline, { lineBreak: false, baseline: 'alphabetic', wordSpacing, characterSpacing });
-    pdf.restore();
+    // Each stretch in its own weight, slant and colour, one after the other on the baseline.
+    for (const part of parts) {
+      const style = styleOf(part);
+      pdf.save();
+      pdf.fillColor(style.colour);
+      if (style.italic) pdf.transform(1, 0, -ITALIC_SKEW, 1, ITALIC_SKEW * baseline, 0);
+      x = drawLine(pdf, part.text, x, baseline, { bold: style.bold, size: fit.size, wordSpacing, characterSpacing });
+      pdf.restore();
+    }
   });
 }
 
 /**
- * Bullets are set as a small U+25CF (Noto Sans SC's U+2022 is a CJK-width dot that reads as a stray
- * mark); numbers and letters as they are. Text, not a path: the page's drawings stay the source's.
+ * Bullets are set at the text's own size as U+2219 (DejaVu Sans draws it as a round bullet of
+ * text weight; Noto Sans SC's U+2022 is a CJK-width dot that reads as a stray mark): a bullet set
+ * small would be text below 70 % of the source size. Without DejaVu Sans, a small U+25CF.
+ * Numbers and letters as they are. Text, not a path: the page's drawings stay the source's.
  */
-function drawMarker(pdf: Doc, marker: string, x: number, baseline: number, size: number): void {
+function drawMarker(pdf: Doc, marker: string, x: number, baseline: number, size: number, bold: boolean): void {
   const bullet = /^[•·∙◦▪‣∗*–-]$/u.test(marker);
-  pdf.fontSize(bullet ? size * 0.45 : size).text(bullet ? '●' : marker, x, bullet ? baseline - size * 0.18 : baseline, { lineBreak: false, baseline: 'alphabetic' });
-  pdf.fontSize(size);
+  if (!bullet) drawLine(pdf, marker, x, baseline, { bold, size });
+  else if (fontFor('∙') > 0) drawLine(pdf, '∙', x, baseline, { bold, size });
+  else drawLine(pdf, '●', x, baseline - size * 0.18, { bold, size: size * 0.45 });
 }
 
 /**

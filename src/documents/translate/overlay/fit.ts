@@ -7,7 +7,10 @@
 // under it, then to the right, and only then shrinks further. Here the floor is the issue's 70 %,
 // growing right (to the column's measure) is done by the caller (draw.ts) only below the floor, and
 // the line height stays proportional to the size. Below the floor the caller may first make room by
-// moving the blocks below down (reflow.ts, with `floorHeight`). Pure: the caller measures text.
+// moving the blocks below down (reflow.ts, with `floorHeight`). What still does not fit is never set
+// smaller (issue 34): the lines that fit stay at the floor, a marker ends the last of them, and the
+// rest of the text is handed back (`overflow`) for the notes page (notes.ts). Pure: the caller
+// measures text.
 
 export type Measure = (text: string, size: number) => number;
 
@@ -21,6 +24,8 @@ export type FitInput = {
   /** How far down (top-down y) the text may grow: the top of the next block below, or the page's bottom margin. */
   limitY: number;
   measure: Measure;
+  /** What ends the last line when the text continues on the notes page ("→12"): its width is kept free. */
+  marker?: string;
 };
 
 export type FitResult = {
@@ -29,16 +34,16 @@ export type FitResult = {
   lines: string[];
   /** The height the lines take: lines × lineHeight. */
   height: number;
-  /** Shrunk below the floor because even the free space below was too small. */
+  /** Not whole at the floor: even the free space below was too small (the rest is in `overflow`). */
   belowFloor: boolean;
   /** When below the floor: the height the lines would take at the floor, for the caller to make room (reflow.ts). */
   floorHeight?: number;
+  /** The text that did not fit, to be continued on the notes page; the last line ends with room for `marker`. */
+  overflow?: string;
 };
 
 export const SHRINK_STEP = 0.05;
 export const SHRINK_FLOOR = 0.7;
-/** Below the floor the text keeps shrinking rather than be lost or drawn over another block; never under this. */
-export const LAST_RESORT_SIZE = 3;
 const DEFAULT_LINE_FACTOR = 1.2;
 
 export function fitText(input: FitInput): FitResult {
@@ -61,13 +66,46 @@ export function fitText(input: FitInput): FitResult {
   // 2. At the floor, grow downwards into free space.
   const atFloor = attempt(SHRINK_FLOOR);
   if (atFloor.height <= freeBottom) return atFloor;
-  // 3. Still too long: keep shrinking within box + free space; the text stays whole and over no other block.
-  for (let scale = SHRINK_FLOOR - SHRINK_STEP; input.fontSize * scale >= LAST_RESORT_SIZE - 1e-9; scale -= SHRINK_STEP) {
-    const result = attempt(scale);
-    if (result.height <= freeBottom) return { ...result, belowFloor: true, floorHeight: atFloor.height };
+  // 3. Still too long: never smaller, never over another block — the lines that fit at the floor stay,
+  // ending with the marker, and the rest continues elsewhere.
+  return { ...cut(atFloor, freeBottom, input), belowFloor: true, floorHeight: atFloor.height };
+}
+
+/** The text after the characters of `kept` (spaces aside): line breaks inside a word leave no space behind. */
+function after(text: string, kept: string): string {
+  let count = (kept.match(/\S/gu) ?? []).length;
+  const chars = [...text.replace(/\s+/g, ' ').trim()];
+  let i = 0;
+  while (i < chars.length && count > 0) {
+    if (chars[i] !== ' ') count--;
+    i++;
   }
-  // Not even that: the smallest size, which may reach past the free space (a box far too small for its text).
-  return { ...attempt(LAST_RESORT_SIZE / input.fontSize), belowFloor: true, floorHeight: atFloor.height };
+  return chars.slice(i).join('').trim();
+}
+
+/** The marker's room when the caller gives none: a digit or two after an arrow. */
+const DEFAULT_MARKER = '→99';
+
+/** The first lines of `fit` that fit in `height`, the last one shortened until the marker fits after it; the rest as `overflow`. */
+function cut(fit: Omit<FitResult, 'overflow'>, height: number, input: FitInput): FitResult {
+  const room = (n: number) => fit.size + (n - 1) * fit.lineHeight;
+  let count = 0;
+  while (count < fit.lines.length && room(count + 1) <= height) count++;
+  const lines = fit.lines.slice(0, count);
+  const markerWidth = input.measure(` ${input.marker ?? DEFAULT_MARKER}`, fit.size);
+  // Words leave the last line for the notes page until the marker fits beside what stays.
+  while (lines.length > 0) {
+    const last = lines[lines.length - 1]!;
+    if (input.measure(last, fit.size) + markerWidth <= input.box.width) break;
+    const tokens = tokenize(last);
+    let moved = 0;
+    while (tokens.length > 1 && input.measure(tokens.join('').trimEnd(), fit.size) + markerWidth > input.box.width) { tokens.pop(); moved++; }
+    if (moved === 0 || tokens.join('').trim() === '') lines.pop();
+    else lines[lines.length - 1] = tokens.join('').trimEnd();
+  }
+  const overflow = after(input.text, lines.join(''));
+  const height_ = lines.length === 0 ? fit.size : room(lines.length);
+  return { ...fit, lines: lines.length === 0 ? [''] : lines, height: height_, ...(overflow ? { overflow } : {}) };
 }
 
 const CJK = /[\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]/u;

@@ -1,0 +1,70 @@
+// Style kept per run (issue 34): each line remembers the style of the runs it is made of (weight,
+// slant, fill colour), and a block whose style changes inside it (a bold term in a sentence, a red
+// word, white text on a dark panel beside black) keeps its text cut where the style changes, so a
+// translation can be set in the same styles. Pure: lines and text in, spans out.
+import type { Block, SpanStyle, StyledSpan } from '../document.ts';
+import { dominant, type Line, type TextRun } from './geometry.ts';
+
+/** The text of a run as a line shows it, with its style. */
+export type Piece = SpanStyle & { text: string };
+
+/** A run's style: bold and italic only when set, its colour when the reader gave one. */
+export const runStyle = (run: TextRun): SpanStyle => ({ ...(run.bold ? { bold: true } : {}), ...(run.italic ? { italic: true } : {}), ...(run.color ? { color: run.color } : {}) });
+
+export const styleKey = (style: SpanStyle) => `${style.bold ? 'b' : ''}${style.italic ? 'i' : ''}${style.color ?? ''}`;
+
+/** The pieces of a line, one per run with text, in the runs' order. */
+export function linePieces(runs: TextRun[]): Piece[] {
+  return runs.filter((r) => r.text.trim() !== '').map((r) => ({ text: r.text.replace(/\s+/g, ' ').trim(), ...runStyle(r) }));
+}
+
+/**
+ * The block's colour and, when its style changes inside it, its spans: every piece of its lines is
+ * found in the block's text in order (the text joins lines and may drop a list marker or a hyphen);
+ * a character no piece covers takes the style before it.
+ */
+export function blockStyles(lines: Line[], block: Pick<Block, 'text' | 'bold' | 'italic'>): Pick<Block, 'color' | 'spans'> {
+  const pieces = lines.flatMap((l) => l.pieces ?? []);
+  if (pieces.length === 0) return {};
+  const color = dominant(pieces.map((p): [string | undefined, number] => [p.color, p.text.length]));
+  const result: Pick<Block, 'color' | 'spans'> = color && color !== '#000000' ? { color } : {};
+  if (new Set(pieces.map(styleKey)).size < 2) return result;
+  const text = block.text;
+  const styles: Array<SpanStyle | undefined> = new Array(text.length).fill(undefined);
+  let cursor = 0;
+  for (const piece of pieces) {
+    const at = text.indexOf(piece.text, cursor);
+    // A piece far ahead is a repeat of an earlier word: the text lost this piece (a list marker).
+    if (at < 0 || at - cursor > 3 + piece.text.length) continue;
+    for (let i = at; i < at + piece.text.length; i++) styles[i] = piece;
+    cursor = at + piece.text.length;
+  }
+  const spans: StyledSpan[] = [];
+  let previous: SpanStyle = styles.find((s) => s !== undefined) ?? {};
+  for (let i = 0; i < text.length; i++) {
+    const style = styles[i] ?? previous;
+    previous = style;
+    const last = spans.at(-1);
+    if (last && styleKey(last) === styleKey(style)) last.text += text[i];
+    else spans.push({ text: text[i]!, ...(style.bold ? { bold: true } : {}), ...(style.italic ? { italic: true } : {}), ...(style.color ? { color: style.color } : {}) });
+  }
+  // Spaces between two styles belong to neither: they join the span before them.
+  return spans.length > 1 ? { ...result, spans } : result;
+}
+
+/** Each table cell's size and style: its runs' dominant size, the dominant colour of the runs whose middle lies in it (a white header on a dark row) when not black, and bold or italic when most of its text is. */
+export function colourCells(tables: Block[], runs: TextRun[]): Block[] {
+  for (const table of tables) {
+    for (const cell of table.table?.cells ?? []) {
+      const inside = runs.filter((r) => r.text.trim() !== '' && r.x + r.width / 2 >= cell.bbox.l && r.x + r.width / 2 <= cell.bbox.r && r.y >= cell.bbox.b - 1 && r.y <= cell.bbox.t);
+      const color = dominant(inside.map((r): [string | undefined, number] => [r.color, r.text.length]));
+      if (color && color !== '#000000') cell.color = color;
+      const chars = inside.reduce((n, r) => n + r.text.length, 0);
+      const size = dominant(inside.map((r): [number, number] => [Math.round(r.size * 100) / 100, r.text.length]));
+      if (size !== undefined) cell.fontSize = size;
+      if (chars > 0 && inside.reduce((n, r) => n + (r.bold ? r.text.length : 0), 0) * 2 > chars) cell.bold = true;
+      if (chars > 0 && inside.reduce((n, r) => n + (r.italic ? r.text.length : 0), 0) * 2 > chars) cell.italic = true;
+    }
+  }
+  return tables;
+}

@@ -1,0 +1,80 @@
+// Inline styles through translation (issue 34): a block whose style changes inside it goes to the
+// engine as HTML, its stretches in another style than the block's own wrapped in
+// `<span class="sN">` (N numbers the block's styles), and comes back with the tags around their
+// translation ("**Reuse of content** (*as Word, HTML*)" stays bold, then italic). A tag the engine
+// lost leaves its words in the block's own style; those are counted (`stylesLost`), for the check.
+import type { Block, SpanStyle, StyledSpan } from '../document.ts';
+
+const key = (style: SpanStyle) => `${style.bold ? 'b' : ''}${style.italic ? 'i' : ''}${style.color ?? ''}`;
+const styleOf = (span: StyledSpan): SpanStyle => ({ ...(span.bold ? { bold: true } : {}), ...(span.italic ? { italic: true } : {}), ...(span.color ? { color: span.color } : {}) });
+
+/** A block's markup: the HTML sent to the engine, and the styles its tags stand for (s1 = styles[0]). */
+export type Markup = { html: string; dominant: SpanStyle; styles: SpanStyle[]; /** Words of the source each style marks. */ words: number[] };
+
+const wordCount = (text: string) => (text.match(/[\p{L}\p{N}]+/gu) ?? []).length;
+
+const escape = (text: string) => text.replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c] ?? c);
+const unescape = (text: string) => text.replace(/&(amp|lt|gt|quot|apos|nbsp|#\d+|#x[0-9a-f]+);/gi, (entity, name: string) => {
+  const named: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0' };
+  if (name[0] !== '#') return named[name.toLowerCase()] ?? entity;
+  const code = name[1] === 'x' || name[1] === 'X' ? parseInt(name.slice(2), 16) : Number(name.slice(1));
+  return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : entity;
+});
+
+/** The markup of a block whose style changes inside it (its spans), or undefined for a block of one style. */
+export function toMarkup(block: Pick<Block, 'spans'>): Markup | undefined {
+  const spans = block.spans;
+  if (!spans || spans.length < 2) return undefined;
+  const weight = new Map<string, number>();
+  for (const span of spans) weight.set(key(span), (weight.get(key(span)) ?? 0) + span.text.replace(/\s/g, '').length);
+  const dominantKey = [...weight].sort((a, b) => b[1] - a[1])[0]![0];
+  const dominant = styleOf(spans.find((s) => key(s) === dominantKey)!);
+  const styles: SpanStyle[] = [];
+  const words: number[] = [];
+  const parts: string[] = [];
+  for (const span of spans) {
+    if (key(span) === dominantKey || span.text.trim() === '') { parts.push(escape(span.text)); continue; }
+    let index = styles.findIndex((s) => key(s) === key(span));
+    if (index < 0) index = styles.push(styleOf(span)) - 1;
+    words[index] = (words[index] ?? 0) + wordCount(span.text);
+    // Spaces stay outside the tag, so an engine sees whole words inside it.
+    const lead = /^\s*/.exec(span.text)![0];
+    const trail = /\s*$/.exec(span.text)![0];
+    parts.push(`${escape(lead)}<span class="s${index + 1}">${escape(span.text.trim())}</span>${escape(trail)}`);
+  }
+  if (styles.length === 0) return undefined;
+  return { html: parts.join(''), dominant, styles, words };
+}
+
+/** The translation's text and spans from the engine's HTML; `stylesLost`: the source words whose style tag the engine lost. */
+export function fromMarkup(html: string, markup: Markup): { text: string; spans?: StyledSpan[]; stylesLost: number } {
+  const spans: StyledSpan[] = [];
+  const stack: SpanStyle[] = [];
+  const seen = new Set<number>();
+  for (const token of html.match(/<span\b[^>]*>|<\/span\s*>|<[^>]*>|[^<]+/gi) ?? []) {
+    const open = /^<span\b[^>]*\bclass\s*=\s*["']?s(\d+)/i.exec(token);
+    if (open) {
+      const index = Number(open[1]) - 1;
+      if (markup.styles[index]) seen.add(index);
+      stack.push(markup.styles[index] ?? stack.at(-1) ?? markup.dominant);
+      continue;
+    }
+    if (/^<\/span/i.test(token)) { stack.pop(); continue; }
+    if (token.startsWith('<')) continue; // a tag the engine added
+    const text = unescape(token);
+    const style = stack.at(-1) ?? markup.dominant;
+    const last = spans.at(-1);
+    if (last && key(last) === key(style)) last.text += text;
+    else spans.push({ text, ...style });
+  }
+  const text = spans.map((s) => s.text).join('');
+  // Leading and trailing spaces go, as the plain translation's do.
+  const lead = text.length - text.trimStart().length;
+  if (spans[0] && lead > 0) spans[0].text = spans[0].text.slice(lead);
+  const last = spans.at(-1);
+  if (last) last.text = last.text.trimEnd();
+  const kept = spans.filter((s) => s.text !== '');
+  const stylesLost = markup.words.reduce((n, w, i) => n + (seen.has(i) ? 0 : w), 0);
+  return { text: kept.map((s) => s.text).join(''), ...(kept.length > 1 ? { spans: kept } : {}), stylesLost };
+}
+
