@@ -230,5 +230,6 @@ export function registerTranslateCommand(program: Command): void {
     .option('--glossary <file>', 'a JSON file of "term": "translation" pairs kept in every translation')
     .option('--out <dir>', 'where NAME.LANG.pdf and NAME.LANG.bilingual.pdf go; created when missing (default: beside each input)')
     .option('--json', 'print the summary as JSON')
+    .addHelpText('after', `\nExample:\n  $ npx signet translate report.pdf --to es --engine apertium --out translated/    # translated/report.es.pdf, translated/report.es.bilingual.pdf`)
     .action((files: string[], o: TranslateOptions) => translateCommand(files, o));
 }
