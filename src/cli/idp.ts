@@ -26,7 +26,10 @@ async function secretFromStdin(given: boolean | undefined): Promise<string | und
 }
 
 export function registerIdpCommands(program: Command, run: Run): void {
-  const idp = program.command('idp').description('upstream identity providers people can sign in with: add, list, show, update, disable, enable, remove');
+  const idp = program
+    .command('idp')
+    .description('upstream identity providers people can sign in with: add, list, show, update, disable, enable, remove')
+    .addHelpText('after', `\nExample:\n  $ printf '%s' "$GITHUB_CLIENT_SECRET" | npx signet idp add github --preset github --client-id Iv1.0123456789abcdef --client-secret-stdin`);
 
   idp
     .command('add <slug>')

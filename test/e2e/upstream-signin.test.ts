@@ -1,6 +1,6 @@
 // Issue 33 in Chromium: "Sign in with NAME" with real OpenID Providers as the upstream — node-oidc-provider
 // and a second Signet — through discovery; the link page ("Password", "Link and continue") for an
-// existing account's e-mail; /account's "Sign-in providers" with Unlink. Screenshots of the sign-in page
+// existing account's e-mail; /account's "Sign-in providers" with Unlink and Link NAME. Screenshots of the sign-in page
 // with its provider buttons and of the link page go to /tmp/idp-shots.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
@@ -115,6 +115,10 @@ describe('browser: signing in through upstream identity providers (issue 33)', {
     await section.getByRole('button', { name: 'Unlink' }).click();
     await page.getByText('Corp Signet is unlinked.').waitFor();
     assert.deepEqual(await listLinks(down.deps.db, local.sub), []);
+    // Linked again from /account (a form: being signed in is the proof); the upstream still knows this browser.
+    await section.getByRole('button', { name: 'Link Corp Signet' }).click();
+    await page.getByText('Corp Signet is linked: you can sign in with it.').waitFor();
+    assert.deepEqual((await listLinks(down.deps.db, local.sub)).map((l) => l.provider), ['corp']);
   });
 
   test('in Chinese: the sign-in page\'s provider buttons', async () => {

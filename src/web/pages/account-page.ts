@@ -12,6 +12,8 @@ import type { Clock } from '../../config/clock.ts';
 import { listAuthorizedApplications } from '../../consent/grants.ts';
 import { listLinks } from '../../accounts/upstream/links.ts';
 import { listProviders } from '../../accounts/upstream/providers.ts';
+import { githubEndpoints } from '../../accounts/upstream/upstream-client.ts';
+import { allowFormRedirectTo } from '../plugins/security-headers.ts';
 import type { Db } from '../../db/database.ts';
 import { AVAILABLE_CHANNELS, CATEGORIES, CHANNELS } from '../../notifications/categories.ts';
 import { getPreferences, type Preferences } from '../../notifications/preferences.ts';
@@ -70,6 +72,9 @@ export async function showAccount(ctx: AccountPageContext, request: FastifyReque
   const links = await listLinks(ctx.db, sub);
   const providers = await listProviders(ctx.db);
   const nameOf = (slug: string) => providers.find((p) => p.slug === slug)?.name ?? slug;
+  const linkable = providers.filter((p) => p.enabled && !links.some((l) => l.provider === p.slug));
+  // "Link NAME" is a form whose answer sends the browser to the upstream: the page's form-action allows it.
+  for (const p of linkable) allowFormRedirectTo(reply, p.kind === 'github' ? githubEndpoints(p.issuer).authorize : p.issuer);
 
   return renderPage(
     ctx.db,
@@ -150,7 +155,7 @@ export async function showAccount(ctx: AccountPageContext, request: FastifyReque
           linkedIso: l.linked_at,
           linkedText: formatDate(locale, Date.parse(l.linked_at)),
         })),
-        available: providers.filter((p) => p.enabled && !links.some((l) => l.provider === p.slug)).map((p) => ({ href: `/signin/idp/${p.slug}?link=1`, text: t.idp.linkAnother(p.name) })),
+        available: linkable.map((p) => ({ slug: p.slug, text: t.idp.linkAnother(p.name) })),
       },
     }),
     { status: state.status ?? 200, here: '/account' },

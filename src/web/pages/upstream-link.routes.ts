@@ -5,6 +5,9 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { findAccount, hasPassword } from '../../accounts/accounts.ts';
 import { signIn } from '../../accounts/signin.ts';
+import { countPasskeys, PasskeyError, startPasskeyAuthentication, verifyPasskeyAssertion, type PasskeyContext } from '../../accounts/factors/passkeys.ts';
+import { brandedMessages } from '../i18n/i18n.ts';
+import { relyingPartyOf } from './passkeys.routes.ts';
 import { findPendingLink, finishPendingLink, linkIdentity, LinkError, unlinkIdentity, type PendingLink } from '../../accounts/upstream/links.ts';
 import { findProvider } from '../../accounts/upstream/providers.ts';
 import { countIdpSignIn } from '../../audit/audit-metrics.ts';
@@ -18,11 +21,12 @@ import { finishFirstStep, secondStepAfterFirst } from './finish-signin.ts';
 import { field } from './forms.ts';
 import { setDeviceCookie, waitText } from './signin.routes.ts';
 import { federatedAmr, type UpstreamPageContext } from './upstream-signin.routes.ts';
-import { renderMessage, renderPage } from './view.ts';
+import { localeOf, renderMessage, renderPage } from './view.ts';
 
 export const upstreamLinkRoutes: FastifyPluginAsync<{ ctx: UpstreamPageContext; account: AccountPageContext; deviceKey: Buffer }> = async (app, { ctx, account: accountCtx, deviceKey }) => {
   const { db, clock } = ctx.flow;
   const keys = { hashKey: ctx.flow.hashKey, sealKey: ctx.sealKey };
+  const passkeyCtx: PasskeyContext = { db, dialect: ctx.flow.dialect, clock, hashKey: ctx.flow.hashKey };
   app.addHook('onRequest', refuseFramedNavigation);
 
   function pendingOf(request: FastifyRequest): Promise<PendingLink | undefined> {
@@ -40,13 +44,23 @@ export const upstreamLinkRoutes: FastifyPluginAsync<{ ctx: UpstreamPageContext; 
     const name = provider?.name ?? pending.provider;
     const email = account?.email ?? account?.phone_number ?? '';
     const withPassword = await hasPassword(db, pending.sub);
+    const rp = relyingPartyOf(request);
+    const withPasskey = rp !== undefined && (await countPasskeys(db, pending.sub)) > 0;
     return renderPage(
       db,
       request,
       reply,
       'idp-link',
       (t) => t.idp.linkTitle(name),
-      (t) => ({ heading: t.idp.linkTitle(name), why: t.idp.linkWhy(name, email), withPassword, noPassword: t.idp.linkNoPassword(name), error: extra.error?.(t), identifier: email }),
+      (t) => ({
+        heading: t.idp.linkTitle(name),
+        why: t.idp.linkWhy(name, email),
+        withPassword,
+        noPassword: t.idp.linkNoPassword(name),
+        error: extra.error?.(t),
+        identifier: email,
+        passkeyScript: withPasskey ? JSON.stringify({ mode: 'second-step', optionsUrl: '/signin/idp/link/passkey/options', finishUrl: '/signin/idp/link/passkey', text: t.passkeys.script }) : '',
+      }),
       { status: extra.status ?? 200, header: false, here: '/signin/idp/link' },
     );
   }
@@ -78,26 +92,85 @@ export const upstreamLinkRoutes: FastifyPluginAsync<{ ctx: UpstreamPageContext; 
       await recordAuditSafely(db, clock, { ...about, type: 'signin.failed', outcome: 'failure', detail: { provider: pending.provider, reason: 'link_password' } }, request.log);
       return show(request, reply, pending, { status: 401, error: (t) => t.idp.linkWrongPassword });
     }
+    const done = await completeLink(request, reply, pending, { amr: ['pwd'], secondStep: true });
+    if ('page' in done) return done.page(false);
+    if (result.deviceCookie !== undefined) setDeviceCookie(request, reply, result.deviceCookie);
+    return reply.redirect(done.next, 303);
+  });
+
+  /**
+   * The owner proved the account (its password, or one of its passkeys): the identity is linked — once —
+   * and the sign-in goes on as after that proof. `page` when it cannot (expired, or a link rule refused it).
+   */
+  async function completeLink(request: FastifyRequest, reply: FastifyReply, pending: PendingLink, proof: { amr: string[]; secondStep: boolean }): Promise<{ next: string } | { page: (json: boolean) => Promise<FastifyReply> | FastifyReply }> {
+    const about = { sub: pending.sub, ip: request.ip, detail: { provider: pending.provider } };
     const id = request.cookies[request.server.cookieNames.idpLink];
-    // Once: of two posts of the same page, one links.
-    if (!id || !(await finishPendingLink(db, keys, request.servedOrigin.origin, id))) return expired(request, reply);
-    reply.clearCookie(request.server.cookieNames.idpLink, cookieOptions(request));
     const provider = await findProvider(db, pending.provider);
-    if (!provider || !provider.enabled) return expired(request, reply);
+    // Once: of two posts of the same page, one links.
+    if (!id || !provider?.enabled || !(await finishPendingLink(db, keys, request.servedOrigin.origin, id))) {
+      return { page: (json) => (json ? refuseJson(request, reply, 400, 'link_expired', (t) => t.idp.linkExpired) : expired(request, reply)) };
+    }
+    reply.clearCookie(request.server.cookieNames.idpLink, cookieOptions(request));
     try {
       await linkIdentity(db, clock, provider, pending.identity, pending.sub);
     } catch (error) {
       if (!(error instanceof LinkError)) throw error;
       await recordAuditSafely(db, clock, { ...about, type: 'idp.linked', outcome: 'failure', detail: { provider: provider.slug, reason: error.code } }, request.log);
-      return renderMessage(db, request, reply, (t) => ({ title: t.idp.problemTitle, message: error.code === 'linked_elsewhere' ? t.idp.linkedElsewhere(provider.name) : t.idp.alreadyLinked(provider.name), link: { href: '/signin', text: t.idp.backToSignIn } }), { status: 409, header: false });
+      const message = (t: Messages) => (error.code === 'linked_elsewhere' ? t.idp.linkedElsewhere(provider.name) : t.idp.alreadyLinked(provider.name));
+      return { page: (json) => (json ? refuseJson(request, reply, 409, error.code, message) : renderMessage(db, request, reply, (t) => ({ title: t.idp.problemTitle, message: message(t), link: { href: '/signin', text: t.idp.backToSignIn } }), { status: 409, header: false })) };
     }
     await recordAuditSafely(db, clock, { ...about, type: 'idp.linked', outcome: 'success' }, request.log);
     countIdpSignIn(provider.slug, 'succeeded');
     await recordAuditSafely(db, clock, { ...about, type: 'idp.signin.succeeded', outcome: 'success' }, request.log);
-    const due = await secondStepAfterFirst(ctx.factors, request, pending.sub);
-    const next = await finishFirstStep(ctx.factors, request, reply, { sub: pending.sub, due, amr: ['pwd', ...federatedAmr(pending.identity.amr)], requestId: pending.requestId, returnTo: pending.returnTo });
-    if (result.deviceCookie !== undefined) setDeviceCookie(request, reply, result.deviceCookie);
-    return reply.redirect(next, 303);
+    const due = proof.secondStep ? await secondStepAfterFirst(ctx.factors, request, pending.sub) : undefined;
+    const next = await finishFirstStep(ctx.factors, request, reply, { sub: pending.sub, due, amr: [...proof.amr, ...federatedAmr(pending.identity.amr)], requestId: pending.requestId, returnTo: pending.returnTo });
+    return { next };
+  }
+
+  function refuseJson(request: FastifyRequest, reply: FastifyReply, status: number, error: string, message: (t: Messages) => string): FastifyReply {
+    return reply.code(status).header('cache-control', 'no-store').send({ error, message: message(brandedMessages(localeOf(request), request.server.site.productName)) });
+  }
+
+  function refusePasskeyJson(request: FastifyRequest, reply: FastifyReply, error: PasskeyError): FastifyReply {
+    const wait = Math.max(0, (error.retryAt ?? clock()) - clock());
+    if (error.code === 'throttled') reply.header('retry-after', String(Math.max(1, Math.ceil(wait / SECOND))));
+    return refuseJson(request, reply, error.code === 'throttled' ? 429 : 400, error.code, (t) => t.passkeys.errors[error.code].replace('{wait}', waitText(t, wait)));
+  }
+
+  // "(or a passkey)": one of the account's passkeys on this host proves it as well (static/passkeys.js,
+  // as at the second step). The passkey must verify the person, so no second step follows.
+  app.post('/signin/idp/link/passkey/options', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const pending = await pendingOf(request);
+    const rp = relyingPartyOf(request);
+    if (!pending) return refuseJson(request, reply, 400, 'link_expired', (t) => t.idp.linkExpired);
+    if (!rp) return refuseJson(request, reply, 404, 'not_available', (t) => t.passkeys.notAvailable);
+    try {
+      return reply.header('cache-control', 'no-store').send(await startPasskeyAuthentication(passkeyCtx, rp, { sub: pending.sub, address: request.ip }));
+    } catch (error) {
+      if (error instanceof PasskeyError) return refusePasskeyJson(request, reply, error);
+      throw error;
+    }
+  });
+
+  app.post('/signin/idp/link/passkey', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const pending = await pendingOf(request);
+    const rp = relyingPartyOf(request);
+    if (!pending) return refuseJson(request, reply, 400, 'link_expired', (t) => t.idp.linkExpired);
+    if (!rp) return refuseJson(request, reply, 404, 'not_available', (t) => t.passkeys.notAvailable);
+    const body = request.body;
+    const answer = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)['response'] : undefined;
+    let method: 'hwk' | 'swk';
+    try {
+      ({ amr: method } = await verifyPasskeyAssertion(passkeyCtx, rp, answer, { sub: pending.sub, requireUserVerification: true }));
+    } catch (error) {
+      if (!(error instanceof PasskeyError)) throw error;
+      await recordAuditSafely(db, clock, { type: 'passkey.signin', sub: pending.sub, ip: request.ip, outcome: 'failure', detail: { provider: pending.provider, reason: error.code } }, request.log);
+      return refusePasskeyJson(request, reply, error);
+    }
+    await recordAuditSafely(db, clock, { type: 'passkey.signin', sub: pending.sub, ip: request.ip, outcome: 'success', detail: { provider: pending.provider } }, request.log);
+    const done = await completeLink(request, reply, pending, { amr: [method, 'mfa'], secondStep: false });
+    if ('page' in done) return done.page(true);
+    return reply.header('cache-control', 'no-store').send({ redirect: done.next });
   });
 
   // /account → Sign-in providers → Unlink.

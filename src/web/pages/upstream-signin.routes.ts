@@ -12,7 +12,7 @@ import { UpstreamError, type UpstreamClient, type UpstreamFailure } from '../../
 import { countIdpSignIn } from '../../audit/audit-metrics.ts';
 import { recordAuditSafely, type AuditEventInput } from '../../audit/audit.ts';
 import { refuseFramedNavigation } from '../../oauth/framing.ts';
-import { findPendingRequest, forBrowser, type FlowContext } from '../../oauth/authorization-requests.ts';
+import { findPendingRequest, forBrowser, type FlowContext, type PendingRequest } from '../../oauth/authorization-requests.ts';
 import { cookieOptions } from '../cookies.ts';
 import type { Messages } from '../i18n/en.ts';
 import { finishFirstStep, secondStepAfterFirst } from './finish-signin.ts';
@@ -77,17 +77,8 @@ export const upstreamSigninRoutes: FastifyPluginAsync<{ ctx: UpstreamPageContext
     await audit(request, { type: 'idp.signin.failed', outcome: 'failure', sub, clientId, detail: { provider: provider.slug, reason } });
   }
 
-  // "Sign in with NAME": to the upstream, with a fresh state, nonce and PKCE verifier.
-  app.get<{ Params: { slug: string } }>('/signin/idp/:slug', async (request, reply) => {
-    const provider = await enabledProviderWithSecret(db, ctx.sealKey, request.params.slug);
-    if (!provider) return renderError(db, request, reply, 404, (t) => t.idp.unknownProvider);
-    const requestId = field(request.query, 'request');
-    const pending = requestId ? await findPendingRequest(forBrowser(ctx.flow, request.cookies[request.server.cookieNames.flow]), requestId, request.servedOrigin.origin) : undefined;
-    if (requestId && !pending) return renderError(db, request, reply, 400, (t) => t.requestExpired);
-    // From /account: a signed-in person adds this provider (proof: their session).
-    const linkSub = field(request.query, 'link') === '1' ? (await request.currentSession())?.sub : undefined;
-    if (field(request.query, 'link') === '1' && !linkSub) return reply.redirect('/signin?return=%2Faccount', 303);
-    const returnTo = localPath(field(request.query, 'return'));
+  /** To the upstream, with a fresh state, nonce and PKCE verifier. */
+  async function sendUpstream(request: FastifyRequest, reply: FastifyReply, provider: Provider & { clientSecret: string }, flow: { pending: PendingRequest | undefined; requestId: string | undefined; returnTo: string | undefined; linkSub: string | undefined }) {
     let browser = request.cookies[request.server.cookieNames.idp];
     if (!isBrowserCookie(browser)) {
       browser = newBrowserCookie();
@@ -95,17 +86,37 @@ export const upstreamSigninRoutes: FastifyPluginAsync<{ ctx: UpstreamPageContext
     }
     const origin = request.servedOrigin.origin;
     // spec: the request goes on "exactly as a password sign-in would" — prompt=login and max_age ask the upstream for a fresh sign-in too.
-    const freshness = { login: pending?.oidc?.prompt?.includes('login') ?? false, maxAge: pending?.oidc?.maxAge };
-    const signIn = await beginUpstreamSignIn(states, { provider: provider.slug, origin, browser, requestId: pending ? requestId : undefined, returnTo, linkSub, maxAge: freshness.maxAge });
+    const freshness = { login: flow.pending?.oidc?.prompt?.includes('login') ?? false, maxAge: flow.pending?.oidc?.maxAge };
+    const signIn = await beginUpstreamSignIn(states, { provider: provider.slug, origin, browser, requestId: flow.pending ? flow.requestId : undefined, returnTo: flow.returnTo, linkSub: flow.linkSub, maxAge: freshness.maxAge });
     try {
       const url = await ctx.client.authorizationUrl(provider, { redirectUri: redirectUriOf(origin, provider.slug), state: signIn.state, nonce: signIn.nonce, codeVerifier: signIn.codeVerifier, freshness });
       return reply.header('cache-control', 'no-store').redirect(url.href, 303);
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
       request.log.warn({ event: 'idp_unreachable', provider: provider.slug, reason: error.reason, detail: error.message }, 'upstream identity provider not reachable');
-      await failed(request, reply, provider, error.reason, pending?.clientId);
-      return problem(request, reply, FAILURE_STATUS[error.failure], (t) => failureText(error.failure, t, provider.name), upstreamStartPath(provider.slug, signIn));
+      await failed(request, reply, provider, error.reason, flow.pending?.clientId);
+      return problem(request, reply, FAILURE_STATUS[error.failure], (t) => failureText(error.failure, t, provider.name), flow.linkSub ? '/account#providers-heading' : upstreamStartPath(provider.slug, signIn));
     }
+  }
+
+  // "Sign in with NAME" (a link: starting a sign-in changes nothing until the upstream answers).
+  app.get<{ Params: { slug: string } }>('/signin/idp/:slug', async (request, reply) => {
+    const provider = await enabledProviderWithSecret(db, ctx.sealKey, request.params.slug);
+    if (!provider) return renderError(db, request, reply, 404, (t) => t.idp.unknownProvider);
+    const requestId = field(request.query, 'request');
+    const pending = requestId ? await findPendingRequest(forBrowser(ctx.flow, request.cookies[request.server.cookieNames.flow]), requestId, request.servedOrigin.origin) : undefined;
+    if (requestId && !pending) return renderError(db, request, reply, 400, (t) => t.requestExpired);
+    return sendUpstream(request, reply, provider, { pending, requestId, returnTo: localPath(field(request.query, 'return')), linkSub: undefined });
+  });
+
+  // /account → "Link NAME": a form (with its CSRF token), so no other site can start a link for the
+  // signed-in person; the proof that the account is theirs is their session.
+  app.post('/account/idp/link', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const session = await request.currentSession();
+    if (!session) return reply.redirect('/signin?return=%2Faccount', 303);
+    const provider = await enabledProviderWithSecret(db, ctx.sealKey, field(request.body, 'provider'));
+    if (!provider) return renderError(db, request, reply, 404, (t) => t.idp.unknownProvider, { header: true });
+    return sendUpstream(request, reply, provider, { pending: undefined, requestId: undefined, returnTo: undefined, linkSub: session.sub });
   });
 
   // The upstream's answer: {base_url}/signin/idp/SLUG/callback.
