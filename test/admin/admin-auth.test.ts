@@ -5,6 +5,8 @@ import { test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
+import { linkIdentity } from '../../src/accounts/upstream/links.ts';
+import { addProvider } from '../../src/accounts/upstream/providers.ts';
 import { createAccount } from '../../src/accounts/accounts.ts';
 import { createAdminKey, revokeAdminKey } from '../../src/admin/admin-keys.ts';
 import { registerClient } from '../../src/clients/clients.ts';
@@ -20,6 +22,9 @@ async function everyRoute(f: AdminFixture): Promise<Call[]> {
   const victimClient = await registerClient(db, clock, keys.tokenHash, { name: 'Doomed', redirectUris: ['https://doomed.example/cb'] });
   const sub = f.sub;
   const id = f.confidential.client.clientId;
+  // issue 33: a provider the person is linked through, for the links routes
+  await addProvider(db, clock, keys.upstreamSecret, { slug: 'linked', issuer: 'https://login.linked.example', clientId: 'signet', clientSecret: 'linked secret' });
+  await linkIdentity(db, clock, { slug: 'linked' }, { sub: 'upstream-1', email: undefined }, sub);
   return [
     { method: 'GET', path: '/admin/v1/accounts', url: '/admin/v1/accounts', status: 200 },
     { method: 'GET', path: '/admin/v1/accounts', url: '/admin/v1/accounts?email=ada@example.com', status: 200 },
@@ -43,6 +48,13 @@ async function everyRoute(f: AdminFixture): Promise<Call[]> {
     // issue 35: the file is the body (a dry run writes nothing); the export is JSON Lines
     { method: 'POST', path: '/admin/v1/import', url: '/admin/v1/import?dry_run=true', body: 'email,name\nprobe@example.com,Probe\n', headers: { 'content-type': 'text/csv' }, status: 200 },
     { method: 'GET', path: '/admin/v1/export', url: '/admin/v1/export', status: 200 },
+    { method: 'GET', path: '/admin/v1/identity-providers', url: '/admin/v1/identity-providers', status: 200 },
+    { method: 'POST', path: '/admin/v1/identity-providers', url: '/admin/v1/identity-providers', body: { slug: 'corp', issuer: 'https://login.corp.example', client_id: 'signet', client_secret: 'corp secret' }, status: 201 },
+    { method: 'GET', path: '/admin/v1/identity-providers/{slug}', url: '/admin/v1/identity-providers/corp', status: 200 },
+    { method: 'PATCH', path: '/admin/v1/identity-providers/{slug}', url: '/admin/v1/identity-providers/corp', body: { name: 'Corp' }, status: 200 },
+    { method: 'GET', path: '/admin/v1/accounts/{sub}/links', url: `/admin/v1/accounts/${sub}/links`, status: 200 },
+    { method: 'DELETE', path: '/admin/v1/accounts/{sub}/links/{slug}', url: `/admin/v1/accounts/${sub}/links/linked`, status: 204 },
+    { method: 'DELETE', path: '/admin/v1/identity-providers/{slug}', url: '/admin/v1/identity-providers/linked', status: 204 },
     { method: 'DELETE', path: '/admin/v1/clients/{client_id}', url: `/admin/v1/clients/${victimClient.client.clientId}`, status: 204 },
     { method: 'DELETE', path: '/admin/v1/accounts/{sub}', url: `/admin/v1/accounts/${victim.sub}`, status: 204 },
   ];
@@ -102,6 +114,11 @@ forEachDatabase('admin API keys', (open) => {
     assert.deepEqual(await f.deps.db.selectFrom('audit_events').selectAll().execute(), eventsBefore, 'refused calls change nothing and record nothing');
     for (const call of calls.filter((c) => c.method === 'DELETE')) {
       if (call.path.endsWith('/sessions') || call.path.endsWith('/{role}')) continue;
+      // a link has no GET of its own: the person's list still holds it
+      if (call.path.endsWith('/links/{slug}')) {
+        assert.equal((await f.admin('GET', call.url.replace(/\/[^/]+$/, ''))).json<{ links: unknown[] }>().links.length, 1, `${call.url} is still there`);
+        continue;
+      }
       assert.equal((await f.admin('GET', call.url)).statusCode, 200, `${call.url} is still there`);
     }
     await f.app.close();
