@@ -29,6 +29,7 @@ export function registerPortabilityCommands(program: Command, run: Run, mayCreat
     .option('--format <format>', `${IMPORT_FORMATS.join(' | ')}`)
     .option('--dry-run', 'read and check everything, report what would happen, write nothing', false)
     .option('--json', 'print JSON')
+    .addHelpText('after', `\nExample:\n  $ npx signet import acme-realm.json --dry-run    # a Keycloak realm export; prints {"created","updated","skipped","errors"}`)
     .action((file: string, o: { format?: string; dryRun: boolean; json?: boolean }) =>
       run(async (ctx) => {
         if (o.format !== undefined && !isImportFormat(o.format)) throw new UsageError(`--format takes ${IMPORT_FORMATS.join(', ')}; "${o.format}" is none of them`);
@@ -46,6 +47,7 @@ export function registerPortabilityCommands(program: Command, run: Run, mayCreat
     .option('--out <file>', 'write to this file instead of standard output')
     .option('--include-secrets', 'include password hashes and application secret hashes (the file is then readable by you only)', false)
     .option('--json', 'print JSON (the summary, with --out)')
+    .addHelpText('after', `\nExample:\n  $ npx signet export --include-secrets --out signet-export.jsonl    # for \`signet import\` on an instance with the same SIGNET_SECRET`)
     .action(async (o: { out?: string; includeSecrets: boolean; json?: boolean }) => {
       let ctx: Awaited<ReturnType<typeof openContext>> | undefined;
       try {
@@ -78,5 +80,6 @@ export function registerPortabilityCommands(program: Command, run: Run, mayCreat
     .description('a consistent copy of the embedded SQLite database while the service runs (PostgreSQL: use pg_dump)')
     .requiredOption('--out <file>', 'where the copy goes (written beside it first, then renamed into place)')
     .option('--json', 'print JSON')
+    .addHelpText('after', `\nExample:\n  $ npx signet backup --out /var/backups/signet/signet-$(date +%F).sqlite    # while serve and worker run`)
     .action((o: { out: string; json?: boolean }) => run((ctx) => backupDatabase(ctx.settings.database, o.out), o));
 }
