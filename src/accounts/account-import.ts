@@ -92,9 +92,13 @@ async function existingFor(db: Db, c: Checked): Promise<store.UserRow | undefine
   return target;
 }
 
-/** Writes the imported password: Signet's own hash in place, a foreign one beside the account until the next sign-in. */
-async function writePassword(db: Db, sub: string, password: NonNullable<Checked['password']>, now: number): Promise<void> {
-  await store.updateUser(db, sub, { password_hash: password.native ? password.encoded : IMPORTED_HASH_MARKER, updated_at: now });
+/** What users.password_hash holds for an imported password: Signet's own hash in place, else the marker of a foreign one waiting. */
+function storedHashOf(password: NonNullable<Checked['password']>): string {
+  return password.native ? password.encoded : IMPORTED_HASH_MARKER;
+}
+
+/** Records the imported password beside the account (the foreign hash itself, or only its fingerprint for Signet's own). */
+async function recordImportedPassword(db: Db, sub: string, password: NonNullable<Checked['password']>, now: number): Promise<void> {
   await imported.upsertImported(db, {
     sub,
     algorithm: password.algorithm,
@@ -127,18 +131,20 @@ export async function importAccount(db: Db, clock: Clock, person: ImportedPerson
       name: c.name ?? null,
       picture: c.picture ?? null,
       // no password in the file: none matches until the person sets one ("Forgot password?"), as for an upstream sign-up
-      password_hash: NO_PASSWORD,
+      password_hash: c.password ? storedHashOf(c.password) : NO_PASSWORD,
       disabled: person.disabled ? 1 : 0,
       created_at: person.createdAt ?? now,
       updated_at: now,
     });
-    if (c.password) await writePassword(db, sub, c.password, now);
+    if (c.password) await recordImportedPassword(db, sub, c.password, now);
   } else {
     sub = existing.sub;
     // An identifier the file leaves out stays as it is, verified or not; one the file gives is verified
     // when the file says so, or when it is the same address that was verified already.
     const emailVerified = c.email === null ? existing.email_verified === 1 : (person.emailVerified ?? (c.email === existing.email && existing.email_verified === 1));
     const phoneVerified = c.phone === null ? existing.phone_number_verified === 1 : (person.phoneVerified ?? (c.phone === existing.phone_number && existing.phone_number_verified === 1));
+    const password = c.password;
+    const passwordChanged = password !== undefined && (await imported.findImported(db, sub))?.source_fingerprint !== password.fingerprint;
     await store.updateUser(db, sub, {
       email: c.email ?? existing.email,
       email_verified: emailVerified ? 1 : 0,
@@ -147,11 +153,10 @@ export async function importAccount(db: Db, clock: Clock, person: ImportedPerson
       ...(c.name === undefined ? {} : { name: c.name }),
       ...(c.picture === undefined ? {} : { picture: c.picture }),
       ...(person.disabled === undefined ? {} : { disabled: person.disabled ? 1 : 0 }),
+      ...(passwordChanged ? { password_hash: storedHashOf(password) } : {}),
       updated_at: now,
     });
-    const before = await imported.findImported(db, sub);
-    const passwordChanged = c.password !== undefined && before?.source_fingerprint !== c.password.fingerprint;
-    if (passwordChanged) await writePassword(db, sub, c.password!, now);
+    if (passwordChanged) await recordImportedPassword(db, sub, password, now);
     // A new password or a disabled account signs every session out, as set-password and disable do.
     if (passwordChanged || (person.disabled === true && existing.disabled === 0)) await sessionStore.deleteSessionsOf(db, sub);
   }
