@@ -1,0 +1,74 @@
+// Checking an access token: the one place that turns a presented bearer value into what it grants.
+// Userinfo, the MCP endpoint and the document APIs all call verifyAccessToken; each then applies its
+// own rule (userinfo: the person's claims by scope; /mcp and the document APIs: scope `documents` and
+// the token's resource, RFC 8707).
+import { findClientCached, type Client } from '../clients/clients.ts';
+import type { Db } from '../db/database.ts';
+import { DETAIL_UNKNOWN_TOKEN, OAuthError } from './errors.ts';
+import { keyedHash } from './secrets.ts';
+import { ACCESS_TOKEN_LIFETIME_MS } from './token/issue-tokens.ts';
+import { accessTokenId, decodeAccessToken } from './token-format.ts';
+import * as store from './tokens.store.ts';
+
+export const DESCRIPTION_INVALID_ACCESS_TOKEN = 'The access token is unknown, expired or revoked. Refresh it, or sign the person in again.';
+
+/**
+ * RFC 6750 §2.1: `Authorization: Bearer <token>`. spec: "the prefix is case-sensitive", so `bearer x`
+ * presents no token at all. Returns undefined when no bearer token was presented.
+ */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  if (authorization === undefined || !authorization.startsWith('Bearer ')) return undefined;
+  const token = authorization.slice('Bearer '.length).trim();
+  return token === '' ? undefined : token;
+}
+
+/** What a live access token grants. */
+export type VerifiedAccessToken = {
+  client: Client;
+  /** the person's row (never undefined or disabled: such a token is refused) */
+  person: store.TokenPersonRow;
+  /** space-separated scope names the token was issued with */
+  scope: string;
+  /** RFC 8707: the resource the token was issued for, or null when none was asked for */
+  resource: string | null;
+};
+
+/**
+ * A live access token: known, not revoked, not expired, its application enabled and its person present
+ * and not disabled; else `invalid_token` (401). The token and its person are read in one statement;
+ * the application from the client cache.
+ */
+export async function verifyAccessToken(db: Db, hashKey: Buffer, now: number, accessToken: string): Promise<VerifiedAccessToken> {
+  const refuse = (detail: string) => new OAuthError('invalid_token', DESCRIPTION_INVALID_ACCESS_TOKEN, { detail });
+  const fields = decodeAccessToken(hashKey, accessToken);
+  let valid: { clientId: string; scope: string; resource: string | null; person: store.TokenPersonRow | undefined };
+  if (fields) {
+    // A chain-format token: its chain, the deny list and its person in one statement.
+    const found = await store.findChainForAccessToken(db, fields.chainId, accessTokenId(fields));
+    if (!found || fields.generation > found.chain.generation) throw refuse(DETAIL_UNKNOWN_TOKEN);
+    if (found.chain.revoked_at !== null || found.denied) throw refuse('access token revoked');
+    // spec "Access token — Lifetime: 2 hours"
+    if (found.chain.created_at + fields.issuedOffset + ACCESS_TOKEN_LIFETIME_MS <= now) throw refuse('access token expired');
+    valid = { clientId: found.chain.client_id, scope: fields.scope, resource: null, person: found.person };
+  } else {
+    // A token from before migration 0010: its own row.
+    const found = await store.findAccessTokenWithPerson(db, keyedHash(hashKey, accessToken));
+    if (!found) throw refuse(DETAIL_UNKNOWN_TOKEN);
+    const { token, person } = found;
+    if (token.revoked_at !== null) throw refuse('access token revoked');
+    if (token.expires_at <= now) throw refuse('access token expired');
+    valid = { clientId: token.client_id, scope: token.scope, resource: null, person };
+  }
+  // The application from the in-process cache (at most CLIENT_CACHE_MS old: a disabled application
+  // stops working within a second on every node), so the read above is the only round trip.
+  const client = await findClientCached(db, valid.clientId);
+  if (!client || !client.enabled) throw refuse('application missing or disabled');
+  const { person } = valid;
+  if (!person || person.disabled === 1) throw refuse('account missing or disabled');
+  return { client, person, scope: valid.scope, resource: valid.resource };
+}
+
+/** Whether a space-separated scope string holds `name`. */
+export function hasScope(scope: string, name: string): boolean {
+  return scope.split(' ').includes(name);
+}
