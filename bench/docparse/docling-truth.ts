@@ -76,7 +76,8 @@ export function doclingPages(doc: DoclingJson): Map<number, string[]> {
       case 'formula':
         if (text !== '') put(item, `$$\n${text}\n$$`);
         break;
-      case 'table': {
+      case 'table':
+      case 'document_index': {
         for (const caption of (item.captions ?? []).map((c) => byRef(c.$ref)).filter((c): c is Item => c !== undefined)) walk(caption, undefined);
         if (item.data && item.data.table_cells.length > 0) put(item, tableHtml(item.data));
         break;
