@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
+import type { FurnitureMode } from '../documents/document.ts';
 import type { OcrLanguages, OcrMode } from '../documents/pdf/ocr-page.ts';
 import { cellText, formatTable, UsageError, wantsJson } from './output.ts';
 import { fail } from './run.ts';
@@ -15,7 +16,7 @@ import { stageResults, type Staged } from './parse-output.ts';
 
 export type ParseFormat = 'md' | 'json';
 
-type ParseOptions = { out?: string; format: string; ocr: OcrMode; lang?: string; json?: boolean; pictures: boolean; threads?: string };
+type ParseOptions = { out?: string; format: string; ocr: OcrMode; lang?: string; json?: boolean; pictures: boolean; threads?: string; furniture: FurnitureMode };
 
 /** What the summary says of one file. */
 export type FileSummary =
@@ -56,7 +57,7 @@ export async function parseLanguages(value: string, ocr: OcrMode): Promise<strin
 /** The engine's reasons speak to someone who uploaded the file; here it is a file on their disk. */
 const forLocalFile = (message: string) => message.replace(/; upload a PDF document\.$/, '.').replace(/upload it again/g, 'parse it again');
 
-type RunFileOptions = { out?: string; formats: ParseFormat[]; ocrMode: OcrMode; ocrLanguages: OcrLanguages; pictures: boolean; signal: AbortSignal; threads: number };
+type RunFileOptions = { out?: string; formats: ParseFormat[]; ocrMode: OcrMode; ocrLanguages: OcrLanguages; pictures: boolean; signal: AbortSignal; threads: number; furniture: FurnitureMode };
 
 /** Parses one input and writes its results; throws with a one-line reason when it fails. */
 async function parseFile(input: string, options: RunFileOptions, progress: ProgressLine): Promise<Parsed> {
@@ -82,6 +83,7 @@ async function parseFile(input: string, options: RunFileOptions, progress: Progr
       ocrMode: options.ocrMode,
       ocrLanguages: options.ocrLanguages,
       threads: options.threads,
+      furniture: options.furniture,
       // Without pictures nothing is rendered: a picture's caption stays in the text.
       ...(options.pictures ? { onPicture: (file: string, png: Uint8Array) => target.writePicture(file, png) } : {}),
       onProgress: (done, total) => progress.show(`${input}: ${done}/${total} pages`),
@@ -177,7 +179,7 @@ async function parseCommand(inputs: string[], o: ParseOptions): Promise<void> {
       try {
         const earlier = clash[index];
         if (earlier !== undefined) throw new Error(`its results would overwrite those of ${earlier} (same name, same folder); parse it on its own with another --out`);
-        done[index] = await parseFile(input, { out: o.out, formats, ocrMode: o.ocr, ocrLanguages, pictures: o.pictures, signal: controller.signal, threads: perFile }, progress);
+        done[index] = await parseFile(input, { out: o.out, formats, ocrMode: o.ocr, ocrLanguages, pictures: o.pictures, signal: controller.signal, threads: perFile, furniture: o.furniture }, progress);
       } catch (error) {
         if (controller.signal.aborted) return;
         done[index] = { input, error: oneLine(error instanceof Error ? error.message : String(error)) };
@@ -218,6 +220,7 @@ export function registerParseCommand(program: Command): void {
     .option('--format <formats>', 'md, json or md,json', 'md,json')
     .addOption(new Option('--ocr <mode>', 'auto: OCR the pages without a text layer; off: never; force: every page').choices(['auto', 'off', 'force']).default('auto'))
     .option('--lang <languages>', 'OCR languages, tesseract names joined by + (e.g. eng+chi_sim); default: English, and Chinese too when English reads poorly')
+    .addOption(new Option('--furniture <mode>', 'page headers, footers and page numbers in the Markdown: drop (left out; the JSON keeps them under furniture) or keep').choices(['drop', 'keep']).default('drop'))
     .option('--no-pictures', 'do not cut the pictures out as PNG files (faster; their captions stay in the text)')
     .option('--threads <n>', 'reader processes to use: a long file\'s pages, or several files, side by side (default: SIGNET_PARSE_THREADS, else the cores up to 4)')
     .option('--json', 'print the summary as JSON')

@@ -128,3 +128,15 @@ export type OnProgress = (done: number, total: number) => void | Promise<void>;
 
 /** Page headers and footers: labelled in the JSON, left out of the body and the Markdown. */
 export const FURNITURE: ReadonlySet<BlockLabel> = new Set(['page_header', 'page_footer']);
+
+/** Whether the page furniture (running heads and footers, page numbers, tagged artifacts) is shown with the body. */
+export type FurnitureMode = 'drop' | 'keep';
+
+/**
+ * spec (issue 41): page headers and footers are "left out of the Markdown and HTML by default
+ * (`--furniture keep` to keep them)". The one place they are left out: every reader of the body (the
+ * Markdown and HTML exports) takes the document through this; the docling JSON keeps them, labelled, under `furniture`.
+ */
+export function withoutFurniture(doc: ParsedDocument): ParsedDocument {
+  return { ...doc, pages: doc.pages.map((page) => (page.blocks.some((b) => FURNITURE.has(b.label)) ? { ...page, blocks: page.blocks.filter((b) => !FURNITURE.has(b.label)) } : page)) };
+}

@@ -1,6 +1,6 @@
 // The document engine's one entry, called by a parsing task and by `signet parse`: a PDF in; the
 // parsed document (pdf/ → layout/), its Markdown and its docling-style JSON (export/) out.
-import type { ParsedDocument } from './document.ts';
+import { withoutFurniture, type FurnitureMode, type ParsedDocument } from './document.ts';
 import { toDoclingJson } from './export/docling.ts';
 import { toMarkdown } from './export/markdown.ts';
 import { extractDocument, type ExtractOptions } from './pdf/extract.ts';
@@ -13,6 +13,8 @@ export type DocparseOptions = ExtractOptions & {
    * results keep `pictures/` beside `document.md` (none); `signet parse` writes `NAME/pictures/`.
    */
   pictureDir?: string;
+  /** Page headers and footers in the Markdown: left out (`drop`, the default) or kept where they are printed (`keep`). */
+  furniture?: FurnitureMode;
 };
 
 /** A picture's link: its result name under `dir`, each segment percent-encoded so spaces and parentheses cannot end a Markdown link. */
@@ -32,7 +34,7 @@ export async function runDocparse(data: Uint8Array, options: DocparseOptions): P
   const document = await extractDocument(data, options);
   const linked = options.pictureDir ? picturesUnder(document, options.pictureDir) : document;
   return {
-    markdown: toMarkdown(linked),
+    markdown: toMarkdown(options.furniture === 'keep' ? linked : withoutFurniture(linked)),
     json: `${JSON.stringify(toDoclingJson(linked, options.name ?? 'document'), null, 2)}\n`,
     document,
   };

@@ -3,6 +3,7 @@
 import type { Readable } from 'node:stream';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { toMarkdown } from '../documents/export/markdown.ts';
+import { withoutFurniture } from '../documents/document.ts';
 import { runDocparse } from '../documents/parse.ts';
 import type { OnProgress, ParsedDocument } from '../documents/document.ts';
 import type { OcrEngine } from '../documents/ocr/ocr.ts';
@@ -75,7 +76,7 @@ export async function runTask(
     });
     const glossary = task.glossary ? (JSON.parse(task.glossary) as Record<string, string>) : undefined;
     const translated = await translateDocument(document, deps.translator, pair, { signal: options.signal, onProgress: options.onProgress, glossary });
-    outputs.push({ name: 'translated.md', contentType: 'text/markdown; charset=utf-8', data: toMarkdown(translated) });
+    outputs.push({ name: 'translated.md', contentType: 'text/markdown; charset=utf-8', data: toMarkdown(withoutFurniture(translated)) });
     outputs.push(...(await layoutKeepingOutputs(pdf, document, translated, options.signal)));
     const translationNotes = [...(translated.notes ?? [])];
     const glyphs = outputs.some((o) => o.name === 'translated.pdf') ? missingGlyphsNote(translated) : undefined;

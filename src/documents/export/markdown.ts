@@ -99,7 +99,12 @@ function pageMarkdown(page: Page): string {
       endList();
       parts.push(pictureMarkdown(pictures.shift() as Picture));
     }
-    if (FURNITURE.has(block.label)) continue; // page headers and footers are not part of the body
+    // Page headers and footers reach here only when kept (`--furniture keep`; documents/document.ts withoutFurniture): as printed.
+    if (FURNITURE.has(block.label)) {
+      endList();
+      parts.push(escapeStart(block.text));
+      continue;
+    }
     if (captioned.has(block) || block.inPicture) continue; // a picture's labels are part of its image
     if (block.label === 'list_item') {
       list.push(listLine(block));
@@ -121,7 +126,7 @@ function pageMarkdown(page: Page): string {
   return parts.join('\n\n');
 }
 
-/** A section per page (`<!-- page N -->`), headings as #/##/###, lists as `- `, tables as pipe tables (HTML where cells span), no page headers or footers. */
+/** A section per page (`<!-- page N -->`), headings as #/##/###, lists as `- `, tables as pipe tables (HTML where cells span); page headers and footers as plain lines when the document still holds them. */
 export function toMarkdown(doc: ParsedDocument): string {
   return `${doc.pages.map(pageMarkdown).join('\n\n')}\n`;
 }

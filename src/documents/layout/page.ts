@@ -11,8 +11,27 @@ import { layoutTaggedPage } from './tagged.ts';
 import { textTurn, turnContent, unturnPage } from './turned.ts';
 import { colourCells } from './styles.ts';
 
-/** A page's blocks in reading order, labelled as far as one page can tell: text, list_item, table. */
+/** Artifacts holding more than this share of a page's letters are not its furniture but a generator marking everything so. */
+const MAX_ARTIFACT_SHARE = 0.5;
+
+const letters = (runs: TextRun[]) => runs.reduce((n, r) => n + r.text.replace(/\s/gu, '').length, 0);
+
+/**
+ * A page's blocks in reading order, labelled as far as one page can tell: text, list_item, table,
+ * and page_header / page_footer for what a tagged PDF marks as /Artifact — spec (issue 41): "Tagged
+ * `Artifact`s are furniture too". The artifacts are laid out on their own, so they neither count
+ * against the tags' share of the page's text nor join a body block, and never become headings.
+ */
 export function layoutPage(content: PageContent): Page {
+  const artifacts = content.runs.filter((run) => run.artifact);
+  if (artifacts.length === 0 || letters(artifacts) > MAX_ARTIFACT_SHARE * letters(content.runs)) return layoutBody(content);
+  const body = layoutBody({ ...content, runs: content.runs.filter((run) => !run.artifact) });
+  const { structure: _, ...untagged } = content;
+  const furniture = layoutBody({ ...untagged, runs: artifacts, rulings: [], images: [] }).blocks.map((block): Block => ({ ...block, label: (block.bbox.t + block.bbox.b) / 2 > content.height / 2 ? 'page_header' : 'page_footer' }));
+  return { ...body, blocks: [...furniture.filter((b) => b.label === 'page_header'), ...body.blocks, ...furniture.filter((b) => b.label === 'page_footer')] };
+}
+
+function layoutBody(content: PageContent): Page {
   // A tagged page whose tags can be trusted takes its roles and reading order from them (issue 31).
   const tagged = content.structure ? layoutTaggedPage(content) : undefined;
   if (tagged) return tagged;
@@ -22,7 +41,7 @@ export function layoutPage(content: PageContent): Page {
 }
 
 function layoutUpright(content: PageContent): Page {
-  const { tables, rest, panels } = findTables(content.rulings, content.runs);
+  const { tables, rest, panels } = findTables(content.rulings, content.runs, content);
   // The text of each ruled panel is laid out on its own: its lines never run on into the next panel.
   const flows = new Map<number, TextRun[]>();
   for (const run of rest) {

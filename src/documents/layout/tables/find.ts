@@ -40,6 +40,18 @@ function take(found: Found, box: BoundingBox, build: (runs: TextRun[]) => Block 
 
 // --- 1. Fully ruled ----------------------------------------------------------------------------
 
+/** A rule this share of the page's width (or height) long, or longer, runs from edge to edge. */
+const EDGE_TO_EDGE = 0.95;
+
+/**
+ * spec (issue 41): a slide's background rectangle, or a border drawn round the page, is not a table:
+ * horizontal rules running from edge to edge of the page bound no table (its top and bottom would
+ * read as a booktabs table holding the whole slide). Vertical ones stay: they divide the lanes (the
+ * two pages of a spread).
+ */
+const withoutPageEdges = (rulings: Ruling[], page: { width: number; height: number } | undefined) =>
+  page ? rulings.filter((r) => r.x2 - r.x1 < EDGE_TO_EDGE * page.width) : rulings;
+
 function ruledTables(rulings: Ruling[], found: Found): BoundingBox[] {
   const boxes: BoundingBox[] = [];
   // Every drawn piece counts as a cell edge, however short (a spreadsheet export draws each cell's own borders).
@@ -311,8 +323,13 @@ function consistent(rows: Seg[][]): boolean {
   // Monospaced text lined up in columns is a code listing, and a column counting 1, 2, 3 … its line numbers.
   const runs = rows.flat().flatMap((s) => s.runs);
   if (runs.filter((r) => r.mono).length * 2 > runs.length) return false;
-  if (columns.some((_, i) => countsUp(rows.map((row) => row.find((s) => columns.findIndex((c) => s.l < c.r && c.l < s.r) === i)?.text)))) return false;
+  const inColumn = (row: Seg[], i: number) => row.find((s) => columns.findIndex((c) => s.l < c.r && c.l < s.r) === i)?.text;
+  // …unless every other column holds numbers too below the first row (its headers): then it is a series
+  // (2019, 2020, … against their values), not line numbers before text (spec, issue 41).
+  const allNumbers = (i: number) => rows.slice(1).every((row) => row.every((s) => columns.findIndex((c) => s.l < c.r && c.l < s.r) === i || isNumeric(s.text)));
+  if (columns.some((_, i) => countsUp(rows.map((row) => inColumn(row, i))) && !allNumbers(i))) return false;
   if (proseColumns(rows, columns) >= 2) return false;
+  if (listsSideBySide(rows)) return false;
   if (columns.length >= 3) return true;
   const numbersIn = (i: number) => rows.filter((row) => row.some((s) => columns.findIndex((c) => s.l < c.r && c.l < s.r) === i && isNumeric(s.text))).length;
   return columns.some((_, i) => numbersIn(i) >= rows.length - 1);
@@ -337,6 +354,28 @@ function proseColumns(rows: Seg[][], columns: ReturnType<typeof columnsOf>): num
   }).length;
 }
 
+/** A bullet alone, or a piece opening with a bullet or an item number: a list item's start. */
+const LIST_PIECE = /^(?:[•◦▪‣●○■□►▸](?:\s|$)|[•◦▪‣●○■□►▸]$|\(?\d{1,3}[.)]\s+\S)/u;
+
+/**
+ * spec (issue 41): lists set side by side (a slide's columns of bulleted and numbered items) are lists,
+ * not a table: half or more of the pieces open a list item. A table whose cells carry bullets is drawn
+ * with rules or fills and found as such before this.
+ */
+function listsSideBySide(rows: Seg[][]): boolean {
+  let items = 0;
+  let pieces = 0;
+  for (const row of rows) {
+    pieces += row.length;
+    // A bullet set apart from its text is one item with the piece after it.
+    row.forEach((s, i) => {
+      if (LIST_PIECE.test(s.text.trim()) || (i > 0 && BULLET_ALONE.test(row[i - 1]?.text.trim() ?? ''))) items += 1;
+    });
+  }
+  return items * 2 >= pieces;
+}
+const BULLET_ALONE = /^[•◦▪‣●○■□►▸]$/u;
+
 /** Whole numbers each one more than the last (the line numbers of a listing). */
 function countsUp(texts: Array<string | undefined>): boolean {
   const numbers = texts.filter((t): t is string => t !== undefined && /^\d+$/.test(t.trim())).map(Number);
@@ -344,7 +383,8 @@ function countsUp(texts: Array<string | undefined>): boolean {
 }
 
 /** Every table on the page, and the runs left for the text flow. */
-export function findTables(rulings: Ruling[], runs: TextRun[]): Found {
+export function findTables(allRulings: Ruling[], runs: TextRun[], page?: { width: number; height: number }): Found {
+  const rulings = withoutPageEdges(allRulings, page);
   const found: Found = { tables: [], rest: runs, panels: [] };
   const ruled = ruledTables(rulings, found);
   ruleOnlyTables(rulings, found, ruled);
