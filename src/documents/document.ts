@@ -119,6 +119,11 @@ export type Page = {
   textSource?: TextSource;
   /** Sentences a person understands about this page ("Page 3 has no text layer and …"). */
   notes?: string[];
+  /**
+   * What the page's structure tree gave: `used`, its roles and order came from the tags; `all-p`, the
+   * tree tagged every text block P and the page was laid out as untagged (layout/tagged.ts judgeTags).
+   */
+  tags?: 'used' | 'all-p';
 };
 
 export type ParsedDocument = { pages: Page[]; notes?: string[] };

@@ -32,3 +32,66 @@ describe('tables on documents nobody here tuned for (issue 41, item "Tables")', 
     assert.ok(!blocks.some((b) => b.label === 'section_header' && /^(?:Year|Freshwater Ducks)$/.test(b.text)), 'the column headers are not headings');
   });
 });
+
+describe('slides and sideways pages (issue 41, items "Tables" and "Furniture")', () => {
+  test('"vertical text … needs a run\'s writing direction in PageContent": a LibreOffice slide printed with /Rotate 270 is read with its text upright — its shaded table of bulleted cells comes out as rows and columns, bullets left out', async () => {
+    const { document } = await parse('docling', 'odf_presentation_01_odp.pdf');
+    const tables = document.pages[0]?.blocks.filter((b) => b.label === 'table') ?? [];
+    assert.equal(tables.length, 1);
+    const rows = tableGrid(tables[0]?.table);
+    assert.deepEqual(rows[1], ['', 'A merged with B', 'A merged with B', 'C', 'A', 'B', 'C']);
+    assert.deepEqual(rows[2], ['R1', 'True', 'False', '', 'False', 'True', 'True']);
+  });
+
+  test('"tables beside text": lists set side by side on a slide (numbered and bulleted columns) are lists, and the slide\'s background rectangle running from edge to edge bounds no table', async () => {
+    const { document } = await parse('docling', 'odf_presentation_01_odp.pdf');
+    const page = document.pages[2];
+    assert.ok(!page?.blocks.some((b) => b.label === 'table'), page?.blocks.map((b) => `${b.label}: ${b.text}`).join('\n'));
+    assert.ok(page?.blocks.some((b) => b.label === 'list_item' && b.text === 'List item4'));
+  });
+});
+
+describe('furniture and tagged PDFs (issue 41, items "Furniture" and "Tagged PDFs")', () => {
+  test('"lines that repeat at the same place across pages … never become headings", "Tagged Artifacts are furniture too": the PDF Association\'s slide deck — its running title, site address, author line and footer are page_header/page_footer, left out of the Markdown', async () => {
+    const { document, markdown } = await parse('pages', 'pdfua-presentation.pdf');
+    for (const line of ['www.pdfa.org', 'DocEng 2019: More than just digital paper', 'Klaas Posselt, Member of the PDF Association', 'A PDF Association Presentation']) {
+      assert.ok(!markdown.includes(`# ${line}`), `${line} is no heading`);
+      assert.ok(!markdown.split('\n').some((l) => l.startsWith(line)), `${line} is left out of the Markdown`);
+    }
+    const furniture = document.pages[1]?.blocks.filter((b) => b.label === 'page_header' || b.label === 'page_footer').map((b) => b.text) ?? [];
+    assert.ok(furniture.some((t) => t.includes('www.pdfa.org')) && furniture.some((t) => t.startsWith('DocEng 2019')), furniture.join(' | '));
+  });
+
+  test('"where the tags are trusted, heading levels and titles come from them and nothing untagged is promoted to a heading": the slide deck\'s headings are its H1 and H2 elements, and nothing else', async () => {
+    const { blocks } = await parse('pages', 'pdfua-presentation.pdf');
+    const headings = blocks.filter((b) => b.label === 'section_header' || b.label === 'title').map((b) => [b.tag, b.text.replace(/\s*\*.*$/, '')]);
+    assert.deepEqual(headings, [
+      ['H1', 'Topics'],
+      ['H1', 'Short intro on accessibility and Tagged PDF'],
+      ['H2', 'Main rules:'],
+      ['H2', 'More rules, e.g.:'],
+      ['H1', 'Advantages of Tagged PDF'],
+      ['H1', 'Future of Tagged PDF'],
+      ['H1', 'How to get Tagged / accessible PDF?'],
+      ['H1', 'Get in touch'],
+    ]);
+  });
+
+  test('"a letterhead or address block is never a heading": the tagged invoice\'s company name, address, phone and web are a paragraph, its tagged H1 the one heading', async () => {
+    const { blocks, markdown } = await parse('pages', 'pdfua-invoice.pdf');
+    const headings = blocks.filter((b) => b.label === 'section_header' || b.label === 'title');
+    assert.deepEqual(headings.map((b) => b.text), ['INVOICE 2020-10'], markdown);
+    assert.match(markdown, /^Kraxi Systems, Inc\. Paper Planes/m);
+  });
+
+  test('"left out of the Markdown and HTML by default (`--furniture keep` to keep them)": with furniture kept the slide footer is back in the Markdown, as a line, not a heading', async () => {
+    const pdf = corpus('pages', 'pdfua-presentation.pdf');
+    const dropped = await runDocparse(pdf, { name: 'deck' });
+    const kept = await runDocparse(pdf, { name: 'deck', furniture: 'keep' });
+    assert.ok(!dropped.markdown.includes('www.pdfa.org\n'));
+    assert.match(kept.markdown, /^www\.pdfa\.org$/m);
+    assert.ok(!/^#+ www\.pdfa\.org/m.test(kept.markdown));
+    const json = JSON.parse(dropped.json) as { furniture: { children: unknown[] }; texts: Array<{ label: string; text: string }> };
+    assert.ok(json.furniture.children.length > 0 && json.texts.some((t) => t.label === 'page_header' && t.text === 'www.pdfa.org'), 'the JSON keeps them under furniture either way');
+  });
+});

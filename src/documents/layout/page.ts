@@ -7,12 +7,12 @@ import { groupLines } from './lines.ts';
 import { separatePictureText } from './pictures.ts';
 import { findTables } from './tables/find.ts';
 import { isListing, panelOf } from './tables/panels.ts';
-import { layoutTaggedPage } from './tagged.ts';
+import { judgeTags, layoutTaggedPage } from './tagged.ts';
 import { textTurn, turnContent, unturnPage } from './turned.ts';
 import { colourCells } from './styles.ts';
 
-/** Artifacts holding more than this share of a page's letters are not its furniture but a generator marking everything so. */
-const MAX_ARTIFACT_SHARE = 0.5;
+/** Artifacts holding more than this share of a page's letters are not its furniture but a generator marking (nearly) everything so. */
+const MAX_ARTIFACT_SHARE = 0.9;
 
 const letters = (runs: TextRun[]) => runs.reduce((n, r) => n + r.text.replace(/\s/gu, '').length, 0);
 
@@ -37,7 +37,9 @@ function layoutBody(content: PageContent): Page {
   if (tagged) return tagged;
   // Text running up or down the page is laid out turned, its boxes turned back after.
   const turn = textTurn(content.runs);
-  return unturnPage(layoutUpright(turnContent(content, turn)), turn, content);
+  const page = unturnPage(layoutUpright(turnContent(content, turn)), turn, content);
+  const verdict = content.structure ? judgeTags(content) : undefined;
+  return verdict && !verdict.usable && verdict.allP ? { ...page, tags: 'all-p' } : page;
 }
 
 function layoutUpright(content: PageContent): Page {

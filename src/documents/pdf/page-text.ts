@@ -24,7 +24,7 @@ const RTL = /[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]/u;
 const hex = (n: number) => Math.max(0, Math.min(255, n)).toString(16).padStart(2, '0');
 
 /** Per text object: its font (and that font's style), fill colour and marked-content id, read once. */
-function objectFacts(pdfium: Pdfium, scratch: Scratch, fonts: Map<number, FontStyle>) {
+function objectFacts(pdfium: Pdfium, scratch: Scratch, fonts: Map<number, FontStyle>, artifacts: Set<number>) {
   const cache = new Map<number, { font: number; style: FontStyle; color: string; mcid: number; scale: number; artifact: boolean }>();
   return (object: number) => {
     let facts = cache.get(object);
@@ -43,7 +43,7 @@ function objectFacts(pdfium: Pdfium, scratch: Scratch, fonts: Map<number, FontSt
     const mcid = pdfium.FPDFPageObj_GetMarkedContentID(object);
     // The character's size is the font size (Tf) times the text matrix's vertical scale, as pdf.js reports it.
     const scale = pdfium.FPDFPageObj_GetMatrix(object, scratch.ptr) ? Math.hypot(scratch.f32(2), scratch.f32(3)) || Math.hypot(scratch.f32(0), scratch.f32(1)) : 1;
-    facts = { font, style, color, mcid, scale, artifact: mcid < 0 && markedArtifact(pdfium, scratch, object) };
+    facts = { font, style, color, mcid, scale, artifact: mcid < 0 && artifacts.has(object) };
     cache.set(object, facts);
     return facts;
   };
@@ -70,6 +70,35 @@ function markedArtifact(pdfium: Pdfium, scratch: Scratch, object: number): boole
   return false;
 }
 
+/** fpdf_edit.h: FPDF_PAGEOBJ_TEXT and FPDF_PAGEOBJ_FORM. */
+const TEXT_OBJECT = 1;
+const FORM_OBJECT = 5;
+/** Form XObjects nested deeper than this are not walked (a hostile file can nest them without end). */
+const MAX_FORM_DEPTH = 12;
+
+/**
+ * The text objects drawn as /Artifact: marked so themselves, or inside a form XObject whose drawing is
+ * (a slide master's running title and footer, drawn once as a form and placed on every page).
+ */
+function artifactTexts(pdfium: Pdfium, scratch: Scratch, page: number): Set<number> {
+  const found = new Set<number>();
+  const walk = (object: number, inArtifact: boolean, depth: number) => {
+    const type = pdfium.FPDFPageObj_GetType(object);
+    if (type !== TEXT_OBJECT && type !== FORM_OBJECT) return;
+    const artifact = inArtifact || markedArtifact(pdfium, scratch, object);
+    if (type === TEXT_OBJECT) {
+      if (artifact) found.add(object);
+      return;
+    }
+    if (depth >= MAX_FORM_DEPTH) return;
+    const count = pdfium.FPDFFormObj_CountObjects(object);
+    for (let i = 0; i < count; i += 1) walk(pdfium.FPDFFormObj_GetObject(object, i), artifact, depth + 1);
+  };
+  const count = pdfium.FPDFPage_CountObjects(page);
+  for (let i = 0; i < count; i += 1) walk(pdfium.FPDFPage_GetObject(page, i), false, 0);
+  return found;
+}
+
 /**
  * The page's text runs, in content order (coordinates relative to `origin`, the crop box's corner).
  * Rotated text is grouped along its own direction; its run starts at its first glyph's origin.
@@ -91,7 +120,7 @@ function readChars(pdfium: Pdfium, page: number, fonts: Map<number, FontStyle>):
   if (textPage === 0) return [];
   const scratch = new Scratch(pdfium, 64);
   try {
-    const facts = objectFacts(pdfium, scratch, fonts);
+    const facts = objectFacts(pdfium, scratch, fonts, artifactTexts(pdfium, scratch, page));
     const count = pdfium.FPDFText_CountChars(textPage);
     const chars: ReadChar[] = [];
     for (let i = 0; i < count; i += 1) {

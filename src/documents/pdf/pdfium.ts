@@ -82,6 +82,7 @@ const HOT_CALLS = {
   FPDFPageObj_GetMatrix: 'boolean',
   FPDFPageObj_GetFillColor: 'boolean',
   FPDFPageObj_GetMarkedContentID: 'number',
+  FPDFPageObj_CountMarks: 'number',
   FPDFPath_GetPathSegment: 'number',
   FPDFPathSegment_GetPoint: 'boolean',
   FPDFPathSegment_GetType: 'number',
