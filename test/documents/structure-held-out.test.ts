@@ -95,3 +95,14 @@ describe('furniture and tagged PDFs (issue 41, items "Furniture" and "Tagged PDF
     assert.ok(json.furniture.children.length > 0 && json.texts.some((t) => t.label === 'page_header' && t.text === 'www.pdfa.org'), 'the JSON keeps them under furniture either way');
   });
 });
+
+describe('figures drawn with boxes (issue 41, item "Tables")', () => {
+  test('a syntax diagram of boxes and labels captioned "Figure 3-1", most of its cells empty, is a picture, not a table: its labels stay out of the text', async () => {
+    const { document } = await parse('docling', 'redp5110_sampled.pdf');
+    const page = document.pages[8];
+    assert.ok(page?.blocks.some((b) => b.text.startsWith('Figure 3-1')));
+    assert.ok(!page?.blocks.some((b) => b.label === 'table'), 'no table on the page');
+    const flow = page?.blocks.filter((b) => !b.inPicture).map((b) => b.text) ?? [];
+    assert.ok(!flow.some((t) => /^(?:CREATE PERMISSION|FOR ROWS|ON <table name>)$/.test(t)), flow.join(' | '));
+  });
+});

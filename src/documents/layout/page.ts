@@ -43,7 +43,7 @@ function layoutBody(content: PageContent): Page {
 }
 
 function layoutUpright(content: PageContent): Page {
-  const { tables, rest, panels } = findTables(content.rulings, content.runs, content);
+  const { tables, rest, panels, figures } = findTables(content.rulings, content.runs, content);
   // The text of each ruled panel is laid out on its own: its lines never run on into the next panel.
   const flows = new Map<number, TextRun[]>();
   for (const run of rest) {
@@ -53,7 +53,7 @@ function layoutUpright(content: PageContent): Page {
   const ocr = content.textSource === 'ocr';
   const blocks = [...[...flows.entries()].flatMap(([panel, runs]) => groupBlocks(groupLines(runs, { readAcross: panel >= 0 && isListing(runs) }), { ocr })), ...colourCells(tables, content.runs)];
   // A picture's labels follow the page's reading order, which they would otherwise disturb.
-  const { flow, labels } = separatePictureText(blocks, content.images ?? [], content.width * content.height);
+  const { flow, labels } = separatePictureText(blocks, [...(content.images ?? []), ...(figures ?? []).map((bbox) => ({ bbox }))], content.width * content.height);
   return { pageNo: content.pageNo, width: content.width, height: content.height, blocks: [...panelOrder(flow, panels), ...labels] };
 }
 

@@ -25,7 +25,7 @@ const centreIn = (run: TextRun, box: BoundingBox, slack = 1) => {
 };
 
 /** Tables found, the runs left for the text flow, and the ruled panels whose text is laid out each on its own. */
-export type Found = { tables: Block[]; rest: TextRun[]; panels: BoundingBox[] };
+export type Found = { tables: Block[]; rest: TextRun[]; panels: BoundingBox[]; figures?: BoundingBox[] };
 
 function take(found: Found, box: BoundingBox, build: (runs: TextRun[]) => Block | undefined): boolean {
   const inside = found.rest.filter((run) => centreIn(run, box));
@@ -52,6 +52,21 @@ const EDGE_TO_EDGE = 0.95;
 const withoutPageEdges = (rulings: Ruling[], page: { width: number; height: number } | undefined) =>
   page ? rulings.filter((r) => r.x2 - r.x1 < EDGE_TO_EDGE * page.width) : rulings;
 
+/** A ruled grid this share of whose cells are empty, captioned as a figure, is a drawing. */
+const DIAGRAM_EMPTY = 0.4;
+const FIGURE_CAPTION = /^(?:figure|fig\.)\s*[\dA-Z]/iu;
+
+/** A line starting "Figure N" / "Fig. N" just below or above the box (within two lines), across it. */
+function figureBelowOrAbove(box: BoundingBox, runs: TextRun[]): boolean {
+  return runs.some((run) => {
+    if (!FIGURE_CAPTION.test(run.text.trim())) return false;
+    const across = run.x < box.r && run.x + run.width > box.l;
+    const below = run.y < box.b && box.b - run.y <= 3 * run.size;
+    const above = run.y > box.t && run.y - box.t <= 3 * run.size;
+    return across && (below || above);
+  });
+}
+
 function ruledTables(rulings: Ruling[], found: Found): BoundingBox[] {
   const boxes: BoundingBox[] = [];
   // Every drawn piece counts as a cell edge, however short (a spreadsheet export draws each cell's own borders).
@@ -69,9 +84,16 @@ function ruledTables(rulings: Ruling[], found: Found): BoundingBox[] {
     }
     const ok = take(found, box, (runs) => {
       const table = buildRuledGrid(runs, grid, rules);
+      // spec (issue 41): a drawing of boxes and arrows captioned "Figure 3-1" (a syntax diagram) is a
+      // picture, not a table: most of its cells are empty.
+      if (table && figureBelowOrAbove(box, found.rest) && table.cells.filter((c) => c.text.trim() === '').length >= DIAGRAM_EMPTY * table.cells.length) return undefined;
       return table ? tableBlock(table, box, runs) : undefined;
     });
     if (ok) boxes.push(box);
+    else if (figureBelowOrAbove(box, found.rest)) {
+      found.figures = [...(found.figures ?? []), box];
+      boxes.push(box);
+    }
   }
   return boxes;
 }
@@ -214,10 +236,13 @@ const MIN_DIVIDER = 100;
  * Stream tables, looked for in each lane between long vertical rules on its own: text on either
  * side of a drawn divider (the two pages of a spread) is never one table row.
  */
+const IN_FIGURE = Number.NEGATIVE_INFINITY;
+
 function streamTables(found: Found, rulings: Ruling[]): void {
   const dividers = rulings.filter((r) => r.x2 - r.x1 <= 1.5 && r.y2 - r.y1 >= MIN_DIVIDER);
   // A ruled panel is a lane of its own; elsewhere the lanes lie between the dividers.
   const laneOf = (run: TextRun) => {
+    if ((found.figures ?? []).some((f) => centreIn(run, f))) return IN_FIGURE;
     const panel = panelOf(found.panels, run);
     return panel >= 0 ? -1 - panel : dividers.filter((d) => d.x1 < run.x + run.width / 2 && run.y >= d.y1 && run.y <= d.y2).length;
   };
@@ -226,6 +251,8 @@ function streamTables(found: Found, rulings: Ruling[]): void {
   const tables: Block[] = [];
   const taken = new Set<TextRun>();
   for (const [at, runs] of lanes) {
+    // The labels of a figure drawn with boxes are its words, never a table (spec, issue 41).
+    if (at === IN_FIGURE) continue;
     // A listing in a ruled panel is read entry by entry, never cut into a table.
     if (at < 0 && isListing(runs)) continue;
     const lane: Found = { tables: [], rest: runs, panels: [] };
