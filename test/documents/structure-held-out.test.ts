@@ -106,3 +106,13 @@ describe('figures drawn with boxes (issue 41, item "Tables")', () => {
     assert.ok(!flow.some((t) => /^(?:CREATE PERMISSION|FOR ROWS|ON <table name>)$/.test(t)), flow.join(' | '));
   });
 });
+
+describe('form pages (issue 41, item "Forms and CJK")', () => {
+  test('"form pages\' headings": on a filled-in report form, "Agency: …", "Case Tracking Number: …" and "Date of Incident: …" are fields and a filled-in sentence is an answer — the form\'s title and its lettered sections stay its headings', async () => {
+    const { document } = await parse('pages', 'dsp-fond-581.pdf');
+    const headings = document.pages.flatMap((p) => p.blocks.filter((b) => b.label === 'section_header' || b.label === 'title').map((b) => b.text));
+    assert.ok(headings.some((t) => t.startsWith('90-Day Summary Report')), headings.join(' | '));
+    for (const field of ['Agency:', 'Case Tracking Number:', 'Date of Incident:', 'Age:']) assert.ok(!headings.some((t) => t.startsWith(field)), `${field} is no heading: ${headings.join(' | ')}`);
+    assert.ok(!headings.some((t) => /\p{L}{2}\.$/u.test(t)), 'no heading ends a sentence');
+  });
+});
