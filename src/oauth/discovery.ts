@@ -1,7 +1,7 @@
 // GET /.well-known/openid-configuration (spec "Versioning").
 // Default: an accurate document for the host that serves it. SIGNET_COMPAT=legacy: the legacy
 // service's document with its documented defects, reproduced on purpose.
-import { CLAIMS_BY_SCOPE, KNOWN_SCOPES } from './scopes.ts';
+import { CLAIMS_BY_SCOPE, KNOWN_SCOPES, SPEC_SCOPES } from './scopes.ts';
 import { SUPPORTED_GRANT_TYPES } from './token/grants.ts';
 import { ACR_VALUES_SUPPORTED, ID_TOKEN_CLAIMS } from './oidc/id-token.ts';
 import { SIGNING_ALGS } from './oidc/keys.ts';
@@ -12,7 +12,7 @@ export type DiscoveryDocument = Record<string, string | string[] | boolean>;
 /** spec Versioning 3: "Accurate discovery fields" — the same in both modes. */
 function accurateFields(): DiscoveryDocument {
   return {
-    scopes_supported: [...KNOWN_SCOPES],
+    scopes_supported: [...SPEC_SCOPES],
     response_types_supported: ['code'],
     grant_types_supported: [...SUPPORTED_GRANT_TYPES],
     token_endpoint_auth_methods_supported: ['client_secret_post'],

@@ -26,7 +26,7 @@ export const consentRoutes: FastifyPluginAsync<{ ctx: FlowContext; factors: Seco
       pending.scope.map((name) => ({
         name,
         label: t.scopeLabel[name],
-        claims: CLAIMS_BY_SCOPE[name].length > 0 ? t.claimsReleased(CLAIMS_BY_SCOPE[name].join(', ')) : t.claimsNone,
+        claims: name === 'documents' ? t.documentsAccess : CLAIMS_BY_SCOPE[name].length > 0 ? t.claimsReleased(CLAIMS_BY_SCOPE[name].join(', ')) : t.claimsNone,
         fixed: name === 'openid',
         checked: true,
       }));

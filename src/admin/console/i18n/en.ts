@@ -102,7 +102,7 @@ export const en = {
     redirectUris: 'Redirect URIs',
     redirectHint: 'One per line, compared exactly.',
     scopes: 'Scopes',
-    scopesHint: 'Space-separated, e.g. openid profile email',
+    scopesHint: 'Space-separated, e.g. openid profile email (documents: for AI agents at /mcp)',
     public: 'Public',
     publicHint: 'A public client (a browser or mobile app) has no secret and must use PKCE.',
     origins: 'Allowed origins',

@@ -103,7 +103,7 @@ export const zhCN: ConsoleMessages = {
     redirectUris: '重定向 URI',
     redirectHint: '每行一个，按原样比较。',
     scopes: '权限范围',
-    scopesHint: '以空格分隔，例如 openid profile email',
+    scopesHint: '以空格分隔，例如 openid profile email（documents：供 /mcp 上的 AI 智能体使用）',
     public: '公开客户端',
     publicHint: '公开客户端（浏览器或移动应用）没有密钥，必须使用 PKCE。',
     origins: '允许的来源',
