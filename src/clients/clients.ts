@@ -35,8 +35,23 @@ export type Client = {
   idTokenAlg: 'ES256' | 'RS256' | null;
   /** keyed hash of the secret; null for public clients */
   secretHash: string | null;
+  /** issue 39: registered itself at POST /oauth/register (RFC 7591); its name is its own claim, unverified */
+  dynamic: boolean;
+  /** issue 39: the RFC 7591 metadata a dynamic client registered (client_uri, logo_uri …), else null */
+  registration: RegistrationMetadata | null;
   createdAt: number;
   updatedAt: number;
+};
+
+/** What a dynamic client registered beyond the application's own fields (RFC 7591 §2). */
+export type RegistrationMetadata = {
+  token_endpoint_auth_method: 'none' | 'client_secret_post';
+  grant_types: string[];
+  response_types: string[];
+  client_uri?: string;
+  logo_uri?: string;
+  software_id?: string;
+  software_version?: string;
 };
 
 /** The operator contract's JSON shape for an application. */
@@ -53,6 +68,8 @@ export type ClientView = {
   post_logout_redirect_uris: string[];
   /** null: the deployment's default (SIGNET_ID_TOKEN_ALG) */
   id_token_signed_response_alg: 'ES256' | 'RS256' | null;
+  /** issue 39: registered itself (POST /oauth/register) */
+  dynamic: boolean;
   created_at: string;
   updated_at: string;
 };
@@ -101,6 +118,8 @@ export function clientFromRow(row: store.ClientRow): Client {
     postLogoutRedirectUris: row.post_logout_redirect_uris ? (JSON.parse(row.post_logout_redirect_uris) as string[]) : [],
     idTokenAlg: row.id_token_alg === 'ES256' || row.id_token_alg === 'RS256' ? row.id_token_alg : null,
     secretHash: row.secret_hash,
+    dynamic: row.dynamic === 1,
+    registration: row.registration ? (JSON.parse(row.registration) as RegistrationMetadata) : null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -119,6 +138,7 @@ export function toView(client: Client, clientSecret?: string): ClientView {
     oidc: client.oidc,
     post_logout_redirect_uris: client.postLogoutRedirectUris,
     id_token_signed_response_alg: client.idTokenAlg,
+    dynamic: client.dynamic,
     created_at: new Date(client.createdAt).toISOString(),
     updated_at: new Date(client.updatedAt).toISOString(),
   };
