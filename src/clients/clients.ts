@@ -187,6 +187,8 @@ export type ClientInput = {
   oidc?: boolean | undefined;
   postLogoutRedirectUris?: string[] | undefined;
   idTokenAlg?: 'ES256' | 'RS256' | null | undefined;
+  /** issue 39: the application registered itself (RFC 7591) with this metadata; its redirect URIs were checked by oauth/registration */
+  dynamic?: RegistrationMetadata | undefined;
 };
 
 /** RP-Initiated Logout 1.0 §3: a post-logout callback is checked as a redirect URI and compared byte for byte. */
@@ -233,6 +235,7 @@ export async function registerClient(db: Db, clock: Clock, hashKey: Buffer, inpu
     oidc: input.oidc ? 1 : 0,
     post_logout_redirect_uris: checkPostLogoutRedirectUris(input.postLogoutRedirectUris ?? []),
     id_token_alg: input.idTokenAlg ?? null,
+    ...(input.dynamic ? { dynamic: 1, registration: JSON.stringify(input.dynamic) } : {}),
   };
   await store.insertClient(db, row);
   return clientSecret === undefined ? { client: clientFromRow(row) } : { client: clientFromRow(row), clientSecret };
@@ -301,6 +304,14 @@ export async function rotateClientSecret(db: Db, clock: Clock, hashKey: Buffer, 
   const clientSecret = newOpaqueToken();
   await store.updateClient(db, clientId, { secret_hash: keyedHash(hashKey, clientSecret), updated_at: clock() });
   return { client: await getClient(db, clientId), clientSecret };
+}
+
+/**
+ * issue 39: deletes the applications that registered themselves before `createdBefore` and were never
+ * used for a grant (no consent, no code or token); returns their client_ids.
+ */
+export async function deleteUnusedDynamicClients(db: Db, createdBefore: number): Promise<string[]> {
+  return store.deleteUnusedDynamicClients(db, createdBefore);
 }
 
 /** Removes the application with its grants, codes and tokens. */
