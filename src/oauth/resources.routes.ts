@@ -1,7 +1,8 @@
 // GET /.well-known/oauth-protected-resource[/mcp] (RFC 9728) and /.well-known/oauth-authorization-server
 // (RFC 8414) — HTTP in and out only; the documents are built in resources.ts.
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { AUTHORIZATION_SERVER_METADATA_PATH, authorizationServerMetadata, MCP_RESOURCE_METADATA_PATH, PROTECTED_RESOURCE_METADATA_PATH, protectedResourceMetadata } from './resources.ts';
+import { authorizationServerMetadata } from './discovery.ts';
+import { AUTHORIZATION_SERVER_METADATA_PATH, MCP_RESOURCE_METADATA_PATH, PROTECTED_RESOURCE_METADATA_PATH, protectedResourceMetadata } from './resources.ts';
 
 /** Public documents, fetched by agents (some from a browser): cacheable briefly, readable from any origin. */
 function sendMetadata(reply: FastifyReply, document: unknown): FastifyReply {

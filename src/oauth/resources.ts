@@ -1,10 +1,8 @@
 // Protected resources (issue 39): RFC 8707 resource indicators — which resource a token is for — and
-// RFC 9728 protected resource metadata, plus RFC 8414 authorization server metadata for the agents that
-// look there. This server knows exactly one protected resource: its MCP endpoint, `{origin}/mcp`.
+// RFC 9728 protected resource metadata. This server knows exactly one protected resource: its MCP endpoint, `{origin}/mcp`.
 // A request that names no resource keeps today's behaviour exactly (its token has `resource: null`).
-import { accurateDiscovery, type DiscoveryDocument } from './discovery.ts';
+// (RFC 8414 authorization server metadata is built beside the discovery document, in discovery.ts.)
 import { OAuthError } from './errors.ts';
-import { KNOWN_SCOPES } from './scopes.ts';
 
 /** Where the MCP server listens, on every served origin. */
 export const MCP_RESOURCE_PATH = '/mcp';
@@ -102,27 +100,5 @@ export function protectedResourceMetadata(origin: string): Record<string, unknow
     scopes_supported: [DOCUMENTS_SCOPE],
     bearer_methods_supported: ['header'],
     resource_name: 'Signet documents (MCP)',
-  };
-}
-
-/**
- * RFC 8414 §2: the authorization server metadata — the discovery document's facts (issuer, endpoints,
- * id_token fields) with what agents need besides: the registration endpoint (RFC 7591), S256 only (the
- * MCP authorization spec requires PKCE with S256; `plain` still works for the applications that use it),
- * every known scope including `documents`, and RFC 8707 resource indicators. `registration` says whether
- * self-registration is open (SIGNET_CLIENT_REGISTRATION).
- */
-export function authorizationServerMetadata(origin: string, options: { registration: 'open' | 'closed' }): DiscoveryDocument {
-  const discovery = accurateDiscovery(origin);
-  return {
-    ...discovery,
-    scopes_supported: [...KNOWN_SCOPES],
-    code_challenge_methods_supported: ['S256'],
-    token_endpoint_auth_methods_supported: ['client_secret_post', 'none'],
-    ...(options.registration === 'open' ? { registration_endpoint: `${origin}${REGISTRATION_ENDPOINT_PATH}` } : {}),
-    client_id_metadata_document_supported: false,
-    // RFC 8707 / RFC 9728 §4: the resources this server issues tokens for
-    protected_resources: [mcpResource(origin)],
-    resource_indicators_supported: true,
   };
 }
