@@ -26,6 +26,9 @@ export const zhCN: Messages = {
 
   consentTitle: '授权访问',
   consentHeading: (app) => `${app} 请求访问你的账户`,
+  selfRegisteredName: (name) => `“${name}”（自行注册）`,
+  unverifiedWarning: '{product} 未验证此应用：它是自行注册的，上面的名称由它自己填写。只有当你刚刚从一个你信任的应用发起登录时，才应允许。',
+  redirectHostLabel: '做出选择后，你将被带往',
   consentIntro: '请选择允许它查看的内容。你可以随时在账户页面撤销授权。',
   scopesLegend: '权限',
   scopeRequired: '始终包含',
