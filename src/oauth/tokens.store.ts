@@ -268,9 +268,15 @@ const CHAIN_COLUMNS = [
 const insertChainStatement = compiledOnce(CHAIN_COLUMNS, (db, row) => db.insertInto('token_chains').values(row));
 /** issue 28: a code of an OpenID request also stores what its id_tokens will say (the statement above stays as it was for every other). */
 const insertChainWithIdTokenContextStatement = compiledOnce([...CHAIN_COLUMNS, 'id_token_context'], (db, row) => db.insertInto('token_chains').values(row));
+/** issue 39: a code issued for an RFC 8707 resource stores it too (with or without an id_token context). */
+const insertChainWithResourceStatement = compiledOnce([...CHAIN_COLUMNS, 'resource'], (db, row) => db.insertInto('token_chains').values(row));
+const insertChainWithIdTokenContextAndResourceStatement = compiledOnce([...CHAIN_COLUMNS, 'id_token_context', 'resource'], (db, row) => db.insertInto('token_chains').values(row));
 
 export async function insertChain(db: Db, row: ChainRow): Promise<void> {
-  if (row.id_token_context) await insertChainWithIdTokenContextStatement(db, { ...row, id_token_context: row.id_token_context });
+  if (row.resource) {
+    if (row.id_token_context) await insertChainWithIdTokenContextAndResourceStatement(db, { ...row, id_token_context: row.id_token_context, resource: row.resource });
+    else await insertChainWithResourceStatement(db, { ...row, resource: row.resource });
+  } else if (row.id_token_context) await insertChainWithIdTokenContextStatement(db, { ...row, id_token_context: row.id_token_context });
   else await insertChainStatement(db, row);
 }
 
