@@ -112,6 +112,7 @@ export const en = {
     clientId: 'Client ID',
     type: 'Type',
     confidential: 'Confidential',
+    selfRegistered: 'registered itself',
     enabled: 'Enabled',
     secret: 'Client secret',
     secretOnce: 'Copy the secret now: it is shown only once.',

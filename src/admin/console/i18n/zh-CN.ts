@@ -113,6 +113,7 @@ export const zhCN: ConsoleMessages = {
     clientId: '客户端 ID',
     type: '类型',
     confidential: '机密客户端',
+    selfRegistered: '自行注册',
     enabled: '已启用',
     secret: '客户端密钥',
     secretOnce: '请立即复制密钥：它只显示这一次。',
