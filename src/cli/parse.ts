@@ -182,7 +182,9 @@ async function parseCommand(inputs: string[], o: ParseOptions): Promise<void> {
       try {
         const earlier = clash[index];
         if (earlier !== undefined) throw new Error(`its results would overwrite those of ${earlier} (same name, same folder); parse it on its own with another --out`);
-        done[index] = await parseFile(input, { out: o.out, formats, ocrMode: o.ocr, ocrLanguages, pictures: o.pictures, signal: controller.signal, threads: perFile }, progress);
+        // The plain text links to no picture: with --format text alone, none is cut.
+        const pictures = o.pictures && formats.some((format) => format !== 'text');
+        done[index] = await parseFile(input, { out: o.out, formats, ocrMode: o.ocr, ocrLanguages, pictures, signal: controller.signal, threads: perFile }, progress);
       } catch (error) {
         if (controller.signal.aborted) return;
         done[index] = { input, error: oneLine(error instanceof Error ? error.message : String(error)) };
