@@ -12,6 +12,7 @@ import type { Element } from 'domhandler';
 import type { Browser } from 'playwright-core';
 import type { Block, ParsedDocument, Table } from '../../src/documents/document.ts';
 import { toHtml, withImageMode } from '../../src/documents/export/html.ts';
+import { guessLanguage } from '../../src/documents/export/language.ts';
 import { toText } from '../../src/documents/export/text.ts';
 import { runDocparse, type DocparseResult } from '../../src/documents/parse.ts';
 import { chromiumSkip, launchChromium } from '../helpers/browser.ts';
@@ -210,6 +211,17 @@ describe('HTML export (issue 40, part 3)', () => {
     assert.match((await parse('issue11656.pdf')).html, /<html lang="he" dir="rtl">/);
     assert.match((await parse('normal_4pages.pdf')).html, /<html lang="ko">/);
     assert.match((await parse('code_and_formula.pdf')).html, /<pre tabindex="0"><code>/, 'code as <pre><code>');
+  });
+
+  test('the HTML\'s lang for Latin text by its commonest words, English unless another language clearly leads (Lorem ipsum is not French)', () => {
+    const cases: Array<[string, string]> = [
+      ['Die meist gängige Praxis, die mir bei den meisten Projekten begegnet, ist nicht die beste, und das ist auch nicht neu: der Text ist mit den Bildern auf einer Seite.', 'de'],
+      ['Depuis l’adoption du Plan d’Urbanisme en 2005, la ville a vu les besoins des résidents changer pour le logement dans le quartier, que nous ne pouvons pas ignorer sur la durée.', 'fr'],
+      ['El informe de la comisión que se presentó por la mañana con los datos de las regiones es una base para el debate del presupuesto.', 'es'],
+      ['A grasshopper spent the summer hopping about in the sun and singing to his heart\'s content; one day an ant went by.', 'en'],
+      ['Lorem ipsum dolor sit amet, consetetur sadipscing elitr, sed diam nonumy eirmod tempor invidunt ut labore et dolore magna aliquyam erat, sed diam voluptua. At vero eos et accusam et justo duo dolores et ea rebum.', 'en'],
+    ];
+    for (const [sample, lang] of cases) assert.equal(guessLanguage(sample), lang, sample);
   });
 
   test('"sanitised": hostile text of a PDF (<script>, "onload=, javascript:, </p><img onerror>) stays text — no element, attribute or link comes from it', () => {

@@ -20,10 +20,10 @@ const SCRIPTS: Array<[lang: string, pattern: RegExp]> = [
 const COMMON_WORDS: Record<string, string[]> = {
   en: ['the', 'and', 'of', 'to', 'is', 'in', 'that', 'for', 'with', 'are', 'this', 'be'],
   de: ['der', 'die', 'und', 'das', 'ist', 'nicht', 'mit', 'den', 'ein', 'eine', 'zu', 'auf'],
-  fr: ['le', 'la', 'les', 'et', 'des', 'est', 'une', 'du', 'pour', 'dans', 'que', 'pas'],
-  es: ['el', 'la', 'los', 'las', 'y', 'que', 'del', 'por', 'una', 'con', 'para', 'es'],
-  it: ['il', 'di', 'che', 'e', 'la', 'per', 'non', 'una', 'sono', 'della', 'con', 'gli'],
-  pt: ['de', 'que', 'o', 'os', 'e', 'do', 'da', 'em', 'uma', 'para', 'com', 'não'],
+  fr: ['le', 'la', 'les', 'des', 'une', 'du', 'pour', 'dans', 'que', 'pas', 'sur', 'au'],
+  es: ['el', 'la', 'los', 'las', 'que', 'del', 'por', 'una', 'con', 'para', 'es', 'se'],
+  it: ['il', 'di', 'che', 'la', 'per', 'non', 'una', 'sono', 'della', 'con', 'gli', 'nel'],
+  pt: ['de', 'que', 'os', 'do', 'da', 'em', 'uma', 'para', 'com', 'não', 'ao', 'das'],
   nl: ['de', 'het', 'een', 'en', 'van', 'is', 'dat', 'niet', 'voor', 'met', 'zijn', 'op'],
 };
 
@@ -53,13 +53,10 @@ export function guessLanguage(text: string): string {
   const words = sample.toLowerCase().match(/\p{L}+/gu) ?? [];
   const frequency = new Map<string, number>();
   for (const word of words) frequency.set(word, (frequency.get(word) ?? 0) + 1);
-  let best = 'en';
-  let bestScore = 0;
-  for (const [lang, common] of Object.entries(COMMON_WORDS)) {
-    const score = common.reduce((sum, word) => sum + (frequency.get(word) ?? 0), 0);
-    if (score > bestScore) [best, bestScore] = [lang, score];
-  }
-  return best;
+  const score = (lang: string) => (COMMON_WORDS[lang] ?? []).reduce((sum, word) => sum + (frequency.get(word) ?? 0), 0);
+  const [best = 'en', bestScore = 0] = Object.keys(COMMON_WORDS).map((lang) => [lang, score(lang)] as const).sort((a, b) => b[1] - a[1])[0] ?? [];
+  // English unless another language clearly leads (a few borrowed words, Lorem ipsum or a table of figures do not make one).
+  return bestScore >= 5 && bestScore >= 2 * score('en') ? best : 'en';
 }
 
 /** Right-to-left scripts: a block whose first letter is in one is set right to left. */
