@@ -143,5 +143,16 @@ export type FurnitureMode = 'drop' | 'keep';
  * Markdown and HTML exports) takes the document through this; the docling JSON keeps them, labelled, under `furniture`.
  */
 export function withoutFurniture(doc: ParsedDocument): ParsedDocument {
-  return { ...doc, pages: doc.pages.map((page) => (page.blocks.some((b) => FURNITURE.has(b.label)) ? { ...page, blocks: page.blocks.filter((b) => !FURNITURE.has(b.label)) } : page)) };
+  return { ...doc, pages: doc.pages.map((page) => (page.blocks.some((b) => FURNITURE.has(b.label)) ? pageBody(page) : page)) };
+}
+
+/** The page without its furniture; a caption's table, an index into the blocks, is counted again among those left. */
+function pageBody(page: Page): Page {
+  const newIndex: number[] = [];
+  let kept = 0;
+  for (const block of page.blocks) newIndex.push(FURNITURE.has(block.label) ? -1 : kept++);
+  const blocks = page.blocks
+    .filter((b) => !FURNITURE.has(b.label))
+    .map((b) => (b.captionOf?.kind === 'table' ? { ...b, captionOf: { kind: 'table' as const, index: newIndex[b.captionOf.index] ?? -1 } } : b));
+  return { ...page, blocks };
 }

@@ -91,6 +91,8 @@ describe('furniture and tagged PDFs (issue 41, items "Furniture" and "Tagged PDF
     assert.ok(!dropped.markdown.includes('www.pdfa.org\n'));
     assert.match(kept.markdown, /^www\.pdfa\.org$/m);
     assert.ok(!/^#+ www\.pdfa\.org/m.test(kept.markdown));
+    assert.ok(!dropped.html.includes('>www.pdfa.org<') && kept.html.includes('<p>www.pdfa.org</p>'), 'the HTML leaves them out, or keeps them as paragraphs, the same way');
+    assert.ok(!dropped.text.split('\n').includes('www.pdfa.org') && kept.text.split('\n').includes('www.pdfa.org'), 'and so does the plain text');
     const json = JSON.parse(dropped.json) as { furniture: { children: unknown[] }; texts: Array<{ label: string; text: string }> };
     assert.ok(json.furniture.children.length > 0 && json.texts.some((t) => t.label === 'page_header' && t.text === 'www.pdfa.org'), 'the JSON keeps them under furniture either way');
   });
