@@ -9,6 +9,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { markdownPages } from './score.ts';
 import { publicDocuments, type PublicDocument } from './public-corpus.ts';
+import { tesseractMissing } from '../../test/helpers/scans.ts';
 import { opendataloaderMissing, pdftotextMissing, runOpendataloader, runPdftotext, runSignet, textPages, type BatchRun, type EngineName } from './public-engines.ts';
 import { scorePage, scoreTable, summarise, timingTable, twoTruthTable, worstPages, type PageResult, type Timing } from './public-report.ts';
 
@@ -88,6 +89,12 @@ export async function publicBenchmark(options: PublicOptions): Promise<void> {
   const popplerMissing = pdftotextMissing();
   if (popplerMissing) skipped.push({ engine: 'pdftotext', reason: popplerMissing });
   else engines.push('pdftotext');
+  // Scans are read through OCR: without tesseract their pages would score 0 for want of a program, not of the engine.
+  const noOcr = tesseractMissing();
+  if (noOcr && process.env.CI !== 'true' && docs.some((d) => d.class === 'scan')) {
+    docs = docs.filter((d) => d.class !== 'scan');
+    malformed.push(`the scans (class scan) — ${noOcr}`);
+  }
   for (const s of skipped) process.stdout.write(`skipped: ${s.engine} — ${s.reason}\n`);
 
   const work = mkdtempSync(path.join(tmpdir(), 'signet-docbench-public-'));
