@@ -118,3 +118,11 @@ describe('form pages (issue 41, item "Forms and CJK")', () => {
     assert.ok(!headings.some((t) => /\p{L}{2}\.$/u.test(t)), 'no heading ends a sentence');
   });
 });
+
+describe('headings over tables (issue 41, item "Tables")', () => {
+  test('a document that is mostly tables under headings has its body in the cells: the LibreOffice document\'s section titles, set larger than the cells, are its headings', async () => {
+    const { document } = await parse('docling', 'text_document_03_odt.pdf');
+    const headings = document.pages[0]?.blocks.filter((b) => b.label === 'section_header' || b.label === 'title').map((b) => b.text) ?? [];
+    assert.deepEqual(headings, ['Table with rich cells', 'Table with nested table', 'Table with pictures']);
+  });
+});

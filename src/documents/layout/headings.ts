@@ -9,8 +9,12 @@ const MAX_HEADING_CHARS = 150;
 const MAX_BOLD_HEADING_CHARS = 100;
 const MAX_WRAPPED_BOLD_HEADING_CHARS = 60;
 
-/** Table cells count towards the body's size when they hold this many times the text of the flow. */
-const TABLE_BODY_SHARE = 20;
+/**
+ * Table cells count towards the body's size when they hold this many times the text of the flow
+ * (spec, issue 41: an office document of tables under headings has its body in the cells, and its
+ * headings are what is set larger than them).
+ */
+const TABLE_BODY_SHARE = 2;
 
 export type BodyStyle = { size: number; bold: boolean; italic?: boolean };
 
