@@ -25,6 +25,8 @@ export type PageCheckInput = {
     lines: Box[];
     /** Pictures, figures, rules and tables of the source page that translated text must not run into. */
     obstacles?: Box[];
+    /** The source's tables: a cell's translation may use its column gap (issue 42), so the gaps inside a table are no gutters. */
+    tables?: Box[];
     runs?: SizedRun[];
   };
   translated: { words: Word[]; runs?: SizedRun[] };
@@ -36,6 +38,8 @@ export type PageCheckInput = {
   continued?: Word[];
   /** This is a notes page appended after the source's pages, not one of them. */
   notesPage?: boolean;
+  /** The source blocks of the page by kind (overlay/kinds.ts), with their boxes: which kind a notes marker ("→3") stands in. */
+  kinds?: Array<{ kind: string; box: Box }>;
   /** (g) Words of the source set in another style than their block's, and how many of them the engine's markup lost. */
   styles?: { styledWords: number; lost: number };
 };
@@ -60,6 +64,8 @@ export type PageCheck = {
   missingGlyphs: number;
   /** A notes page appended after the source's pages (text continued from where it did not fit at 70 %). */
   notesPage?: boolean;
+  /** Issue 42: blocks of this page continued on a notes page, by kind ("running text", "table cell", "list item" …). */
+  toNotes?: Record<string, number>;
   /** (f) Translated runs whose fill colour differs from the source run's at their place. */
   colourChanged: number;
   /** (g) Source words in another style than their block's (bold, italic, a colour), and those whose style the translation lost. */
@@ -186,7 +192,10 @@ export function checkPage(input: PageCheckInput): PageCheck {
   // never a crossing: only text the source did not have there is counted.
   const newWords = translated.words.filter((w) => !covered(core(w), sourceBoxes));
 
-  const strips = gutters(source.lines);
+  // spec (issue 42): "table cells … use the cell's free width and the column gap" — a gap between a
+  // table's columns is the cells' room, not a gutter between columns of text.
+  const inTable = (g: Gutter) => (source.tables ?? []).some((t) => inside(g, { xMin: t.xMin - 2, xMax: t.xMax + 2, yMin: t.yMin - 4, yMax: t.yMax + 4 }));
+  const strips = gutters(source.lines).filter((g) => !inTable(g));
   const crossing = newWords.filter((w) => strips.some((g) => overlapX(core(w), g) > HAIR && overlapY(core(w), g) > HAIR));
   for (const w of crossing.slice(0, 2)) examples.push(`"${w.text}" in the gutter at x ${Math.round(w.xMin)}, y ${Math.round(w.yMin)}`);
 
@@ -236,6 +245,18 @@ export function checkPage(input: PageCheckInput): PageCheck {
     const missing = absent.filter((b) => !shown(b.source));
     blocks = { total: input.blocks.length, present: input.blocks.length - absent.length, kept: absent.length - missing.length, missing: missing.map((b) => b.source.slice(0, 60)) };
   }
+  // Issue 42: the blocks continued on a notes page, by kind — each marker "→N" on the page stands at
+  // the end of the block it continues (it may have moved down with the reflow: the nearest block above it).
+  const toNotes: Record<string, number> = {};
+  if (!input.notesPage && input.kinds) {
+    for (const marker of translated.words.filter((w) => /^→\d+$/u.test(w.text))) {
+      const c = core(marker);
+      const at: { kind: string; box: Box } | undefined = input.kinds.find((k) => c.xMin >= k.box.xMin - 2 && c.xMax <= k.box.xMax + 2 && c.yMin >= k.box.yMin - 2 && c.yMax <= k.box.yMax + 2)
+        ?? input.kinds.filter((k) => overlapX(c, k.box) > 0 && k.box.yMin <= c.yMin).sort((a, b) => b.box.yMin - a.box.yMin)[0];
+      const kind = at?.kind ?? 'unknown';
+      toNotes[kind] = (toNotes[kind] ?? 0) + 1;
+    }
+  }
   return {
     pageNo: input.pageNo,
     overlapPlaces: over.places,
@@ -251,6 +272,7 @@ export function checkPage(input: PageCheckInput): PageCheck {
     styledWords: input.styles?.styledWords ?? 0,
     styleFallbacks: input.styles?.lost ?? 0,
     ...(input.notesPage ? { notesPage: true } : {}),
+    ...(Object.keys(toNotes).length > 0 ? { toNotes } : {}),
     ...(blocks ? { blocks } : {}),
     examples: examples.slice(0, 5),
   };

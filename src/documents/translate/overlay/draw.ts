@@ -10,11 +10,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import PDFDocument from 'pdfkit';
 import { PDFDocument as PdfLibDocument } from 'pdf-lib';
-import type { Block, BoundingBox, Page, ParsedDocument, StyledSpan } from '../../document.ts';
+import type { Block, BoundingBox, Page, ParsedDocument, StyledSpan, TableCell } from '../../document.ts';
 import { backgroundOf, isBlank, renderPage, textColourOn, type Raster, type Rgb } from './background.ts';
 import { inkRegions, isDrawingLabel } from './drawings.ts';
 import { fitText, type FitResult } from './fit.ts';
 import { isKeptBlock, isKeptText, keptRegions, keptTextPdf } from './keep.ts';
+import { leastScale, overflowKind } from './kinds.ts';
 import { reflow, type Placed } from './reflow.ts';
 import { drawLine, registerChain, rgbOf, styleLines, widthOf, type StyledText } from './set-line.ts';
 import { fontFor } from './font-chain.ts';
@@ -32,7 +33,7 @@ const PAGE_MARGIN = 0.03;
 export type OverlayOptions = { signal?: AbortSignal; removeText?: RemoveTextOptions };
 
 /** One box to typeset: its translation, and the source block it stands for. */
-type Piece = { text: string; box: BoundingBox; block: Block; grow: boolean; label?: boolean; /** A table cell's own size. */ fontSize?: number; /** The translation's inline styles (styles.ts). */ spans?: StyledSpan[]; /** A table cell's own colour. */ color?: string };
+type Piece = { text: string; box: BoundingBox; block: Block; grow: boolean; label?: boolean; /** A table cell's own size. */ fontSize?: number; /** The translation's inline styles (styles.ts). */ spans?: StyledSpan[]; /** A table cell's own colour. */ color?: string; /** The table cell this piece sets. */ cell?: TableCell };
 /** A piece's fit, and the box it was fitted in (moved down by the reflow, maybe widened to its column). */
 type Fitted = FitResult & { box: BoundingBox };
 /** Blocks that stay at the page's edge: they never move, nor make others move. */
@@ -167,7 +168,7 @@ export function piecesOf(page: Page, translatedPage: Page, keptToo = false): Pie
         if (isKeptText(cell.text)) return;
         // A cell in its own style: a bold header on a coloured row stays bold and in its colour.
         const spans = cell.bold || cell.italic ? [{ text: target.table?.cells[c]?.text ?? cell.text, bold: Boolean(cell.bold), italic: Boolean(cell.italic) }] : undefined;
-        pieces.push({ text: target.table?.cells[c]?.text ?? cell.text, box: cell.bbox, block, grow: false, ...(cell.fontSize ? { fontSize: cell.fontSize } : {}), ...(cell.color ? { color: cell.color } : {}), ...(spans ? { spans } : {}) });
+        pieces.push({ text: target.table?.cells[c]?.text ?? cell.text, box: cell.bbox, block, grow: false, cell, ...(cell.fontSize ? { fontSize: cell.fontSize } : {}), ...(cell.color ? { color: cell.color } : {}), ...(spans ? { spans } : {}) });
       });
       return;
     }
@@ -247,24 +248,30 @@ function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (
   // A bold word inside a regular block is wider: such a block is measured bold, so it never runs past its box.
   const bold = isBold(block) || (piece.spans ?? []).some((s) => s.bold);
   const indent = indentOf(pdf, block, size);
+  // spec (issue 42): "running text only: nearest free space in its column, then a notes page" — every
+  // other kind stays in place: wrap, free space beside and below, then shrink to its least size.
+  const stays = overflowKind(block, piece.cell !== undefined) !== 'running text';
+  const room = piece.cell ? cellRoom(block, piece.cell, size) : undefined;
   const fitIn = (box: BoundingBox) => fitText({
     text: piece.text,
     box: { x: box.l + indent, y: page.height - box.t, width: Math.max(1, box.r - box.l - indent), height: Math.max(size, box.t - box.b) },
     fontSize: size,
     lineHeight: block.lineHeight,
-    limitY: page.height - (piece.grow ? limitFor(box) : box.b),
+    limitY: page.height - (room ? room.limit : piece.grow ? limitFor(box) : box.b),
     measure: (text, s) => widthOf(pdf, text, { bold, size: s }),
+    ...(stays ? { minScale: leastScale(page, size), spaceFirst: true } : {}),
   });
-  let box = { ...piece.box, t: piece.box.t - shift, b: piece.box.b - shift };
+  let box = room ? room.box : { ...piece.box, t: piece.box.t - shift, b: piece.box.b - shift };
   let fit = fitIn(box);
   // A short line's box ends where its source text ended, so a translation that would have to shrink
   // noticeably (a Chinese line becomes twice as long in English) may use the measure of its column
-  // instead, when that keeps it larger.
-  if ((fit.belowFloor || fit.size < size * WIDEN_BELOW - 1e-9) && piece.grow && (align === 'left' || align === 'justify')) {
+  // instead, when that keeps it larger; a block that stays in place does so before shrinking at all.
+  const widenBelow = stays ? 1 : WIDEN_BELOW;
+  if ((fit.belowFloor || fit.overfull || fit.size < size * widenBelow - 1e-9) && piece.grow && (align === 'left' || align === 'justify')) {
     const wider = { ...box, r: columnRight(page, box, obstacles) };
     if (wider.r > box.r + 1) {
       const widened = fitIn(wider);
-      const better = fit.belowFloor ? !widened.belowFloor || (widened.overflow?.length ?? 0) < (fit.overflow?.length ?? 0) : widened.size > fit.size + 1e-9;
+      const better = fit.belowFloor ? !widened.belowFloor || (widened.overflow?.length ?? 0) < (fit.overflow?.length ?? 0) : widened.size > fit.size + 1e-9 || (Boolean(fit.overfull) && !widened.overfull);
       if (better) {
         box = wider;
         fit = widened;
@@ -272,6 +279,22 @@ function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (
     }
   }
   return { ...fit, box };
+}
+
+/**
+ * spec (issue 42): "table cells wrap inside the cell, use the cell's free width and the column gap" —
+ * the room a cell's translation may take: from its left edge to just before the next non-empty cell
+ * on its row (or the table's right edge), and down to just above the next cell below it (or the
+ * table's bottom). Empty cells are free space.
+ */
+export function cellRoom(table: Block, cell: TableCell, size: number): { box: BoundingBox; limit: number } {
+  const gap = Math.max(2, size * 0.4);
+  const others = (table.table?.cells ?? []).filter((c) => c !== cell && c.text.trim() !== '');
+  const sameRow = others.filter((c) => c.bbox.b < cell.bbox.t - 0.5 && c.bbox.t > cell.bbox.b + 0.5);
+  const right = Math.max(cell.bbox.r, Math.min(Math.max(table.bbox.r, cell.bbox.r), ...sameRow.filter((c) => c.bbox.l >= cell.bbox.r - 0.5).map((c) => c.bbox.l - gap)));
+  const below = others.filter((c) => c.bbox.t <= cell.bbox.b + 0.5 && c.bbox.l < right && c.bbox.r > cell.bbox.l).map((c) => c.bbox.t + gap / 2);
+  const limit = Math.min(cell.bbox.b, Math.max(Math.min(table.bbox.b, cell.bbox.b), ...below));
+  return { box: { ...cell.bbox, r: right }, limit };
 }
 
 /** The size a piece is set at before fitting: a table cell's own, else its block's. */

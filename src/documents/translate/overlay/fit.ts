@@ -26,6 +26,14 @@ export type FitInput = {
   measure: Measure;
   /** What ends the last line when the text continues on the notes page ("→12"): its width is kept free. */
   marker?: string;
+  /**
+   * Issue 42: a block that never moves to a notes page (a table cell, a list item, a caption, a
+   * label, a heading, a callout) — below the floor it uses the free space below first, then shrinks
+   * further, down to this share of its size; running text leaves it unset and continues on the notes page.
+   */
+  minScale?: number;
+  /** Issue 42, for the blocks that stay in place: the free space below is used before the text shrinks (wrap, space, then shrink). */
+  spaceFirst?: boolean;
 };
 
 export type FitResult = {
@@ -40,6 +48,8 @@ export type FitResult = {
   floorHeight?: number;
   /** The text that did not fit, to be continued on the notes page; the last line ends with room for `marker`. */
   overflow?: string;
+  /** A block that never goes to a notes page and did not fit even at its least size: all its lines, taller than its room. */
+  overfull?: boolean;
 };
 
 export const SHRINK_STEP = 0.05;
@@ -58,14 +68,30 @@ export function fitText(input: FitInput): FitResult {
     const height = size + (lines.length - 1) * size * lineFactor;
     return { size, lineHeight: size * lineFactor, lines, height, belowFloor: false };
   };
-  // 1. Shrink in steps down to the floor while the text fits the box.
+  // 1. Shrink in steps down to the floor while the text fits the box (or, space first, the box and the free space below it).
+  const room = input.spaceFirst ? freeBottom : boxBottom;
   for (let scale = 1; scale >= SHRINK_FLOOR - 1e-9; scale -= SHRINK_STEP) {
     const result = attempt(scale);
-    if (result.height <= boxBottom) return result;
+    if (result.height <= room) return result;
   }
   // 2. At the floor, grow downwards into free space.
   const atFloor = attempt(SHRINK_FLOOR);
   if (atFloor.height <= freeBottom) return atFloor;
+  if (input.minScale !== undefined && input.minScale < SHRINK_FLOOR) {
+    // 2b. A block that stays in place (issue 42): smaller, in the free space, down to its own least size.
+    for (let scale = SHRINK_FLOOR - SHRINK_STEP; scale >= input.minScale - 1e-9; scale -= SHRINK_STEP) {
+      const result = attempt(scale);
+      if (result.height <= freeBottom) return result;
+    }
+    const least = attempt(input.minScale);
+    if (least.height <= freeBottom) return least;
+  }
+  if (input.minScale !== undefined) {
+    // Nothing smaller is allowed and nothing goes to the notes page: the whole text at its least size,
+    // as many lines as it takes (`overfull`, for the caller to know).
+    const least = attempt(Math.min(SHRINK_FLOOR, input.minScale));
+    return { ...least, overfull: true };
+  }
   // 3. Still too long: never smaller, never over another block — the lines that fit at the floor stay,
   // ending with the marker, and the rest continues elsewhere.
   return { ...cut(atFloor, freeBottom, input), belowFloor: true, floorHeight: atFloor.height };
