@@ -44,6 +44,8 @@ const RULE_DPI = 72;
 const LABEL_FLOOR = 0.85;
 /** A translation that would shrink below this share of its size first tries the measure of its column. */
 const WIDEN_BELOW = 0.85;
+/** A block narrower than this share of the page (a sidebar, a margin note) keeps its width. */
+const NARROW = 0.3;
 const CJK_CHAR = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
 
 /**
@@ -134,7 +136,7 @@ async function typeset(document: ParsedDocument, translated: ParsedDocument, ras
       // A scanned page keeps its source text as pixels under the covers: nothing moves there.
       const { placed, drawn, keptLabels: labels } = await layout(pdf, page, pieces, raster ? undefined : () => textFreePage(page.pageNo), !copyKept);
       keptLabels.push(labels);
-      drawn.forEach((piece, k) => drawPiece(pdf, page, piece, placed[k]!, raster, notes));
+      drawn.forEach((piece, k) => drawPiece(pdf, page, piece, placed[k]!, raster, notes, copyKept));
     }
     const last = document.pages.at(-1);
     if (last) drawNotesPages(pdf, notes, { width: last.width, height: last.height });
@@ -252,7 +254,11 @@ function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (
   // other kind stays in place: wrap, free space beside and below, then shrink to its least size.
   const stays = overflowKind(block, piece.cell !== undefined) !== 'running text';
   const room = piece.cell ? cellRoom(block, piece.cell, size) : undefined;
-  const fitIn = (box: BoundingBox) => fitText({
+  // spec (issue 42): "a narrow block (sidebar, margin note) keeps its width and breaks lines
+  // proportionally rather than being squeezed into one line" — any block of a few ragged or centred lines.
+  const shares = !piece.cell && block.lineBreaks && align !== 'justify' ? block.lineBreaks.map((b) => b / Math.max(1, block.text.length)) : undefined;
+  const narrow = block.bbox.r - block.bbox.l < page.width * NARROW;
+  const fitIn = (box: BoundingBox, breaks?: number[]) => fitText({
     text: piece.text,
     box: { x: box.l + indent, y: page.height - box.t, width: Math.max(1, box.r - box.l - indent), height: Math.max(size, box.t - box.b) },
     fontSize: size,
@@ -260,9 +266,15 @@ function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (
     limitY: page.height - (room ? room.limit : piece.grow ? limitFor(box) : box.b),
     measure: (text, s) => widthOf(pdf, text, { bold, size: s }),
     ...(stays ? { minScale: leastScale(page, size), spaceFirst: true } : {}),
+    ...(breaks ? { breaks } : {}),
   });
   let box = room ? room.box : { ...piece.box, t: piece.box.t - shift, b: piece.box.b - shift };
   let fit = fitIn(box);
+  if (shares) {
+    const kept = fitIn(box, shares);
+    if (!kept.belowFloor && !kept.overfull && !kept.overflow && kept.size >= fit.size - 1e-9) return { ...kept, box };
+  }
+  if (narrow && shares) return { ...fit, box };
   // A short line's box ends where its source text ended, so a translation that would have to shrink
   // noticeably (a Chinese line becomes twice as long in English) may use the measure of its column
   // instead, when that keeps it larger; a block that stays in place does so before shrinking at all.
@@ -300,7 +312,8 @@ export function cellRoom(table: Block, cell: TableCell, size: number): { box: Bo
 /** The size a piece is set at before fitting: a table cell's own, else its block's. */
 const sizeOf = (piece: Piece) => Math.max(3, piece.fontSize || piece.block.fontSize || 10);
 const alignOf = (block: Block) => block.align ?? (block.label === 'title' ? 'center' : 'left');
-const isBold = (block: Block) => block.bold || block.label === 'title' || block.label === 'section_header';
+/** spec (issue 42): "regular italic stays regular italic (no weight added)" — a heading is bold only where the source's is. */
+const isBold = (block: Block) => block.bold;
 /** A list item keeps its marker where the source drew it; the text starts after it. */
 const markerOf = (block: Block) => (block.label === 'list_item' && block.marker ? block.marker : undefined);
 function indentOf(pdf: Doc, block: Block, size: number): number {
@@ -308,7 +321,7 @@ function indentOf(pdf: Doc, block: Block, size: number): number {
   return marker ? Math.max(widthOf(pdf, marker, { bold: isBold(block), size }) + size * 0.5, size) : 0;
 }
 
-function drawPiece(pdf: Doc, page: Page, piece: Piece, placed: Placed<Fitted>, raster: Raster | undefined, notes: Note[]): void {
+function drawPiece(pdf: Doc, page: Page, piece: Piece, placed: Placed<Fitted>, raster: Raster | undefined, notes: Note[], copyKept: boolean): void {
   const { block } = piece;
   const { fit } = placed;
   const { box } = fit;
@@ -329,7 +342,13 @@ function drawPiece(pdf: Doc, page: Page, piece: Piece, placed: Placed<Fitted>, r
     colour = textColourOn(background);
   }
   pdf.fillColor(colour);
-  if (marker) drawMarker(pdf, marker, box.l, top + fit.size * ASCENT, fit.size, bold);
+  // A symbol bullet the source drew is copied as it stands (keep.ts); a number or letter is set in the marker's own colour.
+  if (marker && !(block.markerBox && copyKept && !raster)) {
+    pdf.save();
+    pdf.fillColor(rgbOf(block.markerColor) ?? colour);
+    drawMarker(pdf, marker, box.l, top + fit.size * ASCENT, fit.size, bold);
+    pdf.restore();
+  }
   // A table cell's text sits in the middle of its cell, as tables are usually set.
   const offset = piece.grow ? 0 : Math.max(0, (box.t - box.b - fit.height) / 2);
   // Text that did not fit at 70 % continues on the notes page; the last line here ends with its marker.

@@ -34,6 +34,12 @@ export type FitInput = {
   minScale?: number;
   /** Issue 42, for the blocks that stay in place: the free space below is used before the text shrinks (wrap, space, then shrink). */
   spaceFirst?: boolean;
+  /**
+   * Issue 42: "a narrow block (sidebar, margin note) keeps its width and breaks lines proportionally" —
+   * where the source's lines broke, as shares (0–1) of its text: the translation breaks near the same
+   * shares of its own text, and each part wraps on its own in the box.
+   */
+  breaks?: number[];
 };
 
 export type FitResult = {
@@ -44,7 +50,7 @@ export type FitResult = {
   height: number;
   /** Not whole at the floor: even the free space below was too small (the rest is in `overflow`). */
   belowFloor: boolean;
-  /** When below the floor: the height the lines would take at the floor, for the caller to make room (reflow.ts). */
+  /** When below the floor (or, for a block that stays in place, set smaller than the floor): the height the lines would take at the floor, for the caller to make room (reflow.ts). */
   floorHeight?: number;
   /** The text that did not fit, to be continued on the notes page; the last line ends with room for `marker`. */
   overflow?: string;
@@ -63,7 +69,8 @@ export function fitText(input: FitInput): FitResult {
   const freeBottom = Math.max(boxBottom, input.limitY - input.box.y);
   const attempt = (scale: number) => {
     const size = input.fontSize * scale;
-    const lines = wrap(input.text, input.box.width, (t) => input.measure(t, size));
+    const widthOf = (t: string) => input.measure(t, size);
+    const lines = input.breaks && input.breaks.length > 0 ? proportionalParts(input.text, input.breaks).flatMap((part) => wrap(part, input.box.width, widthOf)) : wrap(input.text, input.box.width, widthOf);
     // The first line needs one size, every further line one line height.
     const height = size + (lines.length - 1) * size * lineFactor;
     return { size, lineHeight: size * lineFactor, lines, height, belowFloor: false };
@@ -79,22 +86,44 @@ export function fitText(input: FitInput): FitResult {
   if (atFloor.height <= freeBottom) return atFloor;
   if (input.minScale !== undefined && input.minScale < SHRINK_FLOOR) {
     // 2b. A block that stays in place (issue 42): smaller, in the free space, down to its own least size.
+    // `floorHeight` tells the caller (reflow.ts) the room the text would need at the floor, so the
+    // blocks below may move down before it is set smaller.
     for (let scale = SHRINK_FLOOR - SHRINK_STEP; scale >= input.minScale - 1e-9; scale -= SHRINK_STEP) {
       const result = attempt(scale);
-      if (result.height <= freeBottom) return result;
+      if (result.height <= freeBottom) return { ...result, floorHeight: atFloor.height };
     }
     const least = attempt(input.minScale);
-    if (least.height <= freeBottom) return least;
+    if (least.height <= freeBottom) return { ...least, floorHeight: atFloor.height };
   }
   if (input.minScale !== undefined) {
     // Nothing smaller is allowed and nothing goes to the notes page: the whole text at its least size,
     // as many lines as it takes (`overfull`, for the caller to know).
     const least = attempt(Math.min(SHRINK_FLOOR, input.minScale));
-    return { ...least, overfull: true };
+    return { ...least, overfull: true, floorHeight: atFloor.height };
   }
   // 3. Still too long: never smaller, never over another block — the lines that fit at the floor stay,
   // ending with the marker, and the rest continues elsewhere.
   return { ...cut(atFloor, freeBottom, input), belowFloor: true, floorHeight: atFloor.height };
+}
+
+/**
+ * The text cut near the same shares of its length as the source's lines (`shares`, 0–1): at the
+ * space nearest each share, or between two CJK characters; never an empty part.
+ */
+export function proportionalParts(text: string, shares: number[]): string[] {
+  const clean = text.replace(/\s+/g, ' ').trim();
+  const cuts: number[] = [];
+  for (const share of shares) {
+    const target = Math.round(share * clean.length);
+    let best = -1;
+    for (let i = 1; i < clean.length; i++) {
+      const canBreak = clean[i] === ' ' || (CJK.test(clean[i]!) && CJK.test(clean[i - 1]!));
+      if (canBreak && i > (cuts.at(-1) ?? 0) && (best < 0 || Math.abs(i - target) < Math.abs(best - target))) best = i;
+    }
+    if (best > 0) cuts.push(best);
+  }
+  const parts = [...cuts, clean.length].map((end, k) => clean.slice(k === 0 ? 0 : cuts[k - 1], end).trim());
+  return parts.filter((p) => p !== '');
 }
 
 /** The text after the characters of `kept` (spaces aside): line breaks inside a word leave no space behind. */
