@@ -21,6 +21,7 @@ import { drawLine, registerChain, rgbOf, styleLines, widthOf, type StyledText } 
 import { fontFor } from './font-chain.ts';
 import { drawNotesPages, markerText, type Note } from './notes.ts';
 import { removeText, type RemoveTextOptions } from './remove-text.ts';
+import { attachSuperscripts } from './superscripts.ts';
 
 type Doc = InstanceType<typeof PDFDocument>;
 /** Where the first baseline sits below the top of the box, in ems (the top of Latin capitals). */
@@ -52,7 +53,9 @@ const CJK_CHAR = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
  * `translated.pdf`: same page count and sizes as `source`. `document` is the parsed source, and
  * `translated` the same document with translated texts (same pages, blocks and cells, in order).
  */
-export async function renderOverlayPdf(source: Uint8Array, document: ParsedDocument, translated: ParsedDocument, options: OverlayOptions = {}): Promise<Uint8Array> {
+export async function renderOverlayPdf(source: Uint8Array, parsed: ParsedDocument, translation: ParsedDocument, options: OverlayOptions = {}): Promise<Uint8Array> {
+  // spec (issue 42): "superscript footnote markers stay attached to their word".
+  const { source: document, translated } = attachSuperscripts(parsed, translation);
   const textFree = await removeText(source, { ...options.removeText, signal: options.signal });
   options.signal?.throwIfAborted();
   const out = await PdfLibDocument.load(textFree, { ignoreEncryption: true, updateMetadata: false });
