@@ -45,6 +45,8 @@ const RULE_DPI = 72;
 const LABEL_FLOOR = 0.85;
 /** A translation that would shrink below this share of its size first tries the measure of its column. */
 const WIDEN_BELOW = 0.85;
+/** A cell of more words than this is a paragraph in a grid of text columns, not a table's short cell. */
+const CELL_WORDS = 8;
 /** A block narrower than this share of the page (a sidebar, a margin note) keeps its width. */
 const NARROW = 0.3;
 const CJK_CHAR = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
@@ -204,7 +206,7 @@ async function layout(pdf: Doc, page: Page, pieces: Piece[], textFreePage: (() =
   // the last line of a full page), else the page's outer 3 % (a column that ends mid-page leaves room).
   const lowest = Math.min(page.height, ...page.blocks.map((b) => b.bbox.b));
   const bottom = Math.max(page.height * PAGE_MARGIN, lowest <= page.height / 8 ? lowest - 0.5 : 0);
-  const run = (drawn: Piece[], extra: BoundingBox[], empty: (region: BoundingBox) => boolean) => {
+  const run = (drawn: Piece[], extra: BoundingBox[], empty: (region: BoundingBox) => boolean, blank?: (region: BoundingBox) => boolean) => {
     const flows = drawn.map((p) => ({ box: p.box, movable: textFreePage !== undefined && p.grow && !MARGINAL.has(p.block.label) }));
     const moving = new Set(flows.filter((f) => f.movable).map((f) => f.box));
     const fixed = [...page.blocks.map((b) => b.bbox).filter((b) => !moving.has(b)), ...(page.pictures ?? []).map((p) => p.bbox), ...keptRegions(page), ...extra];
@@ -212,12 +214,13 @@ async function layout(pdf: Doc, page: Page, pieces: Piece[], textFreePage: (() =
       flows,
       fixed,
       bottom,
-      fitAt: (k: number, shift: number, limitFor: (box: BoundingBox) => number) => fitPiece(pdf, page, drawn[k]!, shift, limitFor, extra),
+      fitAt: (k: number, shift: number, limitFor: (box: BoundingBox) => number) => fitPiece(pdf, page, drawn[k]!, shift, limitFor, extra, blank),
       empty,
     });
   };
   const still = run(pieces, [], () => false);
-  const grows = still.placed.some((p, k) => pieces[k]!.grow && p.fit.height > pieces[k]!.box.t - pieces[k]!.box.b + 1);
+  // A table cell whose translation takes the free width beside it needs the page looked at too (a panel, a rule).
+  const grows = still.placed.some((p, k) => (pieces[k]!.grow && p.fit.height > pieces[k]!.box.t - pieces[k]!.box.b + 1) || (pieces[k]!.cell !== undefined && p.fit.box.r > pieces[k]!.box.r + 1));
   const mayBeLabel = pieces.some((p) => p.grow && p.block.text.trim().split(/\s+/).length <= 6);
   if (!textFreePage || !(still.wanted || grows || mayBeLabel)) return { placed: still.placed, drawn: pieces, keptLabels };
   const raster = await textFreePage();
@@ -233,7 +236,8 @@ async function layout(pdf: Doc, page: Page, pieces: Piece[], textFreePage: (() =
   }
   // Ink that only surrounds a block (a panel behind it, a label's own box) does not stop it.
   const obstacles = ink.filter((region) => !drawn.some((p) => overlaps(region, p.box)));
-  return { placed: run(drawn, obstacles, (region) => isBlank(raster, page.height, region)).placed, drawn, keptLabels };
+  const blank = (region: BoundingBox) => isBlank(raster, page.height, region);
+  return { placed: run(drawn, obstacles, blank, blank).placed, drawn, keptLabels };
 }
 
 const overlaps = (a: BoundingBox, b: BoundingBox) => a.l < b.r - 0.5 && a.r > b.l + 0.5 && a.b < b.t - 0.5 && a.t > b.b + 0.5;
@@ -246,7 +250,7 @@ function fitsAtOwnSize(pdf: Doc, page: Page, piece: Piece): boolean {
 }
 
 /** Fits a piece with its box `shift` points lower; a growing piece's text may reach down to y = `limitFor(box)`. */
-function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (box: BoundingBox) => number, obstacles: BoundingBox[]): Fitted {
+function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (box: BoundingBox) => number, obstacles: BoundingBox[], blank?: (region: BoundingBox) => boolean): Fitted {
   const { block } = piece;
   const align = alignOf(block);
   const size = sizeOf(piece);
@@ -256,7 +260,7 @@ function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (
   // spec (issue 42): "running text only: nearest free space in its column, then a notes page" — every
   // other kind stays in place: wrap, free space beside and below, then shrink to its least size.
   const stays = overflowKind(block, piece.cell !== undefined) !== 'running text';
-  const room = piece.cell ? cellRoom(block, piece.cell, size) : undefined;
+  const room = piece.cell ? cellRoom(block, piece.cell, size, blank) : undefined;
   // spec (issue 42): "a narrow block (sidebar, margin note) keeps its width and breaks lines
   // proportionally rather than being squeezed into one line" — any block of a few ragged or centred lines.
   const shares = !piece.cell && block.lineBreaks && align !== 'justify' ? block.lineBreaks.map((b) => b / Math.max(1, block.text.length)) : undefined;
@@ -302,11 +306,16 @@ function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (
  * on its row (or the table's right edge), and down to just above the next cell below it (or the
  * table's bottom). Empty cells are free space.
  */
-export function cellRoom(table: Block, cell: TableCell, size: number): { box: BoundingBox; limit: number } {
+export function cellRoom(table: Block, cell: TableCell, size: number, blank?: (region: BoundingBox) => boolean): { box: BoundingBox; limit: number } {
   const gap = Math.max(2, size * 0.4);
   const others = (table.table?.cells ?? []).filter((c) => c !== cell && c.text.trim() !== '');
   const sameRow = others.filter((c) => c.bbox.b < cell.bbox.t - 0.5 && c.bbox.t > cell.bbox.b + 0.5);
-  const right = Math.max(cell.bbox.r, Math.min(Math.max(table.bbox.r, cell.bbox.r), ...sameRow.filter((c) => c.bbox.l >= cell.bbox.r - 0.5).map((c) => c.bbox.l - gap)));
+  // A cell holding a paragraph (a page laid out as a grid of text columns) wraps inside itself: its
+  // gap to the next column is a gutter, not a table's column gap.
+  const paragraph = cell.text.split(/\s+/).length > CELL_WORDS;
+  let right = paragraph ? cell.bbox.r : Math.max(cell.bbox.r, Math.min(Math.max(table.bbox.r, cell.bbox.r), ...sameRow.filter((c) => c.bbox.l >= cell.bbox.r - 0.5).map((c) => c.bbox.l - gap)));
+  // The free width is free on the page too: no rule, fill or panel the text-free page draws there (checked when the page was looked at).
+  if (blank) while (right > cell.bbox.r + 1 && !blank({ l: cell.bbox.r, r: right, t: cell.bbox.t, b: cell.bbox.b })) right = Math.max(cell.bbox.r, right - Math.max(2, size / 2));
   const below = others.filter((c) => c.bbox.t <= cell.bbox.b + 0.5 && c.bbox.l < right && c.bbox.r > cell.bbox.l).map((c) => c.bbox.t + gap / 2);
   const limit = Math.min(cell.bbox.b, Math.max(Math.min(table.bbox.b, cell.bbox.b), ...below));
   return { box: { ...cell.bbox, r: right }, limit };

@@ -67,12 +67,17 @@ export function fitText(input: FitInput): FitResult {
   // A line's glyphs may reach a little below its box (descenders): half a point of slack.
   const boxBottom = input.box.height + 0.5;
   const freeBottom = Math.max(boxBottom, input.limitY - input.box.y);
+  // Words that fit a line unbroken at the least size allowed: a broken one at a larger size means "smaller" (a long URL that never fits may break).
+  const leastSize = input.fontSize * Math.min(SHRINK_FLOOR, input.minScale ?? SHRINK_FLOOR);
+  const words = tokenize(input.text).filter((t) => t !== ' ' && !CJK.test(t) && input.measure(t, leastSize) <= input.box.width);
   const attempt = (scale: number) => {
     const size = input.fontSize * scale;
     const widthOf = (t: string) => input.measure(t, size);
     const lines = input.breaks && input.breaks.length > 0 ? proportionalParts(input.text, input.breaks).flatMap((part) => wrap(part, input.box.width, widthOf)) : wrap(input.text, input.box.width, widthOf);
-    // The first line needs one size, every further line one line height.
-    const height = size + (lines.length - 1) * size * lineFactor;
+    // The first line needs one size, every further line one line height. A word cut inside itself
+    // (one word wider than the line) counts as not fitting: smaller comes before a broken word.
+    const broken = words.some((t) => widthOf(t) > input.box.width + 0.01);
+    const height = size + (lines.length - 1) * size * lineFactor + (broken ? Infinity : 0);
     return { size, lineHeight: size * lineFactor, lines, height, belowFloor: false };
   };
   // 1. Shrink in steps down to the floor while the text fits the box (or, space first, the box and the free space below it).
@@ -90,21 +95,24 @@ export function fitText(input: FitInput): FitResult {
     // blocks below may move down before it is set smaller.
     for (let scale = SHRINK_FLOOR - SHRINK_STEP; scale >= input.minScale - 1e-9; scale -= SHRINK_STEP) {
       const result = attempt(scale);
-      if (result.height <= freeBottom) return { ...result, floorHeight: atFloor.height };
+      if (result.height <= freeBottom) return { ...result, floorHeight: finite(atFloor, lineFactor) };
     }
     const least = attempt(input.minScale);
-    if (least.height <= freeBottom) return { ...least, floorHeight: atFloor.height };
+    if (least.height <= freeBottom) return { ...least, floorHeight: finite(atFloor, lineFactor) };
   }
   if (input.minScale !== undefined) {
     // Nothing smaller is allowed and nothing goes to the notes page: the whole text at its least size,
     // as many lines as it takes (`overfull`, for the caller to know).
     const least = attempt(Math.min(SHRINK_FLOOR, input.minScale));
-    return { ...least, overfull: true, floorHeight: atFloor.height };
+    return { ...least, height: finite(least, lineFactor), overfull: true, floorHeight: finite(atFloor, lineFactor) };
   }
   // 3. Still too long: never smaller, never over another block — the lines that fit at the floor stay,
   // ending with the marker, and the rest continues elsewhere.
-  return { ...cut(atFloor, freeBottom, input), belowFloor: true, floorHeight: atFloor.height };
+  return { ...cut({ ...atFloor, height: finite(atFloor, lineFactor) }, freeBottom, input), belowFloor: true, floorHeight: finite(atFloor, lineFactor) };
 }
+
+/** The height of a fit's lines, a broken word aside. */
+const finite = (fit: { size: number; lineHeight: number; lines: string[] }, _factor: number) => fit.size + (fit.lines.length - 1) * fit.lineHeight;
 
 /**
  * The text cut near the same shares of its length as the source's lines (`shares`, 0–1): at the
