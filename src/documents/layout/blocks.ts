@@ -196,7 +196,8 @@ function markerStyle(draft: Draft): Pick<Block, 'marker' | 'markerColor' | 'mark
   const piece = first.pieces?.[0];
   const style: Pick<Block, 'marker' | 'markerColor' | 'markerBox'> = { marker };
   if (piece && piece.text.startsWith(marker) && piece.color) style.markerColor = piece.color;
-  if (SYMBOL_MARKER.test(marker) && !first.rtl) style.markerBox = { l: first.bbox.l - 0.5, r: first.bbox.l + first.size / 3, t: first.bbox.t, b: first.bbox.b };
+  // Only a bullet drawn as a run of its own is copied: glyphs are copied by the text operation they start in.
+  if (SYMBOL_MARKER.test(marker) && !first.rtl && piece?.text.trim() === marker) style.markerBox = { l: first.bbox.l - 0.5, r: first.bbox.l + first.size / 3, t: first.bbox.t, b: first.bbox.b };
   return style;
 }
 

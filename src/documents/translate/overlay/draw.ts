@@ -141,7 +141,7 @@ async function typeset(document: ParsedDocument, translated: ParsedDocument, ras
       // A scanned page keeps its source text as pixels under the covers: nothing moves there.
       const { placed, drawn, keptLabels: labels } = await layout(pdf, page, pieces, raster ? undefined : () => textFreePage(page.pageNo), !copyKept);
       keptLabels.push(labels);
-      drawn.forEach((piece, k) => drawPiece(pdf, page, piece, placed[k]!, raster, notes, copyKept));
+      drawn.forEach((piece, k) => drawPiece(pdf, page, piece, placed[k]!, raster, notes));
     }
     const last = document.pages.at(-1);
     if (last) drawNotesPages(pdf, notes, { width: last.width, height: last.height });
@@ -333,7 +333,7 @@ function indentOf(pdf: Doc, block: Block, size: number): number {
   return marker ? Math.max(widthOf(pdf, marker, { bold: isBold(block), size }) + size * 0.5, size) : 0;
 }
 
-function drawPiece(pdf: Doc, page: Page, piece: Piece, placed: Placed<Fitted>, raster: Raster | undefined, notes: Note[], copyKept: boolean): void {
+function drawPiece(pdf: Doc, page: Page, piece: Piece, placed: Placed<Fitted>, raster: Raster | undefined, notes: Note[]): void {
   const { block } = piece;
   const { fit } = placed;
   const { box } = fit;
@@ -354,11 +354,16 @@ function drawPiece(pdf: Doc, page: Page, piece: Piece, placed: Placed<Fitted>, r
     colour = textColourOn(background);
   }
   pdf.fillColor(colour);
-  // A symbol bullet the source drew is copied as it stands (keep.ts); a number or letter is set in the marker's own colour.
-  if (marker && !(block.markerBox && copyKept && !raster)) {
+  // spec (issue 42): "list bullets and other symbol glyphs … kept in the source's glyphs, colour and
+  // place" — a symbol bullet is set as the source's character at its size where the source drew it
+  // (moved down with its item when the reflow moved it); a number or letter starts the translation.
+  // Both in the marker's own colour. (Not copied from the source: a bullet often shares its text
+  // operation with the item's first words, which would come back with it.)
+  if (marker) {
     pdf.save();
-    pdf.fillColor(rgbOf(block.markerColor) ?? colour);
-    drawMarker(pdf, marker, box.l, top + fit.size * ASCENT, fit.size, bold);
+    pdf.fillColor(raster ? colour : (rgbOf(block.markerColor) ?? colour));
+    if (block.markerBox) drawSymbolMarker(pdf, marker, block.markerBox.l + 0.5, page.height - block.markerBox.b - block.fontSize * 0.2 + placed.shift, block.fontSize);
+    else drawMarker(pdf, marker, box.l, top + fit.size * ASCENT, fit.size, bold);
     pdf.restore();
   }
   // A table cell's text sits in the middle of its cell, as tables are usually set.
@@ -411,6 +416,12 @@ function drawMarker(pdf: Doc, marker: string, x: number, baseline: number, size:
   if (!bullet) drawLine(pdf, marker, x, baseline, { bold, size });
   else if (fontFor('∙') > 0) drawLine(pdf, '∙', x, baseline, { bold, size });
   else drawLine(pdf, '●', x, baseline - size * 0.18, { bold, size: size * 0.45 });
+}
+
+/** The source's own bullet character at its own size (U+2022 as U+2219, see drawMarker); a character no font has, as drawMarker does. */
+function drawSymbolMarker(pdf: Doc, marker: string, x: number, baseline: number, size: number): void {
+  if (marker !== '•' && fontFor(marker) >= 0) drawLine(pdf, marker, x, baseline, { bold: false, size });
+  else drawMarker(pdf, '•', x, baseline, size, false);
 }
 
 /**

@@ -35,8 +35,6 @@ export function keptRegions(page: Page): BoundingBox[] {
   const regions: BoundingBox[] = [...(page.pictures ?? []).map((p) => p.bbox)];
   for (const block of page.blocks) {
     if (isKeptBlock(block, page)) regions.push(block.bbox);
-    // spec (issue 42): "list bullets and other symbol glyphs … are kept in the source's glyphs, colour and place".
-    else if (block.markerBox) regions.push(block.markerBox);
     else if (block.label === 'table') for (const cell of block.table?.cells ?? []) if (isKeptText(cell.text)) regions.push(cell.bbox);
   }
   return regions;
