@@ -194,9 +194,11 @@ export function checkPage(input: PageCheckInput): PageCheck {
 
   // spec (issue 42): "table cells … use the cell's free width and the column gap" — a gap between a
   // table's columns is the cells' room, not a gutter between columns of text.
-  const inTable = (g: Gutter) => (source.tables ?? []).some((t) => inside(g, { xMin: t.xMin - 2, xMax: t.xMax + 2, yMin: t.yMin - 4, yMax: t.yMax + 4 }));
-  const strips = gutters(source.lines).filter((g) => !inTable(g));
-  const crossing = newWords.filter((w) => strips.some((g) => overlapX(core(w), g) > HAIR && overlapY(core(w), g) > HAIR));
+  // A strip may run on above or below the table (a title row): inside the table's box a word is the
+  // cells' business (overlaps count there), outside it a gutter word.
+  const tables = (source.tables ?? []).map((t) => ({ xMin: t.xMin - 2, xMax: t.xMax + 2, yMin: t.yMin - 2, yMax: t.yMax + 2 }));
+  const strips = gutters(source.lines);
+  const crossing = newWords.filter((w) => strips.some((g) => overlapX(core(w), g) > HAIR && overlapY(core(w), g) > HAIR) && !tables.some((t) => inside(core(w), t)));
   for (const w of crossing.slice(0, 2)) examples.push(`"${w.text}" in the gutter at x ${Math.round(w.xMin)}, y ${Math.round(w.yMin)}`);
 
   const obstacles = (source.obstacles ?? []).filter((o) => (o.xMax - o.xMin) * (o.yMax - o.yMin) < 0.6 * input.width * input.height);
