@@ -182,7 +182,7 @@ function toBlock(draft: Draft): Block {
 }
 
 /** A symbol bullet is one glyph; its box ends before the next glyph could start (a third of an em). */
-const SYMBOL_MARKER = /^[•◦▪‣●○■□►▸➢➤✓✔❖◆◇▶➔*∗–-]$/u;
+export const SYMBOL_MARKER = /^[•◦▪‣●○■□►▸➢➤✓✔❖◆◇▶➔*∗–-]$/u;
 
 /**
  * The marker's own colour (the first run of the first line, when the marker is drawn apart: a red

@@ -6,7 +6,7 @@
 // position. A tree that is missing, broken or clearly wrong gives undefined, and the page is laid
 // out as an untagged one (page.ts).
 import type { Block, BoundingBox, Page, Picture } from '../document.ts';
-import { groupBlocks } from './blocks.ts';
+import { groupBlocks, SYMBOL_MARKER } from './blocks.ts';
 import { readingOrder } from './columns.ts';
 import { dominant, joinLines, overlapsX, similarSize, union, type PageContent, type TextRun } from './geometry.ts';
 import { groupLines } from './lines.ts';
@@ -210,7 +210,7 @@ function textBlocks(unit: TextUnit, labelRuns: TextRun[], runs: TextRun[], pageH
       const label = labelRuns.find((r) => r.text.trim() !== '');
       if (marker && label) {
         if (label.color) block.markerColor = label.color;
-        if (/^[•◦▪‣●○■□►▸➢➤✓✔❖◆◇▶➔*∗–-]$/u.test(marker)) block.markerBox = { l: label.x - 0.5, r: label.x + label.size / 3, t: label.y + label.size * 0.8, b: label.y - label.size * 0.2 };
+        if (SYMBOL_MARKER.test(marker)) block.markerBox = { l: label.x - 0.5, r: label.x + label.size / 3, t: label.y + label.size * 0.8, b: label.y - label.size * 0.2 };
       } else if (!marker && first.marker) {
         if (first.markerColor) block.markerColor = first.markerColor;
         if (first.markerBox) block.markerBox = first.markerBox;
