@@ -190,7 +190,9 @@ export function checkPage(input: PageCheckInput): PageCheck {
   const sourceBoxes = source.words.map((w) => ({ xMin: w.xMin - 2, xMax: w.xMax + 2, yMin: w.yMin - 2, yMax: w.yMax + 2 }));
   // A translated word that stands where source text stood (a kept number, a label in its place) is
   // never a crossing: only text the source did not have there is counted.
-  const newWords = translated.words.filter((w) => !covered(core(w), sourceBoxes));
+  // A symbol set where the source's symbol starts (a list bullet in its place, in a wider font) is the source's too.
+  const sourceMarker = (w: Word) => [...w.text].length === 1 && !/[\p{L}\p{N}]/u.test(w.text) && source.words.some((s) => [...s.text].length === 1 && Math.abs(s.xMin - w.xMin) < 1 && overlapY(s, w) > 0);
+  const newWords = translated.words.filter((w) => !covered(core(w), sourceBoxes) && !sourceMarker(w));
 
   // spec (issue 42): "table cells … use the cell's free width and the column gap" — a gap between a
   // table's columns is the cells' room, not a gutter between columns of text.
