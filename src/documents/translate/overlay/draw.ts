@@ -263,8 +263,8 @@ function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (
   const room = piece.cell ? cellRoom(block, piece.cell, size, blank) : undefined;
   // spec (issue 42): "a narrow block (sidebar, margin note) keeps its width and breaks lines
   // proportionally rather than being squeezed into one line" — any block of a few ragged or centred lines.
-  const shares = !piece.cell && block.lineBreaks && align !== 'justify' ? block.lineBreaks.map((b) => b / Math.max(1, block.text.length)) : undefined;
   const narrow = block.bbox.r - block.bbox.l < page.width * NARROW;
+  const shares = !piece.cell && block.lineBreaks && (align === 'center' || align === 'right' || (narrow && align !== 'justify')) ? block.lineBreaks.map((b) => b / Math.max(1, block.text.length)) : undefined;
   const fitIn = (box: BoundingBox, breaks?: number[]) => fitText({
     text: piece.text,
     box: { x: box.l + indent, y: page.height - box.t, width: Math.max(1, box.r - box.l - indent), height: Math.max(size, box.t - box.b) },
@@ -323,7 +323,8 @@ export function cellRoom(table: Block, cell: TableCell, size: number, blank?: (r
 
 /** The size a piece is set at before fitting: a table cell's own, else its block's. */
 const sizeOf = (piece: Piece) => Math.max(3, piece.fontSize || piece.block.fontSize || 10);
-const alignOf = (block: Block) => block.align ?? (block.label === 'title' ? 'center' : 'left');
+/** A list item's lines start under its text after a hanging marker: never centred (its first line only looks so). */
+const alignOf = (block: Block) => (block.label === 'list_item' && block.align === 'center' ? 'left' : (block.align ?? (block.label === 'title' ? 'center' : 'left')));
 /** spec (issue 42): "regular italic stays regular italic (no weight added)" — a heading is bold only where the source's is. */
 const isBold = (block: Block) => block.bold;
 /** A list item keeps its marker where the source drew it; the text starts after it. */
