@@ -315,7 +315,9 @@ export function cellRoom(table: Block, cell: TableCell, size: number, blank?: (r
   const paragraph = cell.text.split(/\s+/).length > CELL_WORDS;
   let right = paragraph ? cell.bbox.r : Math.max(cell.bbox.r, Math.min(Math.max(table.bbox.r, cell.bbox.r), ...sameRow.filter((c) => c.bbox.l >= cell.bbox.r - 0.5).map((c) => c.bbox.l - gap)));
   // The free width is free on the page too: no rule, fill or panel the text-free page draws there (checked when the page was looked at).
-  if (blank) while (right > cell.bbox.r + 1 && !blank({ l: cell.bbox.r, r: right, t: cell.bbox.t, b: cell.bbox.b })) right = Math.max(cell.bbox.r, right - Math.max(2, size / 2));
+  // (The middle of the line's height only: a rule drawn just above or below the row is not in the way.)
+  const inset = (cell.bbox.t - cell.bbox.b) * 0.25;
+  if (blank) while (right > cell.bbox.r + 1 && !blank({ l: cell.bbox.r, r: right, t: cell.bbox.t - inset, b: cell.bbox.b + inset })) right = Math.max(cell.bbox.r, right - Math.max(2, size / 2));
   const below = others.filter((c) => c.bbox.t <= cell.bbox.b + 0.5 && c.bbox.l < right && c.bbox.r > cell.bbox.l).map((c) => c.bbox.t + gap / 2);
   const limit = Math.min(cell.bbox.b, Math.max(Math.min(table.bbox.b, cell.bbox.b), ...below));
   return { box: { ...cell.bbox, r: right }, limit };
