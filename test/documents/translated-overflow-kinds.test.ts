@@ -174,6 +174,24 @@ describe('the PDF Association\'s abstract and Federal Register p. 2 by Apertium'
     }
   });
 
+  test('"regular italic stays regular italic (no weight added)" and "per-run colour kept": a heading the reader gives as grey regular italic (the slide deck\'s "Example") is set so', async () => {
+    // The abstract's "KEYWORDS" heading, given as the slide deck's "Example" is read: regular, italic, grey.
+    const source = read('bench/docparse/public/pages/pdfua-academic.pdf');
+    const restyle = (doc: ParsedDocument): ParsedDocument => ({ ...doc, pages: doc.pages.map((page) => ({ ...page, blocks: page.blocks.map((b, i) => (abstract.parsed.pages[0]!.blocks[i]!.text === 'KEYWORDS' ? { ...b, bold: false, italic: true, color: '#7f7f7f' } : b)) })) });
+    const heading = abstract.parsed.pages[0]!.blocks.find((b) => b.text === 'KEYWORDS');
+    assert.equal(heading?.label, 'section_header');
+    const output = await renderOverlayPdf(source, restyle(abstract.parsed), restyle(abstract.translated));
+    const open = await openPdf(output);
+    try {
+      const runs = readPage(open, 1).runs.filter((r) => r.text.trim() !== '' && r.y < heading.bbox.t && r.y > heading.bbox.b - 1 && r.x >= heading.bbox.l - 1 && r.x < heading.bbox.r + 40);
+      assert.ok(runs.length > 0, 'the heading\'s translation is there');
+      assert.ok(runs.every((r) => !r.bold), `no weight added: ${runs.map((r) => `${r.text} bold=${r.bold}`).join('; ')}`);
+      assert.ok(runs.every((r) => r.color === '#7f7f7f'), `in its grey: ${runs.map((r) => r.color).join(', ')}`);
+    } finally {
+      open.close();
+    }
+  });
+
   test('"a narrow block (sidebar, margin note) keeps its width and breaks lines proportionally rather than being squeezed into one line"', async () => {
     const author = abstract.parsed.pages[0]!.blocks.find((b) => b.text.startsWith('Klaas Posselt'));
     assert.ok(author?.lineBreaks && author.lineBreaks.length >= 3, 'the author block has its line breaks');
