@@ -265,9 +265,11 @@ function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (
   // proportionally rather than being squeezed into one line" — any block of a few ragged or centred lines.
   const narrow = block.bbox.r - block.bbox.l < page.width * NARROW;
   const shares = !piece.cell && block.lineBreaks && (align === 'center' || align === 'right' || (narrow && align !== 'justify')) ? block.lineBreaks.map((b) => b / Math.max(1, block.text.length)) : undefined;
+  // Slanted text leans right by its slant over a capital's height: that much of the measure is kept free.
+  const slant = block.italic || (piece.spans ?? []).some((s) => s.italic) ? ITALIC_SKEW * size * ASCENT : 0;
   const fitIn = (box: BoundingBox, breaks?: number[]) => fitText({
     text: piece.text,
-    box: { x: box.l + indent, y: page.height - box.t, width: Math.max(1, box.r - box.l - indent), height: Math.max(size, box.t - box.b) },
+    box: { x: box.l + indent, y: page.height - box.t, width: Math.max(1, box.r - box.l - indent - slant), height: Math.max(size, box.t - box.b) },
     fontSize: size,
     lineHeight: block.lineHeight,
     limitY: page.height - (room ? room.limit : piece.grow ? limitFor(box) : box.b),
