@@ -8,6 +8,7 @@ import type { OnProgress, ParsedDocument } from '../documents/document.ts';
 import type { OcrEngine } from '../documents/ocr/ocr.ts';
 import { extractDocument } from '../documents/pdf/extract.ts';
 import type { OcrLanguages } from '../documents/pdf/ocr-page.ts';
+import { guessSourceLanguage } from '../documents/translate/source-language.ts';
 import { translateDocument } from '../documents/translate/translate-document.ts';
 import { renderBilingualPdf } from '../documents/translate/bilingual.ts';
 import { missingGlyphsNote } from '../documents/translate/overlay/coverage.ts';
@@ -64,7 +65,6 @@ export async function runTask(
     outputs.push({ name: 'document.md', contentType: 'text/markdown; charset=utf-8', data: markdown }, { name: 'document.json', contentType: 'application/json', data: json });
   } else {
     if (!deps.translator) throw new TaskFailure(NO_ENGINE_MESSAGE);
-    const pair = { source: task.source_lang ?? '', target: task.target_lang ?? '' };
     // Scanned pages are read by OCR here too, so their blocks can be translated (issue 18).
     const extracted = await extractDocument(pdf, { signal: options.signal, ...(options.threads === undefined ? {} : { threads: options.threads }), ...(deps.ocr !== undefined ? { ocr: deps.ocr } : {}) });
     notes = extracted.notes ?? [];
@@ -73,6 +73,8 @@ export async function runTask(
       if (options.signal.aborted) throw error;
       return extracted;
     });
+    const pair = { source: task.source_lang ?? guessedLanguage(document, task.target_lang ?? ''), target: task.target_lang ?? '' };
+    if (task.source_lang === null) notes = [...notes, `The text was taken to be in ${pair.source} (no source language was given).`];
     const glossary = task.glossary ? (JSON.parse(task.glossary) as Record<string, string>) : undefined;
     const translated = await translateDocument(document, deps.translator, pair, { signal: options.signal, onProgress: options.onProgress, glossary });
     outputs.push({ name: 'translated.md', contentType: 'text/markdown; charset=utf-8', data: toMarkdown(translated) });
@@ -145,6 +147,18 @@ function appendNotes(outputs: Output[], notes: string[]): void {
   const text = notes.map((n) => `${n}\n`).join('');
   if (existing) existing.data = `${String(existing.data)}${text}`;
   else outputs.push({ name: 'translation-notes.txt', contentType: 'text/plain; charset=utf-8', data: text });
+}
+
+/**
+ * A translation asked for without its source language (an agent's translate_pdf may leave it out) is
+ * from the language its text is in, as `signet translate` tells it; a text too short to tell, or already
+ * in the target language, fails with what to do.
+ */
+function guessedLanguage(document: ParsedDocument, target: string): string {
+  const guessed = guessSourceLanguage(document);
+  if (guessed === undefined) throw new TaskFailure('The language of the text could not be told (too little text, or a language not recognised). Translate it again with the source language given.');
+  if (guessed === target) throw new TaskFailure(`The text is in ${target} already. If that is wrong, translate it again with the source language given.`);
+  return guessed;
 }
 
 /** Removes whatever a run stored, for a run that was cancelled or taken away — pictures included. */

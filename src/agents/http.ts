@@ -1,0 +1,138 @@
+// POST /mcp — the Model Context Protocol over Streamable HTTP (operator contract "Agents and document
+// APIs"). HTTP in and out only: the bearer check, then one stateless SDK server and transport per
+// request, bound to the person's tasks (task-backend.ts). Stateless, so any node behind a round-robin
+// proxy answers any request: no session is kept between requests, and nothing is shared but the database.
+// The SDK is imported on the first request, so a server that no agent uses never loads it.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Clock } from '../config/clock.ts';
+import type { Db } from '../db/database.ts';
+import { bearerToken, hasScope, verifyAccessToken, type VerifiedAccessToken } from '../oauth/access-tokens.ts';
+import { OAuthError } from '../oauth/errors.ts';
+import type { TaskContext } from '../tasks/tasks.ts';
+import { createTaskBackend } from './task-backend.ts';
+
+export type AgentRoutesOptions = {
+  ctx: { db: Db; clock: Clock; hashKey: Buffer; tasks: TaskContext };
+  localeOf: (request: FastifyRequest) => string;
+  /** the configured origins (base URL and alternate): the resource a token must name is `{origin}/mcp` */
+  origins: string[];
+  /** version reported to clients in initialize */
+  version: string;
+  /** how often a waiting tool reads its task, and how long it waits (tests shorten them) */
+  wait?: { pollMs: number; maxWaitMs: number };
+};
+
+export const MCP_PATH = '/mcp';
+/** The scope an agent's token must carry (granted on the consent page as any other). */
+export const DOCUMENTS_SCOPE = 'documents';
+
+/** RFC 9728 §3.1: the metadata of the protected resource `{origin}/mcp` is at the well-known path with the resource's path appended. */
+export const resourceMetadataUrl = (origin: string) => `${origin}/.well-known/oauth-protected-resource${MCP_PATH}`;
+
+const INSTRUCTIONS = [
+  'Signet parses and translates PDF documents for the signed-in person.',
+  'parse_pdf returns a PDF\'s Markdown; translate_pdf returns translated PDFs as resource links (read them with resources/read).',
+  'Every call makes a task in the person\'s task list; list_tasks and get_task show them.',
+].join(' ');
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** the verified bearer token of an /mcp request */
+    agentToken?: VerifiedAccessToken;
+  }
+}
+
+const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'] as const;
+
+/** A JSON-RPC error body for refusals made before the SDK sees the request. */
+const rpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error: { code, message }, id: null });
+
+export async function agentRoutes(app: FastifyInstance, options: AgentRoutesOptions): Promise<void> {
+  const { ctx } = options;
+  const resources = new Set(options.origins.map((origin) => `${origin}${MCP_PATH}`));
+  const wait = options.wait ?? { pollMs: 1000, maxWaitMs: 10 * 60_000 };
+  // A base64 PDF at the upload limit, plus the JSON-RPC around it.
+  const bodyLimit = Math.ceil((ctx.tasks.uploadMaxBytes * 4) / 3) + 1024 * 1024;
+
+  /**
+   * RFC 6750 §3 and the MCP authorization spec: no token → 401 with the resource metadata's address
+   * (no error code); a token that is not live, or not issued for this resource → 401 `invalid_token`;
+   * a live token without scope `documents` → 403 `insufficient_scope`.
+   */
+  const challenge = (reply: FastifyReply, origin: string, status: 401 | 403, error?: { code: 'invalid_token' | 'insufficient_scope'; description: string }) => {
+    const parts = [`resource_metadata="${resourceMetadataUrl(origin)}"`];
+    if (error) parts.push(`error="${error.code}"`, `error_description="${error.description}"`);
+    if (error?.code === 'insufficient_scope') parts.push(`scope="${DOCUMENTS_SCOPE}"`);
+    return reply
+      .code(status)
+      .header('www-authenticate', `Bearer ${parts.join(', ')}`)
+      .header('cache-control', 'no-store')
+      .send({ error: error?.code ?? 'invalid_token', error_description: error?.description ?? 'An access token is required: sign in through this server\'s OAuth (its metadata is named in WWW-Authenticate).' });
+  };
+
+  const authenticate = async (request: FastifyRequest, reply: FastifyReply) => {
+    const origin = request.servedOrigin.origin;
+    const token = bearerToken(request.headers.authorization);
+    if (token === undefined) return challenge(reply, origin, 401);
+    let verified: VerifiedAccessToken;
+    try {
+      verified = await verifyAccessToken(ctx.db, ctx.hashKey, ctx.clock(), token);
+    } catch (error) {
+      if (error instanceof OAuthError && error.error === 'invalid_token') {
+        request.log.info({ detail: error.detail }, 'mcp: access token refused');
+        return challenge(reply, origin, 401, { code: 'invalid_token', description: 'The access token is unknown, expired or revoked' });
+      }
+      throw error;
+    }
+    // RFC 8707 / MCP: a token is good here only when issued for this resource; a token of an ordinary
+    // application (no resource) or for another audience is refused, so tokens are never replayed across.
+    if (verified.resource === null || !resources.has(verified.resource)) {
+      request.log.info({ clientId: verified.client.clientId }, 'mcp: access token not issued for /mcp');
+      return challenge(reply, origin, 401, { code: 'invalid_token', description: `The access token was not issued for ${origin}${MCP_PATH}; ask for it with resource=${origin}${MCP_PATH}` });
+    }
+    if (!hasScope(verified.scope, DOCUMENTS_SCOPE)) {
+      return challenge(reply, origin, 403, { code: 'insufficient_scope', description: `The access token lacks the scope ${DOCUMENTS_SCOPE}` });
+    }
+    request.agentToken = verified;
+    return undefined;
+  };
+
+  let sdk: Promise<[typeof import('./registry.ts'), typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')]> | undefined;
+  const loadSdk = () => {
+    sdk ??= Promise.all([import('./registry.ts'), import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')]);
+    return sdk;
+  };
+
+  app.post(MCP_PATH, { bodyLimit, onRequest: authenticate }, async (request, reply) => {
+    const token = request.agentToken!;
+    const [{ createAgentServer }, { WebStandardStreamableHTTPServerTransport }] = await loadSdk();
+    const backend = createTaskBackend({ ctx: ctx.tasks, sub: token.person.sub, locale: options.localeOf(request), ...wait });
+    const server = createAgentServer(backend, { name: 'signet', version: options.version, instructions: INSTRUCTIONS });
+    // Stateless (no session id): each request brings its own server and transport, gone with it.
+    // Keep-alive comments every 10 s keep a long tool call's stream under the idle timeout.
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, keepAliveMs: 10_000 });
+    await server.connect(transport);
+    reply.raw.once('close', () => {
+      // The answer was sent, or the agent went away: either way the request's work ends here.
+      server.close().catch(() => {});
+    });
+    // The headers the transport reads; the body is Fastify's, already parsed within bodyLimit.
+    const headers = new Headers();
+    for (const name of TRANSPORT_HEADERS) {
+      const value = request.headers[name];
+      if (typeof value === 'string') headers.set(name, value);
+    }
+    const webRequest = new Request(`${request.servedOrigin.origin}${MCP_PATH}`, { method: 'POST', headers });
+    const response = await transport.handleRequest(webRequest, {
+      parsedBody: request.body,
+      authInfo: { token: '', clientId: token.client.clientId, scopes: token.scope.split(' '), extra: { sub: token.person.sub } },
+    });
+    return reply.header('cache-control', 'no-store').send(response);
+  });
+
+  // Stateless: no stream of server-initiated messages to open (GET) and no session to end (DELETE).
+  const notAllowed = async (_request: FastifyRequest, reply: FastifyReply) =>
+    reply.code(405).header('allow', 'POST').header('cache-control', 'no-store').send(rpcError(-32000, 'Method not allowed: this server is stateless; send JSON-RPC messages with POST.'));
+  app.get(MCP_PATH, { onRequest: authenticate }, notAllowed);
+  app.delete(MCP_PATH, { onRequest: authenticate }, notAllowed);
+}
