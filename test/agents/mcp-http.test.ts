@@ -75,7 +75,8 @@ describe('/mcp with the official SDK client, signed in through Signet\'s OAuth',
   before(async () => {
     database = await sqliteDatabase();
     const translator = apertiumSkip ? undefined : createTranslator({ engine: 'apertium', url: undefined, model: undefined, apiKey: undefined });
-    signet = await startSignet(database, {}, translator ? { translator } : {});
+    // A 2 MB upload limit: the oversized-PDF test sends 2 MB and a bit, not the default 50.
+    signet = await startSignet(database, { SIGNET_UPLOAD_MAX_MB: '2' }, translator ? { translator } : {});
     callback = await startCallbackServer();
     aliceSub = (await accounts.createAccount(database.db, signet.clock, { email: ALICE.email, name: 'Alice', password: ALICE.password })).sub;
     await accounts.createAccount(database.db, signet.clock, { email: BOB.email, name: 'Bob', password: BOB.password });
@@ -149,10 +150,10 @@ describe('/mcp with the official SDK client, signed in through Signet\'s OAuth',
     const notPdf = (await alice.callTool({ name: 'parse_pdf', arguments: { data: Buffer.from('just text').toString('base64'), filename: 'a.pdf' } })) as CallToolResult;
     assert.equal(notPdf.isError, true);
     assert.match(text(notPdf), /not a PDF/);
-    // 50 MB is the default upload limit: one byte's worth of base64 over it is refused before decoding.
-    const huge = (await alice.callTool({ name: 'parse_pdf', arguments: { data: 'A'.repeat(Math.ceil((50 * 1048576 + 3) / 3) * 4), filename: 'big.pdf' } })) as CallToolResult;
+    // "Size limits as the upload API's" (SIGNET_UPLOAD_MAX_MB, 2 here): a byte's worth of base64 over it is refused before decoding.
+    const huge = (await alice.callTool({ name: 'parse_pdf', arguments: { data: 'A'.repeat(Math.ceil((2 * 1048576 + 3) / 3) * 4), filename: 'big.pdf' } })) as CallToolResult;
     assert.equal(huge.isError, true);
-    assert.match(text(huge), /larger than 50 MB/);
+    assert.match(text(huge), /larger than 2 MB/);
     const { tasks } = await listTasks(signet.deps as never, aliceSub, 'docparse', {});
     assert.equal(tasks.length, 1, 'a refused PDF leaves no task behind');
   });
