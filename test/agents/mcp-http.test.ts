@@ -158,9 +158,9 @@ describe('/mcp with the official SDK client, signed in through Signet\'s OAuth',
     assert.equal(tasks.length, 1, 'a refused PDF leaves no task behind');
   });
 
-  test('translate_pdf: "returns the task and its files (translated.pdf, bilingual.pdf, translated.md) as resource links readable through resources/read (binary as blob)"', { skip: apertiumSkip }, async () => {
+  test('translate_pdf, source_lang left out (told from the text by the worker): "returns the task and its files (translated.pdf, bilingual.pdf, translated.md) as resource links readable through resources/read (binary as blob)"', { skip: apertiumSkip }, async () => {
     const data = readFileSync(path.join(CORPUS, 'amt-handbook.pdf')).toString('base64');
-    const result = (await alice.callTool({ name: 'translate_pdf', arguments: { data, filename: 'handbook.pdf', source_lang: 'en', target_lang: 'es' } }, undefined, { timeout: 240_000 })) as CallToolResult;
+    const result = (await alice.callTool({ name: 'translate_pdf', arguments: { data, filename: 'handbook.pdf', target_lang: 'es' } }, undefined, { timeout: 240_000 })) as CallToolResult;
     assert.equal(result.isError, undefined, text(result));
     const structured = result.structuredContent as { task_id: string; status: string; files: Array<{ name: string; uri: string }> };
     assert.equal(structured.status, 'finished');
@@ -168,6 +168,8 @@ describe('/mcp with the official SDK client, signed in through Signet\'s OAuth',
     const pdf = (await alice.readResource({ uri: structured.files.find((f) => f.name === 'translated.pdf')!.uri })).contents[0] as { blob: string; mimeType: string };
     assert.equal(pdf.mimeType, 'application/pdf');
     assert.equal(Buffer.from(pdf.blob, 'base64').subarray(0, 5).toString(), '%PDF-');
+    const task = (await alice.callTool({ name: 'get_task', arguments: { task_id: structured.task_id } })) as CallToolResult;
+    assert.deepEqual((task.structuredContent as { options: object }).options, { source_lang: 'en', target_lang: 'es' }, 'the language told from the text is recorded on the task');
   });
 
   test('translate_pdf refuses a language pair the engine does not offer, with the pairs it does, before any task is made', { skip: apertiumSkip }, async () => {
