@@ -1,5 +1,6 @@
 // The tools bound to a person's tasks (src/agents/task-backend.ts) without HTTP: a real SQLite
-// database and file storage, the registry's tools called as the SDK calls them. What /mcp's end-to-end
+// database and file storage, the registry on the SDK's server, called by the SDK's client through its
+// in-memory transport (so inputs and outputs are checked against the tools' schemas). What /mcp's end-to-end
 // test cannot reach cheaply: a task no worker takes (the wait ends, the task goes on), and a server
 // with no translation engine.
 import assert from 'node:assert/strict';
@@ -8,18 +9,30 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createAccount } from '../../src/accounts/accounts.ts';
-import { createTaskBackend } from '../../src/agents/task-backend.ts';
-import { getTask } from '../../src/agents/tools/get-task.ts';
-import { parsePdf } from '../../src/agents/tools/parse-pdf.ts';
-import { translatePdf } from '../../src/agents/tools/translate-pdf.ts';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { createAgentServer } from '../../src/agents/registry.ts';
+import { createTaskBackend, type TaskBackendOptions } from '../../src/agents/task-backend.ts';
 import { manualClock } from '../../src/config/clock.ts';
 import { listTasks, type TaskContext } from '../../src/tasks/tasks.ts';
 import { openObjectStore, parseStorageUrl } from '../../src/storage/open.ts';
 import { sqliteDatabase } from '../helpers/databases.ts';
 
 const PDF = readFileSync(path.resolve(import.meta.dirname, '../fixtures/public/libtasn1-contents-p3.pdf')).toString('base64');
-const waiting = () => ({ onProgress: () => {}, signal: new AbortController().signal });
-const text = (result: { content: Array<{ type: string }> }) => (result.content[0] as { text: string }).text;
+const text = (result: CallToolResult) => (result.content[0] as { type: 'text'; text: string }).text;
+
+/** The registry bound to the person's tasks, and an SDK client connected to it in memory. */
+async function connect(options: TaskBackendOptions): Promise<Client> {
+  const server = createAgentServer(createTaskBackend(options), { name: 'signet', version: 'test', instructions: '' });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: 'test', version: '1' });
+  await client.connect(clientSide);
+  return client;
+}
+const call = async (client: Client, name: string, args: Record<string, unknown>, onprogress?: (p: { message?: string }) => void) =>
+  (await client.callTool({ name, arguments: args }, undefined, onprogress ? { onprogress } : {})) as CallToolResult;
 
 describe('agents: the tools on a person\'s tasks', () => {
   let database: Awaited<ReturnType<typeof sqliteDatabase>>;
@@ -35,38 +48,38 @@ describe('agents: the tools on a person\'s tasks', () => {
   after(() => database?.dispose());
 
   test('"the task goes on": when no worker finishes it within the wait, parse_pdf answers with the task as it is and how to pick it up, not an error', async () => {
-    const backend = createTaskBackend({ ctx, sub, locale: 'en', pollMs: 5, maxWaitMs: 30 });
+    const client = await connect({ ctx, sub, locale: 'en', pollMs: 5, maxWaitMs: 30 });
     const progress: string[] = [];
-    const result = await parsePdf.run(backend, { data: PDF, filename: 'later.pdf', ocr: 'auto' }, { onProgress: (_d, _t, message) => progress.push(message), signal: new AbortController().signal });
-    assert.equal(result.isError, undefined);
+    const result = await call(client, 'parse_pdf', { data: PDF, filename: 'later.pdf' }, (p) => progress.push(p.message ?? ''));
+    assert.equal(result.isError, undefined, text(result));
     assert.match(text(result), /still queued .*Call get_task with this task_id later/);
-    const { task_id, status } = result.structuredContent as { task_id: string; status: string };
-    assert.equal(status, 'queued');
-    assert.ok(progress.includes('queued: waiting for a worker'));
+    const { task_id, status, markdown } = result.structuredContent as { task_id: string; status: string; markdown: string };
+    assert.deepEqual([status, markdown], ['queued', ''], 'the output schema\'s shape, with status');
+    assert.deepEqual(progress, ['queued: waiting for a worker'], 'one notification: progress is sent only when it increases');
     const listed = await listTasks(ctx, sub, 'docparse', {});
     assert.deepEqual(listed.tasks.map((t) => t.id), [task_id], 'in the person\'s task list');
-    const looked = await getTask.run(backend, { task_id }, waiting());
+    const looked = await call(client, 'get_task', { task_id });
     assert.equal((looked.structuredContent as { status: string }).status, 'queued');
   });
 
   test('a parse with ocr off or force is refused with the reason while tasks record no OCR mode (never silently ignored)', async () => {
-    const backend = createTaskBackend({ ctx, sub, locale: 'en', pollMs: 5, maxWaitMs: 30 });
-    const result = await parsePdf.run(backend, { data: PDF, filename: 'x.pdf', ocr: 'force' }, waiting());
+    const client = await connect({ ctx, sub, locale: 'en', pollMs: 5, maxWaitMs: 30 });
+    const result = await call(client, 'parse_pdf', { data: PDF, filename: 'x.pdf', ocr: 'force' });
     assert.equal(result.isError, true);
     assert.match(text(result), /ocr force is not available on this server yet/);
   });
 
   test('translate_pdf on a server with no translation engine: the task fails at once "with a message that names the setting to add", as a tool error', async () => {
-    const backend = createTaskBackend({ ctx, sub, locale: 'en', pollMs: 5, maxWaitMs: 1000 });
-    const result = await translatePdf.run(backend, { data: PDF, filename: 'x.pdf', target_lang: 'es' }, waiting());
+    const client = await connect({ ctx, sub, locale: 'en', pollMs: 5, maxWaitMs: 1000 });
+    const result = await call(client, 'translate_pdf', { data: PDF, filename: 'x.pdf', target_lang: 'es' });
     assert.equal(result.isError, true);
     assert.match(text(result), /SIGNET_TRANSLATE_ENGINE/);
   });
 
   test('an upload over SIGNET_UPLOAD_MAX_MB is refused before any task is made', async () => {
-    const backend = createTaskBackend({ ctx, sub, locale: 'en', pollMs: 5, maxWaitMs: 30 });
+    const client = await connect({ ctx, sub, locale: 'en', pollMs: 5, maxWaitMs: 30 });
     const before = (await listTasks(ctx, sub, 'docparse', {})).tasks.length;
-    const result = await parsePdf.run(backend, { data: Buffer.alloc(1024 * 1024 + 1).toString('base64'), filename: 'big.pdf', ocr: 'auto' }, waiting());
+    const result = await call(client, 'parse_pdf', { data: Buffer.alloc(1024 * 1024 + 1).toString('base64'), filename: 'big.pdf' });
     assert.equal(result.isError, true);
     assert.match(text(result), /larger than 1 MB/);
     assert.equal((await listTasks(ctx, sub, 'docparse', {})).tasks.length, before);

@@ -22,7 +22,12 @@ export const parsePdf = defineTool({
     task_id: z.string().max(64).describe('Instead of a PDF: the task_id of an earlier parse (from list_tasks), to read its Markdown again.').optional(),
     ocr: z.enum(['auto', 'off', 'force']).default('auto').describe('auto: OCR the pages without a text layer; off: never; force: every page.'),
   }),
-  output: { task_id: z.string(), pages: z.number().int(), markdown: z.string() },
+  output: {
+    task_id: z.string(),
+    pages: z.number().int(),
+    markdown: z.string(),
+    status: z.enum(['queued', 'running']).describe('Only when the parse has not finished yet (markdown is then empty).').optional(),
+  },
   readOnly: false,
   run: (backend, args, waiting) =>
     answering(async () => {
@@ -34,7 +39,7 @@ export const parsePdf = defineTool({
       } else {
         task = await backend.parse(pdfInput(backend, args), { ocr: args.ocr }, waiting);
       }
-      const unfinished = notFinished(task);
+      const unfinished = notFinished(task, { task_id: task.task_id, pages: task.source.pages, markdown: '', status: task.status });
       if (unfinished) return unfinished;
       const markdown = await backend.readText(task.task_id, 'document.md');
       return {

@@ -28,13 +28,17 @@ export function fileLinks(files: AgentFile[], include: (file: AgentFile) => bool
   return files.filter(include).map((file) => ({ type: 'resource_link' as const, uri: file.uri, name: file.name, mimeType: file.mime_type, size: file.size }));
 }
 
-/** The sentence that says where a task stands when it has not finished. */
-export function notFinished(task: AgentTask): CallToolResult | undefined {
+/**
+ * The answer for a task that has not finished: failed or cancelled is a tool error with the reason;
+ * still queued or running (the wait ended, the task goes on) is a result saying how to pick it up, its
+ * structured content shaped by the tool (`structured`) so it still matches the tool's output schema.
+ */
+export function notFinished(task: AgentTask, structured: Record<string, unknown>): CallToolResult | undefined {
   if (task.status === 'finished') return undefined;
   if (task.status === 'failed') return toolError(`The task ${task.task_id} failed: ${task.error ?? 'no reason was recorded'}`);
   if (task.status === 'cancelled') return toolError(`The task ${task.task_id} was cancelled; start a new one.`);
-  const result = taskResult(task, `The task ${task.task_id} is still ${task.status} (${task.progress.done} of ${task.progress.total} pages). Call get_task with this task_id later, or this tool again with task_id to wait for it.`);
-  return result;
+  const sentence = `The task ${task.task_id} is still ${task.status} (${task.progress.done} of ${task.progress.total} pages). Call get_task with this task_id later, or parse_pdf with this task_id to wait for a parse again.`;
+  return { content: [{ type: 'text', text: sentence }], structuredContent: structured };
 }
 
 /** A task as a tool result: a sentence, the record as structured content, its files as links. */

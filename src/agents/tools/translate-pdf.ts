@@ -36,7 +36,7 @@ export const translatePdf = defineTool({
   run: (backend, args, waiting) =>
     answering(async () => {
       const task = await backend.translate(pdfInput(backend, args), { sourceLang: args.source_lang, targetLang: args.target_lang }, waiting);
-      const unfinished = notFinished(task);
+      const unfinished = notFinished(task, { task_id: task.task_id, status: task.status, files: [] });
       if (unfinished) return unfinished;
       const files = task.files.filter((file) => DELIVERED.has(file.name));
       const listed = files.map((file) => file.name).join(', ');
