@@ -22,6 +22,8 @@ export async function serveStdio(options: LocalBackendOptions & { version: strin
   });
   await server.connect(transport);
   process.stderr.write(`signet mcp: ready on stdio; results in ${options.out}\n`);
+  // Someone ran it by hand: say who it is for, rather than sit silent.
+  if (process.stdin.isTTY) process.stderr.write('signet mcp: an AI agent starts this command and talks to it on stdin and stdout (see signet mcp --help); Ctrl-D or Ctrl-C ends it.\n');
   await closed;
   await server.close().catch(() => {});
 }

@@ -47,7 +47,7 @@ export function registerMcpCommand(program: Command): void {
     .option('--threads <n>', 'reader processes for one document (default: SIGNET_PARSE_THREADS, else the cores up to 4)')
     .addHelpText(
       'after',
-      `\nExample:\n  $ npx signet mcp --out ~/signet-results    # started by an agent, which talks to it on stdin/stdout\n\nIn Claude Desktop's claude_desktop_config.json:\n  {"mcpServers": {"signet": {"command": "npx", "args": ["--prefix", "/path/to/signet", "signet", "mcp"]}}}\nTranslations use SIGNET_TRANSLATE_ENGINE (and _URL, _MODEL, _API_KEY) from the environment, else Apertium.`,
+      `\nExample:\n  $ npx signet mcp --out ~/signet-results    # started by an agent, which talks to it on stdin/stdout\n\nIn Claude Desktop's claude_desktop_config.json (the checkout's Node 24, by its full path):\n  {"mcpServers": {"signet": {"command": "/path/to/signet/node_modules/.bin/node", "args": ["/path/to/signet/bin/signet.js", "mcp"]}}}\nTranslations use SIGNET_TRANSLATE_ENGINE (and _URL, _MODEL, _API_KEY) from the environment, else Apertium.`,
     )
     .action((o: McpOptions) => mcpCommand(o));
 }
