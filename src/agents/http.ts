@@ -97,6 +97,11 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRoutesOpti
     return undefined;
   };
 
+  // A shutdown does not wait for tool calls that wait for their tasks: they answer with the task as
+  // it is (the agent asks again, on whichever node is up), and the task runs on in the workers.
+  const stopping = new AbortController();
+  app.addHook('preClose', async () => stopping.abort());
+
   let sdk: Promise<[typeof import('./registry.ts'), typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')]> | undefined;
   const loadSdk = () => {
     sdk ??= Promise.all([import('./registry.ts'), import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')]);
@@ -106,7 +111,7 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRoutesOpti
   app.post(MCP_PATH, { bodyLimit, onRequest: authenticate }, async (request, reply) => {
     const token = request.agentToken!;
     const [{ createAgentServer }, { WebStandardStreamableHTTPServerTransport }] = await loadSdk();
-    const backend = createTaskBackend({ ctx: ctx.tasks, sub: token.person.sub, locale: options.localeOf(request), ...wait });
+    const backend = createTaskBackend({ ctx: ctx.tasks, sub: token.person.sub, locale: options.localeOf(request), ...wait, stopping: stopping.signal });
     const server = createAgentServer(backend, { name: 'signet', version: options.version, instructions: INSTRUCTIONS });
     // Stateless (no session id): each request brings its own server and transport, gone with it.
     // Keep-alive comments every 10 s keep a long tool call's stream under the idle timeout.

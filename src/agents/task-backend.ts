@@ -19,6 +19,8 @@ export type TaskBackendOptions = {
   pollMs: number;
   /** how long a tool waits for its task before answering with the task as it is */
   maxWaitMs: number;
+  /** aborted when the server shuts down: waiting tools answer at once with their task as it is */
+  stopping?: AbortSignal;
 };
 
 /** How many tasks list_tasks returns (the newest; the Tasks page has them all). */
@@ -77,15 +79,17 @@ export function createTaskBackend(options: TaskBackendOptions): DocumentBackend 
 
   const wait = async (taskId: string, waiting: Waiting): Promise<AgentTask> => {
     const began = performance.now();
+    const signal = options.stopping ? AbortSignal.any([waiting.signal, options.stopping]) : waiting.signal;
     for (;;) {
       const view = await find(taskId);
       if (isTerminal(view.status)) return agentTask(view);
       const { done, total } = view.progress;
       waiting.onProgress(done, total, view.status === 'queued' ? 'queued: waiting for a worker' : `${done} of ${total} pages`);
-      // The wait ends with the request (the agent cancelled) or after maxWaitMs: the task goes on,
-      // and the answer says how to pick it up again.
-      if (waiting.signal.aborted || performance.now() - began >= options.maxWaitMs) return agentTask(view);
-      await delay(options.pollMs, undefined, { signal: waiting.signal }).catch(() => {});
+      // The wait ends with the request (the agent cancelled), with the server (shutting down: the agent
+      // picks the task up on another node) or after maxWaitMs: the task goes on, and the answer says
+      // how to pick it up again.
+      if (signal.aborted || performance.now() - began >= options.maxWaitMs) return agentTask(view);
+      await delay(options.pollMs, undefined, { signal }).catch(() => {});
     }
   };
 

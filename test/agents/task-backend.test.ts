@@ -62,6 +62,16 @@ describe('agents: the tools on a person\'s tasks', () => {
     assert.equal((looked.structuredContent as { status: string }).status, 'queued');
   });
 
+  test('a server shutting down does not wait for tool calls that wait on tasks: they answer at once with the task as it is, which runs on', async () => {
+    const stopping = new AbortController();
+    const client = await connect({ ctx, sub, locale: 'en', pollMs: 5, maxWaitMs: 10 * 60_000, stopping: stopping.signal });
+    const answer = call(client, 'parse_pdf', { data: PDF, filename: 'during-shutdown.pdf' }, () => stopping.abort());
+    const result = await answer;
+    assert.equal(result.isError, undefined, text(result));
+    assert.equal((result.structuredContent as { status: string }).status, 'queued');
+    assert.match(text(result), /Call get_task with this task_id later/);
+  });
+
   test('a parse with ocr off or force is refused with the reason while tasks record no OCR mode (never silently ignored)', async () => {
     const client = await connect({ ctx, sub, locale: 'en', pollMs: 5, maxWaitMs: 30 });
     const result = await call(client, 'parse_pdf', { data: PDF, filename: 'x.pdf', ocr: 'force' });
