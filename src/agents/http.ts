@@ -1,33 +1,25 @@
 // POST /mcp — the Model Context Protocol over Streamable HTTP (operator contract "Agents and document
 // APIs"). HTTP in and out only: the bearer check, then one stateless SDK server and transport per
 // request, bound to the person's tasks (task-backend.ts). Stateless, so any node behind a round-robin
-// proxy answers any request: no session is kept between requests, and nothing is shared but the database.
+// proxy answers any request: no session is kept between requests; what they share is the database and storage.
 // The SDK is imported on the first request, so a server that no agent uses never loads it.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../config/clock.ts';
 import type { Db } from '../db/database.ts';
 import { bearerToken, hasScope, verifyAccessToken, type VerifiedAccessToken } from '../oauth/access-tokens.ts';
 import { OAuthError } from '../oauth/errors.ts';
+import { DOCUMENTS_SCOPE, isForMcp, MCP_RESOURCE_PATH, mcpChallenge, mcpResource } from '../oauth/resources.ts';
 import type { TaskContext } from '../tasks/tasks.ts';
 import { createTaskBackend } from './task-backend.ts';
 
 export type AgentRoutesOptions = {
   ctx: { db: Db; clock: Clock; hashKey: Buffer; tasks: TaskContext };
   localeOf: (request: FastifyRequest) => string;
-  /** the configured origins (base URL and alternate): the resource a token must name is `{origin}/mcp` */
-  origins: string[];
   /** version reported to clients in initialize */
   version: string;
   /** how often a waiting tool reads its task, and how long it waits (tests shorten them) */
   wait?: { pollMs: number; maxWaitMs: number };
 };
-
-export const MCP_PATH = '/mcp';
-/** The scope an agent's token must carry (granted on the consent page as any other). */
-export const DOCUMENTS_SCOPE = 'documents';
-
-/** RFC 9728 §3.1: the metadata of the protected resource `{origin}/mcp` is at the well-known path with the resource's path appended. */
-export const resourceMetadataUrl = (origin: string) => `${origin}/.well-known/oauth-protected-resource${MCP_PATH}`;
 
 const INSTRUCTIONS = [
   'Signet parses and translates PDF documents for the signed-in person.',
@@ -49,26 +41,21 @@ const rpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error: { 
 
 export async function agentRoutes(app: FastifyInstance, options: AgentRoutesOptions): Promise<void> {
   const { ctx } = options;
-  const resources = new Set(options.origins.map((origin) => `${origin}${MCP_PATH}`));
   const wait = options.wait ?? { pollMs: 1000, maxWaitMs: 10 * 60_000 };
   // A base64 PDF at the upload limit, plus the JSON-RPC around it.
   const bodyLimit = Math.ceil((ctx.tasks.uploadMaxBytes * 4) / 3) + 1024 * 1024;
 
   /**
-   * RFC 6750 §3 and the MCP authorization spec: no token → 401 with the resource metadata's address
-   * (no error code); a token that is not live, or not issued for this resource → 401 `invalid_token`;
-   * a live token without scope `documents` → 403 `insufficient_scope`.
+   * RFC 6750 §3 and the MCP authorization spec: no token → 401 naming the resource metadata (no error
+   * code); a token that is not live, or not issued for this resource → 401 `invalid_token`; a live
+   * token for /mcp without the scope `documents` → 403 `insufficient_scope`.
    */
-  const challenge = (reply: FastifyReply, origin: string, status: 401 | 403, error?: { code: 'invalid_token' | 'insufficient_scope'; description: string }) => {
-    const parts = [`resource_metadata="${resourceMetadataUrl(origin)}"`];
-    if (error) parts.push(`error="${error.code}"`, `error_description="${error.description}"`);
-    if (error?.code === 'insufficient_scope') parts.push(`scope="${DOCUMENTS_SCOPE}"`);
-    return reply
+  const challenge = (reply: FastifyReply, origin: string, status: 401 | 403, refusal?: { error: 'invalid_token' | 'insufficient_scope'; description: string }) =>
+    reply
       .code(status)
-      .header('www-authenticate', `Bearer ${parts.join(', ')}`)
+      .header('www-authenticate', mcpChallenge(origin, refusal))
       .header('cache-control', 'no-store')
-      .send({ error: error?.code ?? 'invalid_token', error_description: error?.description ?? 'An access token is required: sign in through this server\'s OAuth (its metadata is named in WWW-Authenticate).' });
-  };
+      .send({ error: refusal?.error ?? 'invalid_token', error_description: refusal?.description ?? 'An access token is required: sign in through this server\'s OAuth (its metadata is named in WWW-Authenticate).' });
 
   const authenticate = async (request: FastifyRequest, reply: FastifyReply) => {
     const origin = request.servedOrigin.origin;
@@ -80,18 +67,18 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRoutesOpti
     } catch (error) {
       if (error instanceof OAuthError && error.error === 'invalid_token') {
         request.log.info({ detail: error.detail }, 'mcp: access token refused');
-        return challenge(reply, origin, 401, { code: 'invalid_token', description: 'The access token is unknown, expired or revoked' });
+        return challenge(reply, origin, 401, { error: 'invalid_token', description: 'The access token is unknown, expired or revoked' });
       }
       throw error;
     }
     // RFC 8707 / MCP: a token is good here only when issued for this resource; a token of an ordinary
     // application (no resource) or for another audience is refused, so tokens are never replayed across.
-    if (verified.resource === null || !resources.has(verified.resource)) {
+    if (!isForMcp(verified, origin)) {
       request.log.info({ clientId: verified.client.clientId }, 'mcp: access token not issued for /mcp');
-      return challenge(reply, origin, 401, { code: 'invalid_token', description: `The access token was not issued for ${origin}${MCP_PATH}; ask for it with resource=${origin}${MCP_PATH}` });
+      return challenge(reply, origin, 401, { error: 'invalid_token', description: `The access token was not issued for ${mcpResource(origin)}; ask for it with resource=${mcpResource(origin)}` });
     }
     if (!hasScope(verified.scope, DOCUMENTS_SCOPE)) {
-      return challenge(reply, origin, 403, { code: 'insufficient_scope', description: `The access token lacks the scope ${DOCUMENTS_SCOPE}` });
+      return challenge(reply, origin, 403, { error: 'insufficient_scope', description: `The access token lacks the scope ${DOCUMENTS_SCOPE}` });
     }
     request.agentToken = verified;
     return undefined;
@@ -108,7 +95,7 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRoutesOpti
     return sdk;
   };
 
-  app.post(MCP_PATH, { bodyLimit, onRequest: authenticate }, async (request, reply) => {
+  app.post(MCP_RESOURCE_PATH, { bodyLimit, onRequest: authenticate }, async (request, reply) => {
     const token = request.agentToken!;
     const [{ createAgentServer }, { WebStandardStreamableHTTPServerTransport }] = await loadSdk();
     const backend = createTaskBackend({ ctx: ctx.tasks, sub: token.person.sub, locale: options.localeOf(request), ...wait, stopping: stopping.signal });
@@ -127,7 +114,7 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRoutesOpti
       const value = request.headers[name];
       if (typeof value === 'string') headers.set(name, value);
     }
-    const webRequest = new Request(`${request.servedOrigin.origin}${MCP_PATH}`, { method: 'POST', headers });
+    const webRequest = new Request(`${request.servedOrigin.origin}${MCP_RESOURCE_PATH}`, { method: 'POST', headers });
     const response = await transport.handleRequest(webRequest, {
       parsedBody: request.body,
       authInfo: { token: '', clientId: token.client.clientId, scopes: token.scope.split(' '), extra: { sub: token.person.sub } },
@@ -138,6 +125,6 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRoutesOpti
   // Stateless: no stream of server-initiated messages to open (GET) and no session to end (DELETE).
   const notAllowed = async (_request: FastifyRequest, reply: FastifyReply) =>
     reply.code(405).header('allow', 'POST').header('cache-control', 'no-store').send(rpcError(-32000, 'Method not allowed: this server is stateless; send JSON-RPC messages with POST.'));
-  app.get(MCP_PATH, { onRequest: authenticate }, notAllowed);
-  app.delete(MCP_PATH, { onRequest: authenticate }, notAllowed);
+  app.get(MCP_RESOURCE_PATH, { onRequest: authenticate }, notAllowed);
+  app.delete(MCP_RESOURCE_PATH, { onRequest: authenticate }, notAllowed);
 }
