@@ -10,7 +10,7 @@ const LANGUAGE = z
   .regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'a language code such as en, es or zh');
 
 /** The result files an agent is handed; the layout check's data stays for the result view. */
-const DELIVERED = new Set(['translated.pdf', 'bilingual.pdf', 'translated.md', 'translation-notes.txt']);
+const DELIVERED = new Set(['translated.pdf', 'bilingual.pdf', 'translated.md', 'translated.html', 'translation-notes.txt']);
 
 export const translatePdf = defineTool({
   name: 'translate_pdf',
