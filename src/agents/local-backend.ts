@@ -111,7 +111,12 @@ export function createLocalBackend(options: LocalBackendOptions): DocumentBacken
       if (result.sourceLang !== undefined) task.options = { source_lang: result.sourceLang, target_lang: settings.target! };
       Object.assign(task, { status: 'finished', files, notes: result.notes, progress: { done: pages, total: pages }, finished_at: new Date().toISOString() });
     } catch (error) {
-      if (waiting.signal.aborted) throw error;
+      if (waiting.signal.aborted) {
+        // The agent cancelled the call: the record says so, and the answer goes nowhere.
+        Object.assign(task, { status: 'cancelled', error: 'The agent cancelled the call.', finished_at: new Date().toISOString() });
+        await save(task).catch(() => {});
+        throw error;
+      }
       // The engine's reasons are the task's (a damaged page, a language not told); anything else too, in one line.
       const message = error instanceof TaskFailure || error instanceof Error ? error.message.split('\n', 1)[0]! : String(error);
       Object.assign(task, { status: 'failed', error: message, finished_at: new Date().toISOString() });

@@ -144,6 +144,20 @@ describe('signet mcp over stdio (the SDK\'s StdioClientTransport)', () => {
     assert.deepEqual((task.structuredContent as { options: object }).options, { source_lang: 'en', target_lang: 'es' }, 'the source language told from the text is recorded');
   });
 
+  test('a call the agent cancels (notifications/cancelled) stops the engine; the local task is recorded as cancelled, not left running', async () => {
+    const controller = new AbortController();
+    const call = client.callTool({ name: 'parse_pdf', arguments: { path: FOUR_PAGES } }, undefined, { signal: controller.signal, onprogress: () => controller.abort() });
+    await assert.rejects(call, /abort/i);
+    // The server records the cancellation once its engine has stopped; list_tasks then shows it.
+    let status = '';
+    for (let i = 0; i < 100 && status !== 'cancelled'; i++) {
+      const listed = (await client.callTool({ name: 'list_tasks', arguments: { kind: 'docparse' } })) as CallToolResult;
+      status = (listed.structuredContent as { tasks: Array<{ status: string }> }).tasks[0]!.status;
+      if (status !== 'cancelled') await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.equal(status, 'cancelled');
+  });
+
   test('list_tasks: newest first, kind filters; get_task of an unknown id is "not found"', async () => {
     const all = (await client.callTool({ name: 'list_tasks', arguments: {} })) as CallToolResult;
     const tasks = (all.structuredContent as { tasks: Array<{ kind: string; created_at: string }> }).tasks;
