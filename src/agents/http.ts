@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../config/clock.ts';
 import type { Db } from '../db/database.ts';
+import { isDatabaseUnavailable } from '../db/errors.ts';
 import { bearerToken, hasScope, verifyAccessToken, type VerifiedAccessToken } from '../oauth/access-tokens.ts';
 import { OAuthError } from '../oauth/errors.ts';
 import { DOCUMENTS_SCOPE, isForMcp, MCP_RESOURCE_PATH, mcpChallenge, mcpResource } from '../oauth/resources.ts';
@@ -99,7 +100,19 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRoutesOpti
     const token = request.agentToken!;
     const [{ createAgentServer }, { WebStandardStreamableHTTPServerTransport }] = await loadSdk();
     const backend = createTaskBackend({ ctx: ctx.tasks, sub: token.person.sub, locale: options.localeOf(request), ...wait, stopping: stopping.signal });
-    const server = createAgentServer(backend, { name: 'signet', version: options.version, instructions: INSTRUCTIONS });
+    const server = createAgentServer(backend, {
+      name: 'signet',
+      version: options.version,
+      instructions: INSTRUCTIONS,
+      unexpected: (error) => {
+        if (isDatabaseUnavailable(error)) {
+          request.log.error({ err: error }, 'mcp: database unavailable');
+          return 'The service is temporarily unavailable. Try again in a moment.';
+        }
+        request.log.error({ err: error }, 'mcp: unexpected error in a tool');
+        return 'The server could not complete the call. Try again later.';
+      },
+    });
     // Stateless (no session id): each request brings its own server and transport, gone with it.
     // Keep-alive comments every 10 s keep a long tool call's stream under the idle timeout.
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, keepAliveMs: 10_000 });

@@ -10,7 +10,7 @@ import { ToolInputError, type DocumentBackend, type Waiting } from './backend.ts
 import { getTask } from './tools/get-task.ts';
 import { listTasks } from './tools/list-tasks.ts';
 import { parsePdf } from './tools/parse-pdf.ts';
-import type { ToolDefinition } from './tools/tool.ts';
+import { toolError, type ToolDefinition } from './tools/tool.ts';
 import { translatePdf } from './tools/translate-pdf.ts';
 
 export const TOOLS = [parsePdf, translatePdf, listTasks, getTask] as const;
@@ -37,7 +37,19 @@ function progressOf(extra: Extra): Waiting {
   };
 }
 
-export function createAgentServer(backend: DocumentBackend, info: { name: string; version: string; instructions: string }): McpServer {
+export type AgentServerInfo = {
+  name: string;
+  version: string;
+  instructions: string;
+  /**
+   * Something other than a refusal went wrong in a tool or a read (the database or storage away, a
+   * bug): says it where operators look and returns the sentence the agent gets instead — on a server
+   * never the error's own text, which may name internals.
+   */
+  unexpected: (error: unknown) => string;
+};
+
+export function createAgentServer(backend: DocumentBackend, info: AgentServerInfo): McpServer {
   const server = new McpServer({ name: info.name, version: info.version, title: 'Signet documents' }, { instructions: info.instructions, capabilities: { resources: {} } });
   for (const tool of TOOLS as readonly ToolDefinition[]) {
     server.registerTool(
@@ -49,14 +61,23 @@ export function createAgentServer(backend: DocumentBackend, info: { name: string
         ...(tool.output ? { outputSchema: tool.output } : {}),
         annotations: { title: tool.title, readOnlyHint: tool.readOnly, destructiveHint: false, idempotentHint: tool.readOnly, openWorldHint: false },
       },
-      (args: z.infer<z.ZodObject<z.ZodRawShape>>, extra: Extra) => tool.run(backend, args, progressOf(extra)),
+      async (args: z.infer<z.ZodObject<z.ZodRawShape>>, extra: Extra) => {
+        try {
+          return await tool.run(backend, args, progressOf(extra));
+        } catch (error) {
+          if (extra.signal.aborted) throw error;
+          return toolError(info.unexpected(error));
+        }
+      },
     );
   }
   // The task files as resources: the SDK's own resource registry wants a list of fixed URIs or
   // templates it matches itself; ours are read through the back-end, which alone knows whose they are.
   server.server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [backend.resourceTemplate] }));
   server.server.setRequestHandler(ListResourcesRequestSchema, async () => {
-    const tasks = await backend.tasks(undefined);
+    const tasks = await backend.tasks(undefined).catch((error: unknown) => {
+      throw new McpError(ErrorCode.InternalError, info.unexpected(error));
+    });
     const resources = tasks.flatMap((task) => task.files.map((file) => ({ uri: file.uri, name: file.name, title: `${task.source.name}: ${file.name}`, mimeType: file.mime_type, size: file.size })));
     return { resources: resources.slice(0, LISTED_RESOURCES) };
   });
@@ -66,7 +87,7 @@ export function createAgentServer(backend: DocumentBackend, info: { name: string
     } catch (error) {
       // MCP: an unknown resource is error -32002 (Resource not found), with the reason.
       if (error instanceof ToolInputError) throw new McpError(-32002 as ErrorCode, error.message, { uri: request.params.uri });
-      throw error;
+      throw new McpError(ErrorCode.InternalError, info.unexpected(error));
     }
   });
   return server;

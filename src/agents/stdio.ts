@@ -14,7 +14,17 @@ const INSTRUCTIONS = [
 /** Serves until stdin closes; resolves then. */
 export async function serveStdio(options: LocalBackendOptions & { version: string }): Promise<void> {
   const backend = createLocalBackend(options);
-  const server = createAgentServer(backend, { name: 'signet', version: options.version, instructions: INSTRUCTIONS });
+  const server = createAgentServer(backend, {
+    name: 'signet',
+    version: options.version,
+    instructions: INSTRUCTIONS,
+    // On your own machine the reason itself is the most useful answer (a program missing, a disk full).
+    unexpected: (error) => {
+      const message = error instanceof Error ? error.message.split('\n', 1)[0]! : String(error);
+      process.stderr.write(`signet mcp: ${message}\n`);
+      return message;
+    },
+  });
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     transport.onclose = resolve;

@@ -23,8 +23,8 @@ const PDF = readFileSync(path.resolve(import.meta.dirname, '../fixtures/public/l
 const text = (result: CallToolResult) => (result.content[0] as { type: 'text'; text: string }).text;
 
 /** The registry bound to the person's tasks, and an SDK client connected to it in memory. */
-async function connect(options: TaskBackendOptions): Promise<Client> {
-  const server = createAgentServer(createTaskBackend(options), { name: 'signet', version: 'test', instructions: '' });
+async function connect(options: TaskBackendOptions, unexpected: (error: unknown) => string = () => 'The server could not complete the call. Try again later.'): Promise<Client> {
+  const server = createAgentServer(createTaskBackend(options), { name: 'signet', version: 'test', instructions: '', unexpected });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const client = new Client({ name: 'test', version: '1' });
@@ -84,6 +84,21 @@ describe('agents: the tools on a person\'s tasks', () => {
     const result = await call(client, 'translate_pdf', { data: PDF, filename: 'x.pdf', target_lang: 'es' });
     assert.equal(result.isError, true);
     assert.match(text(result), /SIGNET_TRANSLATE_ENGINE/);
+  });
+
+  test('an unexpected failure (here the database closed under the tools) is a tool error in words for the agent, never the internal message; the error itself goes to the operator', async () => {
+    const closed = await sqliteDatabase();
+    await closed.dispose();
+    const seen: unknown[] = [];
+    const client = await connect({ ctx: { ...ctx, db: closed.db }, sub, locale: 'en', pollMs: 5, maxWaitMs: 30 }, (error) => {
+      seen.push(error);
+      return 'The server could not complete the call. Try again later.';
+    });
+    const result = await call(client, 'list_tasks', {});
+    assert.equal(result.isError, true);
+    assert.equal(text(result), 'The server could not complete the call. Try again later.');
+    assert.equal(seen.length, 1, 'the operator\'s side got the error');
+    await assert.rejects(client.readResource({ uri: 'signet://tasks/00000000-0000-4000-8000-000000000000/files/document.md' }), /could not complete the call/);
   });
 
   test('an upload over SIGNET_UPLOAD_MAX_MB is refused before any task is made', async () => {
