@@ -8,7 +8,9 @@ import type { Clock } from '../config/clock.ts';
 import type { Db } from '../db/database.ts';
 import { isDatabaseUnavailable } from '../db/errors.ts';
 import { bearerToken, hasScope, verifyAccessToken, type VerifiedAccessToken } from '../oauth/access-tokens.ts';
-import { OAuthError } from '../oauth/errors.ts';
+import { DETAIL_UNKNOWN_TOKEN, OAuthError } from '../oauth/errors.ts';
+import { failureLimits, type FailureLimit } from '../oauth/rate-limits.ts';
+import { MINUTE } from '../config/clock.ts';
 import { DOCUMENTS_SCOPE, isForMcp, MCP_RESOURCE_PATH, mcpChallenge, mcpResource } from '../oauth/resources.ts';
 import type { TaskContext } from '../tasks/tasks.ts';
 import { createTaskBackend } from './task-backend.ts';
@@ -35,6 +37,13 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * Requests at /mcp from one address with a token Signet never issued (as at userinfo). No token at all
+ * does not count (every agent's first request has none: that is how it discovers the server), nor
+ * does an expired or revoked one (agents present them in normal use and refresh on the 401).
+ */
+export const MCP_FAILURES_PER_ADDRESS: FailureLimit = { name: 'mcp-failures:address', max: 1000, windowMs: 10 * MINUTE };
+
 const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'] as const;
 
 /** A JSON-RPC error body for refusals made before the SDK sees the request. */
@@ -58,15 +67,21 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRoutesOpti
       .header('cache-control', 'no-store')
       .send({ error: refusal?.error ?? 'invalid_token', error_description: refusal?.description ?? 'An access token is required: sign in through this server\'s OAuth (its metadata is named in WWW-Authenticate).' });
 
+  const limits = failureLimits({ db: ctx.db, clock: ctx.clock, perAddress: MCP_FAILURES_PER_ADDRESS, countsAsFailure: (error) => error.error === 'invalid_token' && error.detail === DETAIL_UNKNOWN_TOKEN });
+
   const authenticate = async (request: FastifyRequest, reply: FastifyReply) => {
     const origin = request.servedOrigin.origin;
     const token = bearerToken(request.headers.authorization);
     if (token === undefined) return challenge(reply, origin, 401);
+    // An address past its limit gets 429 before any database work (no Bearer challenge: the token may be fine).
+    limits.refuseBlockedAddress(request.ip);
     let verified: VerifiedAccessToken;
     try {
       verified = await verifyAccessToken(ctx.db, ctx.hashKey, ctx.clock(), token);
     } catch (error) {
       if (error instanceof OAuthError && error.error === 'invalid_token') {
+        const answer = await limits.afterRefusal(error, { address: request.ip });
+        if (answer !== error) throw answer;
         request.log.info({ detail: error.detail }, 'mcp: access token refused');
         return challenge(reply, origin, 401, { error: 'invalid_token', description: 'The access token is unknown, expired or revoked' });
       }
