@@ -46,8 +46,6 @@ export const MCP_FAILURES_PER_ADDRESS: FailureLimit = { name: 'mcp-failures:addr
 
 const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'] as const;
 
-/** A JSON-RPC error body for refusals made before the SDK sees the request. */
-const rpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error: { code, message }, id: null });
 
 export async function agentRoutes(app: FastifyInstance, options: AgentRoutesOptions): Promise<void> {
   const { ctx } = options;
@@ -65,7 +63,16 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRoutesOpti
       .code(status)
       .header('www-authenticate', mcpChallenge(origin, refusal))
       .header('cache-control', 'no-store')
-      .send({ error: refusal?.error ?? 'invalid_token', error_description: refusal?.description ?? 'An access token is required: sign in through this server\'s OAuth (its metadata is named in WWW-Authenticate).' });
+      // The body in the shape of every non-OAuth path, {error, message}; clients act on the header.
+      .send({ error: refusal?.error ?? 'invalid_token', message: refusal?.description ?? 'An access token is required: sign in through this server\'s OAuth (its metadata is named in WWW-Authenticate).' });
+
+  /** 429 in the same shape, with Retry-After and without a Bearer challenge (the token may be fine). */
+  const tooMany = (reply: FastifyReply, error: OAuthError) =>
+    reply
+      .code(429)
+      .header('retry-after', String(error.retryAfterSeconds ?? 60))
+      .header('cache-control', 'no-store')
+      .send({ error: 'too_many_requests', message: error.description });
 
   const limits = failureLimits({ db: ctx.db, clock: ctx.clock, perAddress: MCP_FAILURES_PER_ADDRESS, countsAsFailure: (error) => error.error === 'invalid_token' && error.detail === DETAIL_UNKNOWN_TOKEN });
 
@@ -73,15 +80,16 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRoutesOpti
     const origin = request.servedOrigin.origin;
     const token = bearerToken(request.headers.authorization);
     if (token === undefined) return challenge(reply, origin, 401);
-    // An address past its limit gets 429 before any database work (no Bearer challenge: the token may be fine).
-    limits.refuseBlockedAddress(request.ip);
     let verified: VerifiedAccessToken;
     try {
+      // An address past its limit gets 429 before any database work.
+      limits.refuseBlockedAddress(request.ip);
       verified = await verifyAccessToken(ctx.db, ctx.hashKey, ctx.clock(), token);
     } catch (error) {
+      if (error instanceof OAuthError && error.status === 429) return tooMany(reply, error);
       if (error instanceof OAuthError && error.error === 'invalid_token') {
         const answer = await limits.afterRefusal(error, { address: request.ip });
-        if (answer !== error) throw answer;
+        if (answer instanceof OAuthError && answer.status === 429) return tooMany(reply, answer);
         request.log.info({ detail: error.detail }, 'mcp: access token refused');
         return challenge(reply, origin, 401, { error: 'invalid_token', description: 'The access token is unknown, expired or revoked' });
       }
@@ -152,7 +160,7 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRoutesOpti
 
   // Stateless: no stream of server-initiated messages to open (GET) and no session to end (DELETE).
   const notAllowed = async (_request: FastifyRequest, reply: FastifyReply) =>
-    reply.code(405).header('allow', 'POST').header('cache-control', 'no-store').send(rpcError(-32000, 'Method not allowed: this server is stateless; send JSON-RPC messages with POST.'));
+    reply.code(405).header('allow', 'POST').header('cache-control', 'no-store').send({ error: 'method_not_allowed', message: 'This MCP server is stateless: send JSON-RPC messages with POST.' });
   app.get(MCP_RESOURCE_PATH, { onRequest: authenticate }, notAllowed);
   app.delete(MCP_RESOURCE_PATH, { onRequest: authenticate }, notAllowed);
 }
