@@ -214,6 +214,7 @@ function clientFields(input: Partial<clients.ClientInput> & clients.ClientChange
     ['oidc', 'oidc'],
     ['postLogoutRedirectUris', 'post_logout_redirect_uris'],
     ['idTokenAlg', 'id_token_signed_response_alg'],
+    ['grants', 'grants'],
   ];
   return names.filter(([key]) => input[key] !== undefined).map(([, name]) => name);
 }
@@ -247,7 +248,15 @@ export async function rotateClientSecretAsOperator(op: OperatorContext, clientId
 
 /** Removes the application with its grants, codes and tokens. */
 export async function deleteClientAsOperator(op: OperatorContext, clientId: string): Promise<void> {
-  await audited(op, { type: 'client.deleted', clientId }, () => clients.deleteClient(op.db, clientId));
+  await audited(op, { type: 'client.deleted', clientId }, async () => {
+    // issue 43: the files of its service identity's tasks go first (the records follow by cascade).
+    const serviceSub = (await clients.findClient(op.db, clientId))?.serviceSub;
+    if (serviceSub) {
+      const { deleteTaskFilesOf } = await import('../tasks/tasks.ts');
+      await deleteTaskFilesOf(op.db, op.objects, serviceSub);
+    }
+    await clients.deleteClient(op.db, clientId);
+  });
 }
 
 // ---- tasks ----

@@ -30,3 +30,8 @@ export async function deleteClient(db: Db, clientId: string): Promise<boolean> {
   forgetClient(db, clientId);
   return result.numDeletedRows > 0n;
 }
+
+/** issue 43: the application whose service identity this sub is. */
+export async function findClientByServiceSub(db: Db, sub: string): Promise<ClientRow | undefined> {
+  return db.selectFrom('clients').selectAll().where('service_sub', '=', sub).executeTakeFirst();
+}
