@@ -15,7 +15,11 @@ export type OAuthErrorCode =
   | 'interaction_required'
   | 'invalid_token'
   | 'server_error'
-  | 'temporarily_unavailable';
+  | 'temporarily_unavailable'
+  // RFC 8628 §3.5 (issue 43): the device grant's answers while the person has not decided yet
+  | 'authorization_pending'
+  | 'slow_down'
+  | 'expired_token';
 
 /**
  * Log-only details that other code reads to tell refusals apart: the rate limits (rate-limits.ts) count
@@ -44,6 +48,10 @@ const DEFAULT_STATUS: Record<OAuthErrorCode, number> = {
   invalid_token: 401,
   server_error: 500,
   temporarily_unavailable: 503,
+  // RFC 8628 §3.5: "the authorization server responds with … an error response as defined in Section 5.2 of [RFC6749]" — 400
+  authorization_pending: 400,
+  slow_down: 400,
+  expired_token: 400,
 };
 
 /** For the operator's log: which application ran into which of the spec's risky rules. */

@@ -162,8 +162,11 @@ export const refreshTokenGrant: GrantHandler<CheckedRefresh> = {
   async check(ctx, params) {
     const client = await checkTokenEndpointClient(ctx.db, params.required('client_id'), ctx.origin);
     const presented = params.required('refresh_token');
-    // spec: "client_secret — always; no PKCE branch on this grant"
-    checkClientSecret(ctx.hashKey, client, params.optional('client_secret'));
+    // spec: "client_secret — always; no PKCE branch on this grant". issue 43: except for a public
+    // application registered with --grant device_code (a device or a command line, which cannot keep a
+    // secret): RFC 6749 §6 lets a public client refresh without authenticating; rotation and replay
+    // detection (below) are what protect its refresh tokens (RFC 9700 §4.14.2).
+    if (!(client.isPublic && client.grants.includes('device_code') && params.optional('client_secret') === undefined)) checkClientSecret(ctx.hashKey, client, params.optional('client_secret'));
     const requestedScope = params.optional('scope');
     const fields = decodeRefreshToken(ctx.hashKey, presented);
     // The common case: nothing to check against the chain before rotating it (see CheckedRefresh).
