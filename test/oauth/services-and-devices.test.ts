@@ -84,14 +84,15 @@ forEachDatabase('issue 43: services and devices', (open) => {
   test('"an application without --grant gets unsupported_grant_type for both new grants", byte for byte as the spec\'s other unknown grants', async () => {
     const unknown = await s.form('/oauth/token', { grant_type: 'made_up_grant', client_id: s.clientId, client_secret: s.clientSecret });
     assertOAuthError(unknown, 400, 'unsupported_grant_type');
-    for (const body of <Array<Record<string, string>>>[
+    const bodies: Array<Record<string, string>> = [
       { grant_type: 'client_credentials', client_id: s.clientId, client_secret: s.clientSecret },
       { grant_type: DEVICE_CODE_GRANT_TYPE, client_id: s.clientId, device_code: 'x' },
       // an application with the other grant only, and a client_id nobody registered
       { grant_type: 'client_credentials', client_id: s.device.clientId },
       { grant_type: DEVICE_CODE_GRANT_TYPE, client_id: s.service.client.clientId, client_secret: s.service.secret, device_code: 'x' },
       { grant_type: 'client_credentials', client_id: 'no-such-application', client_secret: 'x' },
-    ]) {
+    ];
+    for (const body of bodies) {
       const res = await s.form('/oauth/token', body);
       assert.equal(res.statusCode, unknown.statusCode);
       assert.equal(res.body, unknown.body, `${body.grant_type} for ${body.client_id}`);
