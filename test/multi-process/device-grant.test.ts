@@ -12,7 +12,7 @@ import { systemClock } from '../../src/config/clock.ts';
 import { deriveKeys } from '../../src/config/keys.ts';
 import { migrate, openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
 import { DEVICE_CODE_GRANT_TYPE } from '../../src/oauth/device/device-authorizations.ts';
-import { cookieHeader, rememberCookies } from '../helpers/cookie-jar.ts';
+import { fetchBrowser } from '../helpers/fetch-browser.ts';
 import { createPostgresDatabase, postgresUnavailableReason, skipUnlessAvailable } from '../helpers/services.ts';
 import { startServeAtOwnOrigin, stop, type ServeAtOwnOrigin as Server } from './scale-out-support.ts';
 
@@ -21,26 +21,6 @@ const PERSON = { email: 'ada@example.com', password: 'analytical-engine' };
 
 const postForm = (url: string, form: Record<string, string>, headers: Record<string, string> = {}) =>
   fetch(url, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(form).toString() });
-
-/** A browser of one host over fetch: cookies kept, redirects not followed. */
-function browserAt(baseUrl: string) {
-  const jar = new Map<string, string>();
-  const csrf = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html)![1]!;
-  return {
-    async get(pathAndQuery: string) {
-      const res = await fetch(`${baseUrl}${pathAndQuery}`, { redirect: 'manual', headers: cookieHeader(jar) });
-      rememberCookies(jar, res);
-      return { res, body: await res.text() };
-    },
-    async submit(pagePath: string, action: string, form: Record<string, string>) {
-      const page = await this.get(pagePath);
-      assert.equal(page.res.status, 200, `GET ${pagePath}: ${page.body.slice(0, 200)}`);
-      const res = await postForm(`${baseUrl}${action}`, { _csrf: csrf(page.body), ...form }, cookieHeader(jar));
-      rememberCookies(jar, res);
-      return { res, body: await res.text(), page: page.body };
-    },
-  };
-}
 
 const pgSkip = skipUnlessAvailable('PostgreSQL', await postgresUnavailableReason());
 
@@ -82,7 +62,7 @@ describe('issue 43: the device grant across two server processes on one PostgreS
     const [a, b] = servers as [Server, Server];
     const device = await start(a);
     // The person, at node b: the code, sign-in (which comes back), Allow.
-    const person = browserAt(b.baseUrl);
+    const person = fetchBrowser(b.baseUrl);
     const entered = await person.submit('/device', '/device', { user_code: device.user_code });
     assert.equal(entered.res.status, 303, entered.body.slice(0, 300));
     const confirm = entered.res.headers.get('location')!;
