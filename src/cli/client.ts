@@ -48,7 +48,7 @@ export function registerClientCommands(program: Command, run: Run): void {
     .command('create')
     .description('register an application')
     .requiredOption('--name <name>', 'shown to people on the consent page (required)')
-    .option('--redirect-uri <uri>', 'a registered callback, repeat for more (required unless only --grant is used)', collect)
+    .option('--redirect-uri <uri>', 'a registered callback, repeat for more (required), unless the application uses only --grant', collect)
     .option('--scope <scopes>', 'permitted scopes', 'openid profile')
     .option('--public', 'a public client (PKCE, no secret)', false)
     .option('--allowed-origin <origin>', 'browser origin allowed to call the token endpoint (repeat for more)', collect)

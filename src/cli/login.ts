@@ -18,7 +18,7 @@ export function registerLoginCommands(program: Command): void {
     .description('sign in to a Signet server from this machine (a code to enter in the browser), for parse --remote and translate --remote')
     .requiredOption('--server <url>', 'the server, e.g. https://id.example.com')
     .option('--json', 'print JSON')
-    .addHelpText('after', `\nExample:\n  $ npx signet login --server https://id.example.com    # then open the address shown and enter the code\n\nThe tokens are kept in ${credentialsPath()} (readable by you only).`)
+    .addHelpText('after', `\nExample:\n  $ npx signet login --server https://id.example.com    # then open the address shown and enter the code\n\nThe tokens are kept in $XDG_CONFIG_HOME/signet/credentials.json (~/.config/signet/credentials.json without it), readable by you only.`)
     .action(async (o: { server: string; json?: boolean }) => {
       try {
         const credentials = await login(o.server, ({ uri, code, complete }) => {
