@@ -8,6 +8,9 @@ import { registerClient, updateClient, ClientError, type Client } from '../../sr
 import { MINUTE, SECOND } from '../../src/config/clock.ts';
 import { verifyAccessToken } from '../../src/oauth/access-tokens.ts';
 import { DEVICE_CODE_GRANT_TYPE } from '../../src/oauth/device/device-authorizations.ts';
+import { auditCounters } from '../../src/audit/audit-metrics.ts';
+import { tokenGrantsByGrantSince } from '../../src/oauth/token-stats.ts';
+import { sweepExpired } from '../../src/web/housekeeping.ts';
 import { forEachDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { csrfOf, EMAIL, flowSetup, PASSWORD, TinyBrowser, type Flow } from './authorize-support.ts';
 import { assertOAuthError } from './token-fixtures.ts';
@@ -272,6 +275,22 @@ forEachDatabase('issue 43: services and devices', (open) => {
     let status = 0;
     for (let i = 0; i < 10 && status !== 429; i++) status = (await new TinyBrowser(s).submit('/device', '/device', { user_code: 'BBBB-BBBB' })).statusCode;
     assert.equal(status, 429);
+  });
+
+  test('"audit events and the token metrics per grant": token.client_credentials, device.approved / device.denied, the statistics and signet_tokens_issued_total by grant', async () => {
+    const types = (await s.deps.db.selectFrom('audit_events').select('type').execute()).map((e) => e.type);
+    for (const type of ['token.client_credentials', 'device.approved', 'device.denied', 'device.code_throttled']) assert.ok(types.includes(type), type);
+    const counts = await tokenGrantsByGrantSince(s.deps.db, 0);
+    assert.deepEqual(counts, { authorization_code: 0, client_credentials: 3, device_code: 1 });
+    const issued = (await auditCounters.tokensIssued.get()).values;
+    for (const grant of ['client_credentials', 'device_code']) assert.ok((issued.find((v) => v.labels.grant === grant)?.value ?? 0) >= 1, grant);
+  });
+
+  test('the sweep forgets device authorizations a day after they ended', async () => {
+    s.clock.advance(2 * 24 * 60 * MINUTE);
+    const removed = await sweepExpired(s.deps.db, s.clock);
+    assert.ok(removed.deviceAuthorizations! > 0);
+    assert.equal((await s.deps.db.selectFrom('device_authorizations').selectAll().execute()).length, 0);
   });
 
   test('discovery lists device_authorization_endpoint and the extra grant_types_supported', async () => {

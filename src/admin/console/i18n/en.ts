@@ -28,6 +28,8 @@ export const en = {
   never: 'never',
   actions: 'Actions',
   overview: {
+    serviceTokens: 'Service tokens (client_credentials), last 24 hours',
+    deviceSignins: 'Device sign-ins, last 24 hours',
     accounts: 'Accounts',
     sessions: 'Active sessions',
     signins: 'Sign-ins, last 24 hours',

@@ -29,6 +29,8 @@ export const zhCN: ConsoleMessages = {
   never: '从未',
   actions: '操作',
   overview: {
+    serviceTokens: '服务令牌（client_credentials），最近 24 小时',
+    deviceSignins: '设备登录，最近 24 小时',
     accounts: '账户',
     sessions: '活跃会话',
     signins: '登录（过去 24 小时）',
