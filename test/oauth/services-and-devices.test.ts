@@ -8,6 +8,8 @@ import { registerClient, updateClient, ClientError, type Client } from '../../sr
 import { MINUTE, SECOND } from '../../src/config/clock.ts';
 import { verifyAccessToken } from '../../src/oauth/access-tokens.ts';
 import { DEVICE_CODE_GRANT_TYPE } from '../../src/oauth/device/device-authorizations.ts';
+import { AccountError } from '../../src/accounts/accounts.ts';
+import { addRoleAsOperator, setPasswordAsOperator, updateAccountAsOperator } from '../../src/admin/operator-changes.ts';
 import { auditCounters } from '../../src/audit/audit-metrics.ts';
 import { tokenGrantsByGrantSince } from '../../src/oauth/token-stats.ts';
 import { sweepExpired } from '../../src/web/housekeeping.ts';
@@ -166,6 +168,15 @@ forEachDatabase('issue 43: services and devices', (open) => {
     const browser = new TinyBrowser(s);
     const res = await browser.submit('/signin', '/signin', { identifier: row.name!, password: 'any password at all' });
     assert.equal(res.statusCode, 401, 'no e-mail or phone, so nothing names it at sign-in');
+  });
+
+  test('client_credentials: an operator cannot give the service identity an e-mail, a password or a role (it fails because it is no person)', async () => {
+    const op = { db: s.deps.db, clock: s.clock, hashKey: s.deps.keys.tokenHash, objects: s.deps.objects, actor: 'cli' as const, ip: null };
+    const sub = s.service.client.serviceSub!;
+    const refused = (e: unknown) => e instanceof AccountError && e.code === 'service_account';
+    await assert.rejects(updateAccountAsOperator(op, sub, { email: 'svc@example.com' }), refused);
+    await assert.rejects(setPasswordAsOperator(op, sub, 'a long enough password'), refused);
+    await assert.rejects(addRoleAsOperator(op, sub, 'operator'), refused);
   });
 
   // ——— the device grant ———
