@@ -35,7 +35,9 @@ export const deviceRoutes: FastifyPluginAsync<{ ctx: FlowContext; factors: Secon
   }
 
   function showCodeForm(request: FastifyRequest, reply: FastifyReply, userCode: string, extra: { status?: number; error?: (t: Messages) => string } = {}) {
-    return renderPage(db, request, reply, 'device', (t) => t.device.title, (t) => ({ userCode, error: extra.error?.(t) }), { status: extra.status ?? 200, here: '/device' });
+    // The language switch comes back with the code still filled in (never the code of a failed entry).
+    const here = userCode && !extra.error ? `/device?user_code=${encodeURIComponent(userCode)}` : '/device';
+    return renderPage(db, request, reply, 'device', (t) => t.device.title, (t) => ({ userCode, error: extra.error?.(t) }), { status: extra.status ?? 200, here });
   }
 
   function expired(request: FastifyRequest, reply: FastifyReply) {
