@@ -4,7 +4,7 @@
 import type { Clock } from '../config/clock.ts';
 import type { Db } from '../db/database.ts';
 import { createServiceAccount } from '../accounts/service-accounts.ts';
-import { checkGrants, checkName, checkOrigin, checkPostLogoutRedirectUris, checkRedirectUri, checkScopes, ClientError, listClients, toView, type Client, type ClientView } from './clients.ts';
+import { BUILT_IN_CLI_CLIENT_ID, checkGrants, checkName, checkOrigin, checkPostLogoutRedirectUris, checkRedirectUri, checkScopes, ClientError, listClients, toView, type Client, type ClientView } from './clients.ts';
 import * as store from './clients.store.ts';
 
 /** An application as an export describes it: its client_id and settings, and the keyed hash of its secret when the export had secrets. */
@@ -62,6 +62,8 @@ export type ExportedClient = ClientView & { secret_hash?: string };
 
 export async function* exportClients(db: Db, options: { includeSecrets: boolean }): AsyncGenerator<ExportedClient> {
   for (const client of await listClients(db)) {
+    // issue 43: every instance registers the command line's application itself (migration 0018).
+    if (client.clientId === BUILT_IN_CLI_CLIENT_ID) continue;
     const view: ExportedClient = toView(client);
     if (options.includeSecrets && client.secretHash !== null) view.secret_hash = client.secretHash;
     yield view;

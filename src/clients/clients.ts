@@ -18,6 +18,12 @@ export type ClientErrorCode = 'invalid_name' | 'invalid_client_id' | 'invalid_se
 export const EXTRA_GRANTS = ['client_credentials', 'device_code'] as const;
 export type ExtraGrant = (typeof EXTRA_GRANTS)[number];
 
+/**
+ * issue 43: the built-in public application of `signet login` (device grant only), registered by
+ * migration 0018 on every instance — so `signet export` leaves it out (the other instance has its own).
+ */
+export const BUILT_IN_CLI_CLIENT_ID = 'signet-cli';
+
 export function isExtraGrant(value: string): value is ExtraGrant {
   return (EXTRA_GRANTS as readonly string[]).includes(value);
 }

@@ -5,7 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { credentialsPath, readCredentials, writeCredentials, type Credentials } from './credentials.ts';
 
-/** The built-in application of `signet login` (migration 0018_services_and_devices). */
+/** The built-in application of `signet login` (migration 0018_services_and_devices; clients.ts BUILT_IN_CLI_CLIENT_ID on the server). */
 export const CLI_CLIENT_ID = 'signet-cli';
 /** What the command line asks for: who you are, and your documents (parse, translate). */
 export const CLI_SCOPE = 'openid profile documents';
