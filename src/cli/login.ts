@@ -36,6 +36,7 @@ export function registerLoginCommands(program: Command): void {
     .command('logout')
     .description('forget the sign-in of signet login on this machine (withdraw "Signet command line" on the server\'s /account page to end it there too)')
     .option('--json', 'print JSON')
+    .addHelpText('after', `\nExample:\n  $ npx signet logout    # deletes the credentials file of signet login`)
     .action(async (o: { json?: boolean }) => {
       try {
         const stored = await readCredentials().catch(() => undefined);
