@@ -69,6 +69,7 @@ export const sharedSchemas = [
       post_logout_redirect_uris: { type: 'array', items: { type: 'string' } },
       id_token_signed_response_alg: { type: ['string', 'null'], description: 'ES256 or RS256; null: the deployment default' },
       grants: { type: 'array', items: { type: 'string', enum: ['client_credentials', 'device_code'] }, description: 'issue 43: extra grants beyond authorization_code and refresh_token' },
+      dynamic: { type: 'boolean', description: 'issue 39: the application registered itself (POST /oauth/register, RFC 7591); its name is unverified' },
       created_at: isoTime,
       updated_at: isoTime,
     },

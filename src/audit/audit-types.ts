@@ -36,6 +36,9 @@ export const AUDIT_TYPES = [
   'client.enabled',
   'client.secret_rotated',
   'client.deleted',
+  // issue 39: an application registered itself (RFC 7591); one never used for a grant was swept after a day
+  'client.registered',
+  'client.expired',
   'admin_key.created',
   'task.cancelled',
   'admin_key.revoked',

@@ -75,6 +75,8 @@ const DETAIL_KEYS = {
   errors: isCount,
   /** which file format an import read */
   format: (v: unknown) => v === 'signet' || v === 'keycloak' || v === 'auth0' || v === 'csv',
+  /** issue 39: how a self-registered application authenticates at the token endpoint */
+  auth_method: (v: unknown) => v === 'none' || v === 'client_secret_post',
   /** whether an export held password and application secret hashes */
   include_secrets: (v: unknown) => typeof v === 'boolean',
 } satisfies Record<string, (v: unknown) => boolean>;

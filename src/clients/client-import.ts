@@ -8,7 +8,7 @@ import { BUILT_IN_CLI_CLIENT_ID, checkGrants, checkName, checkOrigin, checkPostL
 import * as store from './clients.store.ts';
 
 /** An application as an export describes it: its client_id and settings, and the keyed hash of its secret when the export had secrets. */
-export type ImportedClient = Omit<Client, 'scopes' | 'secretHash' | 'createdAt' | 'updatedAt' | 'grants' | 'serviceSub'> & {
+export type ImportedClient = Omit<Client, 'scopes' | 'secretHash' | 'createdAt' | 'updatedAt' | 'grants' | 'serviceSub' | 'dynamic' | 'registration'> & {
   scopes: string[];
   /** issue 43: the extra grants (absent in exports from before it: none) */
   grants?: string[] | undefined;

@@ -58,8 +58,23 @@ export type Client = {
   serviceSub: string | null;
   /** keyed hash of the secret; null for public clients */
   secretHash: string | null;
+  /** issue 39: registered itself at POST /oauth/register (RFC 7591); its name is its own claim, unverified */
+  dynamic: boolean;
+  /** issue 39: the RFC 7591 metadata a dynamic client registered (client_uri, logo_uri …), else null */
+  registration: RegistrationMetadata | null;
   createdAt: number;
   updatedAt: number;
+};
+
+/** What a dynamic client registered beyond the application's own fields (RFC 7591 §2). */
+export type RegistrationMetadata = {
+  token_endpoint_auth_method: 'none' | 'client_secret_post';
+  grant_types: string[];
+  response_types: string[];
+  client_uri?: string;
+  logo_uri?: string;
+  software_id?: string;
+  software_version?: string;
 };
 
 /** The operator contract's JSON shape for an application. */
@@ -78,6 +93,8 @@ export type ClientView = {
   id_token_signed_response_alg: 'ES256' | 'RS256' | null;
   /** issue 43: the extra grants (`--grant`): client_credentials, device_code */
   grants: ExtraGrant[];
+  /** issue 39: registered itself (POST /oauth/register) */
+  dynamic: boolean;
   created_at: string;
   updated_at: string;
 };
@@ -128,6 +145,8 @@ export function clientFromRow(row: store.ClientRow): Client {
     grants: row.grants ? (JSON.parse(row.grants) as string[]).filter(isExtraGrant) : [],
     serviceSub: row.service_sub ?? null,
     secretHash: row.secret_hash,
+    dynamic: row.dynamic === 1,
+    registration: row.registration ? (JSON.parse(row.registration) as RegistrationMetadata) : null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -147,6 +166,7 @@ export function toView(client: Client, clientSecret?: string): ClientView {
     post_logout_redirect_uris: client.postLogoutRedirectUris,
     id_token_signed_response_alg: client.idTokenAlg,
     grants: client.grants,
+    dynamic: client.dynamic,
     created_at: new Date(client.createdAt).toISOString(),
     updated_at: new Date(client.updatedAt).toISOString(),
   };
@@ -197,6 +217,8 @@ export type ClientInput = {
   idTokenAlg?: 'ES256' | 'RS256' | null | undefined;
   /** issue 43: extra grants (`--grant client_credentials`, `--grant device_code`) */
   grants?: string[] | undefined;
+  /** issue 39: the application registered itself (RFC 7591) with this metadata; its redirect URIs were checked by oauth/registration */
+  dynamic?: RegistrationMetadata | undefined;
 };
 
 /** Checks `--grant` values: known names, each once, in a stable order. */
@@ -266,6 +288,7 @@ export async function registerClient(db: Db, clock: Clock, hashKey: Buffer, inpu
     id_token_alg: input.idTokenAlg ?? null,
     grants: JSON.stringify(grants),
     service_sub: null,
+    ...(input.dynamic ? { dynamic: 1, registration: JSON.stringify(input.dynamic) } : {}),
   };
   await db.transaction().execute(async (trx) => {
     await store.insertClient(trx, row);
@@ -353,6 +376,14 @@ export async function rotateClientSecret(db: Db, clock: Clock, hashKey: Buffer, 
   const clientSecret = newOpaqueToken();
   await store.updateClient(db, clientId, { secret_hash: keyedHash(hashKey, clientSecret), updated_at: clock() });
   return { client: await getClient(db, clientId), clientSecret };
+}
+
+/**
+ * issue 39: deletes the applications that registered themselves before `createdBefore` and were never
+ * used for a grant (no consent, no code or token); returns their client_ids.
+ */
+export async function deleteUnusedDynamicClients(db: Db, createdBefore: number): Promise<string[]> {
+  return store.deleteUnusedDynamicClients(db, createdBefore);
 }
 
 /** Removes the application with its grants, codes and tokens. */

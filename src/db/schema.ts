@@ -43,6 +43,10 @@ export interface ClientsTable {
   grants?: string;
   /** issue 43: the service identity (a users row that cannot sign in) of an application with client_credentials */
   service_sub?: string | null;
+  /** issue 39: 1 when the application registered itself (RFC 7591, POST /oauth/register) */
+  dynamic?: Flag;
+  /** issue 39: JSON of the RFC 7591 metadata a dynamic client registered, or null */
+  registration?: string | null;
 }
 
 export interface SessionsTable {
@@ -77,6 +81,8 @@ export interface AuthorizationRequestsTable {
   completed_at: number | null;
   /** JSON of the OpenID request parameters (nonce, max_age, prompt, acr_values, login_hint), or null */
   oidc?: string | null;
+  /** issue 39: the RFC 8707 `resource` asked for, or null */
+  resource?: string | null;
 }
 
 export interface GrantsTable {
@@ -137,6 +143,8 @@ export interface TokenChainsTable {
   id_token_context?: string | null;
   /** issue 43: "client_credentials" or "device_code"; null (or absent): an authorization code's chain */
   grant_type?: string | null;
+  /** issue 39: the RFC 8707 resource the code and every token of the chain are for, or null */
+  resource?: string | null;
 }
 
 /** An id_token signing key (migration 0011). */

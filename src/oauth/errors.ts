@@ -16,6 +16,11 @@ export type OAuthErrorCode =
   | 'invalid_token'
   | 'server_error'
   | 'temporarily_unavailable'
+  /** RFC 8707 §2: a resource this server does not issue tokens for */
+  | 'invalid_target'
+  /** RFC 7591 §3.2.2: registration errors */
+  | 'invalid_redirect_uri'
+  | 'invalid_client_metadata'
   // RFC 8628 §3.5 (issue 43): the device grant's answers while the person has not decided yet
   | 'authorization_pending'
   | 'slow_down'
@@ -48,6 +53,9 @@ const DEFAULT_STATUS: Record<OAuthErrorCode, number> = {
   invalid_token: 401,
   server_error: 500,
   temporarily_unavailable: 503,
+  invalid_target: 400,
+  invalid_redirect_uri: 400,
+  invalid_client_metadata: 400,
   // RFC 8628 §3.5: "the authorization server responds with … an error response as defined in Section 5.2 of [RFC6749]" — 400
   authorization_pending: 400,
   slow_down: 400,

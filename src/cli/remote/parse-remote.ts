@@ -1,18 +1,18 @@
 // `signet parse FILE.pdf … --remote` (issue 43): the file goes to the signed-in server's
 // docling-serve-compatible conversion (`POST /v1/convert/file`, contract "Agents and document APIs")
 // as the person `signet login` signed in, and the answer is written as the local command writes its
-// results — NAME.md and NAME.json, through a staging folder, beside the input or in --out.
+// results — NAME.md, NAME.json (NAME.html, NAME.txt with --format), through a staging folder, beside the input or in --out.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { readFailure, resultName, runEachInput } from '../local-files.ts';
 import { stageResults } from '../parse-output.ts';
 import { currentCredentials, refusalText, serverFetch } from './server-session.ts';
 
-export type RemoteParseOptions = { out?: string; formats: Array<'md' | 'json'>; ocr: 'auto' | 'off' | 'force'; lang?: string };
+export type RemoteParseOptions = { out?: string; formats: Array<'md' | 'json' | 'html' | 'text'>; ocr: 'auto' | 'off' | 'force'; lang?: string };
 
 export type RemoteParsed = { input: string; outputs: string[]; pictures: string[]; pages: number; ocr_pages: number; seconds: number; notes: string[]; server: string };
 
-type ConvertAnswer = { document?: { md_content?: string | null; json_content?: unknown }; status?: string; errors?: Array<{ error_message?: string } | string> };
+type ConvertAnswer = { document?: { md_content?: string | null; json_content?: unknown; html_content?: string | null; text_content?: string | null }; status?: string; errors?: Array<{ error_message?: string } | string> };
 
 async function parseRemotely(input: string, options: RemoteParseOptions): Promise<RemoteParsed> {
   const began = performance.now();
@@ -40,6 +40,8 @@ async function parseRemotely(input: string, options: RemoteParseOptions): Promis
   try {
     if (options.formats.includes('md')) await staged.writeFile(`${name}.md`, answer.document.md_content ?? '');
     if (options.formats.includes('json')) await staged.writeFile(`${name}.json`, `${JSON.stringify(answer.document.json_content ?? null, null, 2)}\n`);
+    if (options.formats.includes('html')) await staged.writeFile(`${name}.html`, answer.document.html_content ?? '');
+    if (options.formats.includes('text')) await staged.writeFile(`${name}.txt`, answer.document.text_content ?? '');
     const { outputs } = await staged.commit();
     const json = answer.document.json_content as { pages?: Record<string, unknown> } | null | undefined;
     return { input, outputs, pictures: [], pages: json?.pages ? Object.keys(json.pages).length : 0, ocr_pages: 0, seconds: Math.round((performance.now() - began) / 100) / 10, notes: errors, server: credentials.server };
