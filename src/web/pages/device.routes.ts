@@ -12,7 +12,8 @@ import { recordConsent } from '../../consent/grants.ts';
 import { decideDevice, DEVICE_CODE_LIFETIME_MS, enterUserCode, findPendingDevice, type PendingDevice } from '../../oauth/device/device-authorizations.ts';
 import { isBrowserBinding, newBrowserBinding, type FlowContext } from '../../oauth/authorization-requests.ts';
 import { refuseFramedNavigation } from '../../oauth/framing.ts';
-import { CLAIMS_BY_SCOPE, formatScope, type Scope } from '../../oauth/scopes.ts';
+import { formatScope, type Scope } from '../../oauth/scopes.ts';
+import { consentScopeRows } from './consent.routes.ts';
 import { grantedScope } from '../../consent/decision.ts';
 import type { Messages } from '../i18n/en.ts';
 import { field, fields } from './forms.ts';
@@ -75,14 +76,7 @@ export const deviceRoutes: FastifyPluginAsync<{ ctx: FlowContext; factors: Secon
 
   async function showConsent(request: FastifyRequest, reply: FastifyReply, id: string, pending: PendingDevice, status = 200, error?: (t: Messages) => string) {
     const client = await findClient(db, pending.clientId);
-    const scopes = (t: Messages) =>
-      pending.scope.map((name) => ({
-        name,
-        label: t.scopeLabel[name],
-        claims: CLAIMS_BY_SCOPE[name].length > 0 ? t.claimsReleased(CLAIMS_BY_SCOPE[name].join(', ')) : t.claimsNone,
-        fixed: name === 'openid',
-        checked: true,
-      }));
+    const scopes = (t: Messages) => consentScopeRows(t, pending.scope);
     return renderPage(
       db,
       request,
