@@ -17,7 +17,7 @@ import { stageResults, type Staged } from './parse-output.ts';
 
 export type ParseFormat = 'md' | 'json' | 'html' | 'text';
 
-type ParseOptions = { out?: string; format: string; ocr: OcrMode; lang?: string; json?: boolean; pictures: boolean; threads?: string; furniture: FurnitureMode };
+type ParseOptions = { out?: string; format: string; ocr: OcrMode; lang?: string; json?: boolean; pictures: boolean; threads?: string; furniture: FurnitureMode; remote?: boolean };
 
 /** What the summary says of one file. */
 export type FileSummary =
@@ -123,7 +123,35 @@ export async function threadsOf(option: string | undefined): Promise<number> {
   }
 }
 
+/** issue 43: `--remote` — the files go to the server of `signet login`; results are written as here. */
+async function remoteParseCommand(inputs: string[], o: ParseOptions): Promise<void> {
+  let formats: ParseFormat[];
+  try {
+    formats = parseFormats(o.format);
+    if (o.out !== undefined) await checkOutFolder(o.out);
+    if (o.threads !== undefined) throw new UsageError('--threads is for parsing on this machine; leave it out with --remote');
+    if (o.lang !== undefined && !/^[A-Za-z0-9_]+(\+[A-Za-z0-9_]+)*$/.test(o.lang)) throw new UsageError(`--lang takes tesseract language names joined by +, e.g. eng+chi_sim (not "${o.lang}")`);
+  } catch (error) {
+    fail(error instanceof Error ? error.message : String(error), 2);
+  }
+  const { parseRemoteFiles } = await import('./remote/parse-remote.ts');
+  const results = await parseRemoteFiles(inputs, { out: o.out, formats, ocr: o.ocr, ...(o.lang === undefined ? {} : { lang: o.lang }) });
+  const failed = results.filter((r) => 'error' in r).length;
+  const summary = { files: results, parsed: results.length - failed, failed };
+  if (wantsJson(o)) process.stdout.write(`${JSON.stringify(summary)}\n`);
+  else {
+    process.stdout.write(`${formatTable(results.map((r) => ({ ...r })), [
+      { header: 'input', value: (row) => row.input },
+      { header: 'pages', value: (row) => row.pages },
+      { header: 'seconds', value: (row) => row.seconds },
+      { header: 'result', value: (row) => cellText('error' in row ? `failed: ${String(row.error)}` : row.outputs) },
+    ])}\n`);
+  }
+  process.exitCode = failed > 0 ? 1 : 0;
+}
+
 async function parseCommand(inputs: string[], o: ParseOptions): Promise<void> {
+  if (o.remote) return remoteParseCommand(inputs, o);
   let formats: ParseFormat[];
   let ocrLanguages: OcrLanguages = 'auto';
   let threads: number;
@@ -230,7 +258,8 @@ export function registerParseCommand(program: Command): void {
     .addOption(new Option('--furniture <mode>', 'page headers, footers and page numbers in the Markdown, HTML and text: drop (left out; the JSON keeps them under furniture) or keep').choices(['drop', 'keep']).default('drop'))
     .option('--no-pictures', 'do not cut the pictures out as PNG files (faster; their captions stay in the text)')
     .option('--threads <n>', 'reader processes to use: a long file\'s pages, or several files, side by side (default: SIGNET_PARSE_THREADS, else the cores up to 4)')
+    .option('--remote', 'parse on the server of signet login (POST /v1/convert/file, as the signed-in person); results written here as usual')
     .option('--json', 'print the summary as JSON')
-    .addHelpText('after', `\nExample:\n  $ npx signet parse report.pdf scan.pdf --out parsed/    # parsed/report.md, parsed/report.json, parsed/report/pictures/`)
+    .addHelpText('after', `\nExample:\n  $ npx signet parse report.pdf scan.pdf --out parsed/    # parsed/report.md, parsed/report.json, parsed/report/pictures/\n  $ npx signet parse report.pdf --remote                  # on the server of signet login`)
     .action((files: string[], o: ParseOptions) => parseCommand(files, o));
 }
