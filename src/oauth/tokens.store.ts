@@ -3,7 +3,7 @@
 import { CompiledQuery, sql } from 'kysely';
 import { isPostgres, type Db } from '../db/database.ts';
 import { runAtomicStatement, withTransientRetry, type TransientRetryOptions } from '../db/transient.ts';
-import { compiledOnce } from './compiled-query.ts';
+import { compiledOnce, executeCompiled, executeSql } from '../db/compiled-query.ts';
 import type { AccessTokensTable, AuthorizationCodesTable, Flag, RefreshTokensTable, TokenChainsTable, UsersTable } from '../db/schema.ts';
 import { isChainId } from './token-format.ts';
 
@@ -181,7 +181,7 @@ function userinfoStatement(db: Db): CompiledQuery<UserinfoRow> {
  */
 export async function findAccessTokenWithPerson(db: Db, tokenHash: string): Promise<AccessTokenWithPerson | undefined> {
   const statement = userinfoStatement(db);
-  const [row] = (await db.executeQuery<UserinfoRow>({ ...statement, parameters: [tokenHash] })).rows;
+  const [row] = (await executeCompiled<UserinfoRow>(db, { ...statement, parameters: [tokenHash] })).rows;
   if (!row) return undefined;
   const token: AccessTokenRow = {
     token_hash: row.token_hash,
@@ -535,7 +535,7 @@ type ChainUserinfoRow = ChainAccessRow['chain'] & PersonColumns & { denied: bool
 
 export async function findChainForAccessToken(db: Db, chainId: string, accessTokenId: string): Promise<ChainAccessRow | undefined> {
   const sql = isPostgres(db) ? CHAIN_USERINFO_POSTGRES : CHAIN_USERINFO_SQLITE;
-  const [row] = (await db.executeQuery<ChainUserinfoRow>(CompiledQuery.raw(sql, [accessTokenId, chainId]))).rows;
+  const [row] = (await executeSql<ChainUserinfoRow>(db, sql, [accessTokenId, chainId])).rows;
   if (!row) return undefined;
   return {
     chain: { client_id: row.client_id, sub: row.sub, generation: row.generation, created_at: row.created_at, revoked_at: row.revoked_at },
