@@ -182,10 +182,13 @@ export function decodeAccessToken(hashKey: Buffer, presented: string): AccessTok
  * VERIFIED_ACCESS_TOKENS_MAX entries, the oldest going first (~0.6 MB full).
  */
 const VERIFIED_ACCESS_TOKENS_MAX = 4096;
-const verifiedAccessTokens = new WeakMap<Buffer, Map<string, Readonly<AccessTokenFields>>>();
+const verifiedAccessTokens = new WeakMap<Buffer, Map<string, VerifiedAccessTokenFields>>();
+
+/** An access token's fields with its deny-list key (accessTokenId), made once with them. */
+export type VerifiedAccessTokenFields = Readonly<AccessTokenFields & { id: string }>;
 
 /** decodeAccessToken, remembered per token-hash key (see VERIFIED_ACCESS_TOKENS_MAX). */
-export function decodeAccessTokenOnce(hashKey: Buffer, presented: string): Readonly<AccessTokenFields> | undefined {
+export function decodeAccessTokenOnce(hashKey: Buffer, presented: string): VerifiedAccessTokenFields | undefined {
   if (presented.length !== 44) return undefined;
   let verified = verifiedAccessTokens.get(hashKey);
   if (verified === undefined) verifiedAccessTokens.set(hashKey, (verified = new Map()));
@@ -195,7 +198,7 @@ export function decodeAccessTokenOnce(hashKey: Buffer, presented: string): Reado
   const fields = decodeAccessToken(hashKey, presented);
   if (fields === undefined) return undefined;
   if (verified.size >= VERIFIED_ACCESS_TOKENS_MAX) verified.delete(verified.keys().next().value!);
-  const frozen = Object.freeze(fields);
+  const frozen = Object.freeze({ ...fields, id: accessTokenId(fields) });
   verified.set(key, frozen);
   return frozen;
 }
