@@ -31,6 +31,18 @@ describe('tables on documents nobody here tuned for (issue 41, item "Tables")', 
     ]);
     assert.ok(!blocks.some((b) => b.label === 'section_header' && /^(?:Year|Freshwater Ducks)$/.test(b.text)), 'the column headers are not headings');
   });
+
+  test('"Vertical text inside cells needs a run\'s writing direction in PageContent": IBM\'s Redbook p. 8 (Table 2-2) — the column headers set up the page stay each in its own column, read bottom to top, and the X marks fall under them', async () => {
+    const { document, markdown } = await parse('docling', 'redp5110_sampled.pdf');
+    const page = document.pages[7];
+    const tables = page?.blocks.filter((b) => b.label === 'table') ?? [];
+    assert.equal(tables.length, 1, markdown);
+    const rows = tableGrid(tables[0]?.table);
+    assert.deepEqual(rows[0], ['User action', '*JOBCTL', 'QIBM_DB_SECADM', 'QIBM_DB_SQLADM', 'QIBM_DB_SYSMON', 'No Authority']);
+    assert.deepEqual(rows[1], ['SET CURRENT DEGREE (SQL statement)', 'X', '', 'X', '', '']);
+    assert.deepEqual(rows[4], ['STRDBMON or ENDDBMON commands targeting a job that matches the current user', 'X', '', 'X', 'X', 'X']);
+    assert.ok(!page?.blocks.some((b) => b.label !== 'table' && /SYSMON|No Authority/.test(b.text)), 'no header text left in the flow');
+  });
 });
 
 describe('slides and sideways pages (issue 41, items "Tables" and "Furniture")', () => {

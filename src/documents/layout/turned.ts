@@ -102,7 +102,10 @@ export function turnContent(content: PageContent, turn: Turn): PageContent {
   if (turn === 0) return content;
   const runs = content.runs.map((run): TextRun => {
     const [x, y] = turnPoint(run.x, run.y, turn, content);
-    return { ...run, x, y };
+    // Its writing direction in the turned page: text running with the turn runs left to right there.
+    const { direction, ...upright } = run;
+    const turnedDirection = (((direction ?? 0) - turn) % 360 + 360) % 360;
+    return { ...upright, x, y, ...(turnedDirection === 0 ? {} : { direction: turnedDirection as 90 | 180 | 270 }) };
   });
   const rulings = content.rulings.map((r): Ruling => {
     const box = turnBox({ l: r.x1, r: r.x2, b: r.y1, t: r.y2 }, turn, content);

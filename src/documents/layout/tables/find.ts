@@ -16,6 +16,7 @@ import { contentsTables } from './contents.ts';
 import { drawn, findGrids, tableRules, type Grid } from './grids.ts';
 import { framedPanels, isListing, panelOf } from './panels.ts';
 import { buildRuledGrid } from './ruled.ts';
+import { asRead, uprightStandIns } from './vertical.ts';
 import { baselineRows, buildGrid, columnsOf, isNumeric, segmentsOf, tableBlock, type Segment } from './grid.ts';
 
 const centreIn = (run: TextRun, box: BoundingBox, slack = 1) => {
@@ -410,8 +411,10 @@ function countsUp(texts: Array<string | undefined>): boolean {
 }
 
 /** Every table on the page, and the runs left for the text flow. */
-export function findTables(allRulings: Ruling[], runs: TextRun[], page?: { width: number; height: number }): Found {
+export function findTables(allRulings: Ruling[], read: TextRun[], page?: { width: number; height: number }): Found {
   const rulings = withoutPageEdges(allRulings, page);
+  // Turned lines stand in upright where their glyphs lie; those no table takes go back as read.
+  const { runs, originals } = uprightStandIns(read);
   const found: Found = { tables: [], rest: runs, panels: [] };
   const ruled = ruledTables(rulings, found);
   ruleOnlyTables(rulings, found, ruled);
@@ -419,5 +422,5 @@ export function findTables(allRulings: Ruling[], runs: TextRun[], page?: { width
   found.tables.push(...contents.tables);
   found.rest = contents.rest;
   streamTables(found, rulings);
-  return found;
+  return { ...found, rest: asRead(found.rest, originals) };
 }
