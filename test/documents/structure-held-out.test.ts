@@ -121,6 +121,18 @@ describe('figures drawn with boxes (issue 41, item "Tables")', () => {
   });
 });
 
+describe('CJK paragraphs (issue 41, item "Forms and CJK")', () => {
+  test('"double-spaced CJK lines joined into their paragraphs": a Chinese quarterly report\'s notice (14-pt lines 2.2 em apart, paragraphs a further third of an em) is three paragraphs under the page\'s title, none of them a heading', async () => {
+    const { document } = await parse('pages', 'issue-67-zh.pdf');
+    const blocks = document.pages[0]?.blocks.filter((b) => b.label !== 'page_header' && b.label !== 'page_footer') ?? [];
+    assert.deepEqual(blocks.map((b) => b.label), ['title', 'text', 'text', 'text'], blocks.map((b) => `${b.label}: ${b.text}`).join('\n'));
+    assert.equal(blocks[0]?.text, '第一节 重要提示');
+    assert.match(blocks[1]?.text ?? '', /^公司董事会、监事会.*内容的真实、准确、完整，不存在虚假记载.*并承担个别和连带的法律责任。$/u);
+    assert.equal(blocks[2]?.text, '所有董事均已出席了审议本次季报的董事会会议。');
+    assert.match(blocks[3]?.text ?? '', /^公司负责人.*\(会计主管人员\)钱扣明声明：保证季度报告中财务报表的真实、准确、完整。$/u);
+  });
+});
+
 describe('form pages (issue 41, item "Forms and CJK")', () => {
   test('"form pages\' headings": on a filled-in report form, "Agency: …", "Case Tracking Number: …" and "Date of Incident: …" are fields and a filled-in sentence is an answer — the form\'s title and its lettered sections stay its headings', async () => {
     const { document } = await parse('pages', 'dsp-fond-581.pdf');

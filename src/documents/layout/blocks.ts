@@ -2,7 +2,7 @@
 // alignment, line height) for the translation overlay to set text in the same place.
 import type { Block } from '../document.ts';
 import { mirrorLine } from './bidi.ts';
-import { dominant, joinLines, LINE_PITCH, overlapsX, similarSize, union, type Line } from './geometry.ts';
+import { CJK, dominant, joinLines, LINE_PITCH, overlapsX, similarSize, union, type Line } from './geometry.ts';
 import { blockStyles } from './styles.ts';
 
 /** "• item", "- item", "* item", "– item", "1. item", "1) item", "a) item": the marker and the rest. */
@@ -62,6 +62,17 @@ function nearestAbove(drafts: Draft[], line: Line): Draft | undefined {
 
 /** Leading up to this (in em) is a paragraph's, when the page sets its lines that far apart. */
 const MAX_LEADING = 2.2;
+/**
+ * …and for lines of Chinese, Japanese or Korean, whose glyphs fill the whole em square (a Latin line's
+ * letters about 0.7 of it): a report "double-spaced" in Word sets them about 2.2–2.4 em apart, its
+ * paragraphs a further third of an em.
+ */
+const MAX_CJK_LEADING = 2.6;
+/** A line is CJK when at least half its letters are. */
+const isCjkLine = (line: Line) => {
+  const letters = [...line.text.replace(/[\s\p{P}\d]/gu, '')];
+  return letters.length > 0 && letters.filter((c) => CJK.test(c)).length * 2 >= letters.length;
+};
 
 /**
  * The page's own line pitch in em: the distance from a line to the nearest line above it of the same
@@ -72,6 +83,8 @@ const MAX_LEADING = 2.2;
  */
 export function linePitch(lines: Line[]): number {
   const counts = new Map<number, number>();
+  /** The pitches measured between CJK lines, whose leading may run wider (MAX_CJK_LEADING). */
+  const cjkPitches = new Set<number>();
   let measured = 0;
   for (const line of lines) {
     let nearest = Infinity;
@@ -80,13 +93,18 @@ export function linePitch(lines: Line[]): number {
       if (distance > 0 && distance < nearest && overlapsX(other.bbox, line.bbox) && similarSize(other.size, line.size)) nearest = distance;
     }
     const em = Math.round((nearest / line.size) * 20) / 20;
-    if (em < 1 || em > MAX_LEADING) continue;
+    const cjk = isCjkLine(line);
+    if (em < 1 || em > (cjk ? MAX_CJK_LEADING : MAX_LEADING)) continue;
+    if (cjk) cjkPitches.add(em);
     counts.set(em, (counts.get(em) ?? 0) + 1);
     measured += 1;
   }
   const recurring = [...counts].filter(([, count]) => count >= Math.max(2, 0.25 * measured)).map(([em]) => em);
   if (recurring.length === 0) return LINE_PITCH;
-  return Math.max(LINE_PITCH, Math.min(MAX_LEADING, Math.min(...recurring) * 1.12));
+  const tightest = Math.min(...recurring);
+  // spec (issue 41): "double-spaced CJK lines joined into their paragraphs" — the line gap judged
+  // against the CJK line's own height, so the 12 % slack over a CJK page's pitch is not cut at the Latin limit.
+  return Math.max(LINE_PITCH, Math.min(cjkPitches.has(tightest) ? MAX_CJK_LEADING : MAX_LEADING, tightest * 1.12));
 }
 
 function continues(draft: Draft, line: Line, pitch: number): boolean {

@@ -52,6 +52,11 @@ const FIELD_WITH_VALUE = /^[\p{L}][\p{L}'’()/ -]{0,40}(?<!\s):\s+\S/u;
 const isField = (block: Block) => block.marker === undefined && FIELD_WITH_VALUE.test(block.text);
 /** A page with this many field lines or more is a form. */
 const MIN_FORM_FIELDS = 3;
+/**
+ * spec (issue 41): "double-spaced CJK lines joined into their paragraphs" — a paragraph ending with an
+ * ideographic full stop (or ！ ？) is a sentence, however large its type: no heading.
+ */
+const CJK_SENTENCE_END = /[。！？]$/u;
 /** A numbered heading fits on a line: at most this many characters. */
 const MAX_NUMBERED_HEADING_CHARS = 80;
 /** An italic heading at the body size is a few words. */
@@ -102,7 +107,7 @@ export function isHeading(block: Block, body: BodyStyle, page?: Page): boolean {
   // lines), a field's label with its value ("Agency: Bureau of …", "Date of Incident: 01/09/2015") is a
   // field; and a larger line ending a sentence with its full stop is a filled-in answer, not a heading.
   if (isField(block) && page !== undefined && page.blocks.filter(isField).length >= MIN_FORM_FIELDS) return false;
-  const larger = block.fontSize >= body.size * SAME_SIZE && block.text.length <= MAX_HEADING_CHARS && lines <= 3 && !/\p{L}{2}\.$/u.test(block.text);
+  const larger = block.fontSize >= body.size * SAME_SIZE && block.text.length <= MAX_HEADING_CHARS && lines <= 3 && !/\p{L}{2}\.$/u.test(block.text) && !CJK_SENTENCE_END.test(block.text);
   // …a bold heading wrapped onto a second line of a narrow column is one too, when it stays short
   // (and is not an address or a phone number set in bold: no run of four digits).
   const boldLines = lines < 1 ? block.text.length <= MAX_BOLD_HEADING_CHARS : lines < 2.5 && block.text.length <= MAX_WRAPPED_BOLD_HEADING_CHARS && !/\d{4}/u.test(block.text);
