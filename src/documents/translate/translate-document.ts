@@ -4,6 +4,7 @@
 import type { Block, OnProgress, Page, ParsedDocument } from '../document.ts';
 import { compileGlossary, followsGlossary, protect, restore, type Glossary } from './glossary.ts';
 import { fromMarkup, toMarkup } from './styles.ts';
+import { protectVerbatim, restoreVerbatim } from './verbatim.ts';
 import { ensurePairSupported, TranslationError, type LanguagePair, type Translator } from './translator.ts';
 
 export type TranslateDocumentOptions = {
@@ -47,13 +48,26 @@ export async function translateDocument(
     const wanted = [...new Set(pageTexts(page).map((t) => t.trim()))].filter((t) => needsTranslation(t) && !memory.has(t));
     // Blocks whose style changes inside them go as markup (styles.ts), in batches of their own.
     const marked = [...new Set(page.blocks.map((b) => (needsTranslation(b.text) ? toMarkup(b)?.html : undefined)).filter((m): m is string => m !== undefined))].filter((m) => !memory.has(m));
+    // A segment's inline formulas (stretches in a math font), by its plain text and by its markup.
+    const formulas = new Map<string, string[]>();
+    for (const block of page.blocks) {
+      if (!block.formulas) continue;
+      formulas.set(block.text.trim(), block.formulas);
+      const html = toMarkup(block)?.html;
+      if (html) formulas.set(html, block.formulas);
+    }
     for (const [list, markup] of [[wanted, false], [marked, true]] as const) {
       for (const batch of batches(list, batchChars)) {
-        const prepared = batch.map((source) => protect(source, matcher));
+        // Formulas, numbers and URLs go as tokens (verbatim.ts), glossary terms as theirs (glossary.ts).
+        const prepared = batch.map((source) => {
+          const verbatim = protectVerbatim(source, formulas.get(source), markup);
+          return { ...protect(verbatim.text, matcher), kept: verbatim.kept };
+        });
         const translated = await send(prepared.map((p) => p.text), markup);
         const lost: string[] = [];
         batch.forEach((source, i) => {
-          const restored = restore(translated[i]!, prepared[i]!.used, matcher);
+          const glossed = restore(translated[i]!, prepared[i]!.used, matcher);
+          const restored = glossed === undefined ? undefined : restoreVerbatim(glossed, prepared[i]!.kept);
           if (restored === undefined) lost.push(source);
           else memory.set(source, restored.trim());
         });
