@@ -1,6 +1,6 @@
 // The document engine's one entry, called by a parsing task and by `signet parse`: a PDF in; the
 // parsed document (pdf/ → layout/), its Markdown and its docling-style JSON (export/) out.
-import type { ParsedDocument } from './document.ts';
+import type { Block, ParsedDocument } from './document.ts';
 import { toDoclingJson } from './export/docling.ts';
 import { toMarkdown } from './export/markdown.ts';
 import { extractDocument, type ExtractOptions } from './pdf/extract.ts';
@@ -13,7 +13,20 @@ export type DocparseOptions = ExtractOptions & {
    * results keep `pictures/` beside `document.md` (none); `signet parse` writes `NAME/pictures/`.
    */
   pictureDir?: string;
+  /** false: tables come out as paragraphs of their text, row by row, without a grid (docling-serve's do_table_structure). */
+  tableStructure?: boolean;
 };
+
+/** Each table as a paragraph of its text, row by row: the table's place and words without its rows and columns. */
+function withoutTableStructure(document: ParsedDocument): ParsedDocument {
+  const flat = (block: Block): Block => {
+    if (block.label !== 'table') return block;
+    const { cells, table: _grid, ...rest } = block;
+    const text = (cells ?? []).map((row) => row.filter((cell) => cell !== '').join(' ')).filter((row) => row !== '').join('\n') || block.text;
+    return { ...rest, label: 'text', text };
+  };
+  return { ...document, pages: document.pages.map((page) => ({ ...page, blocks: page.blocks.map(flat) })) };
+}
 
 /** A picture's link: its result name under `dir`, each segment percent-encoded so spaces and parentheses cannot end a Markdown link. */
 const linkUnder = (dir: string, file: string) =>
@@ -29,7 +42,8 @@ function picturesUnder(document: ParsedDocument, dir: string): ParsedDocument {
 
 /** Parses a PDF into Markdown, docling-style JSON and the parsed document itself. */
 export async function runDocparse(data: Uint8Array, options: DocparseOptions): Promise<{ markdown: string; json: string; document: ParsedDocument }> {
-  const document = await extractDocument(data, options);
+  const extracted = await extractDocument(data, options);
+  const document = options.tableStructure === false ? withoutTableStructure(extracted) : extracted;
   const linked = options.pictureDir ? picturesUnder(document, options.pictureDir) : document;
   return {
     markdown: toMarkdown(linked),

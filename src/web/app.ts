@@ -25,6 +25,7 @@ import { hosts } from './plugins/hosts.ts';
 import { lazyRequestLogger } from './plugins/request-logger.ts';
 import { answerClientError, answerExpectation, answerFrameworkError, securityHeaders } from './plugins/security-headers.ts';
 import { sessions } from './plugins/session.ts';
+import { documentCallers } from './plugins/document-caller.ts';
 import { pageRoutes } from './pages/pages.routes.ts';
 import { authorizeRoutes } from '../oauth/authorize.routes.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
@@ -174,6 +175,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(cookie, { secret: deps.keys.cookie.toString('base64url') });
   await app.register(formbody, { bodyLimit: BODY_LIMIT });
   await app.register(sessions, { db: deps.db, tokenHashKey: deps.keys.tokenHash, clock: deps.clock });
+  // Who calls the document APIs (API key, OAuth access token, or session where a route allows it).
+  await app.register(documentCallers, { db: deps.db, hashKey: deps.keys.tokenHash, clock: deps.clock });
   await app.register(branding, { settings: deps.settings });
 
   app.setErrorHandler((error: FastifyError | OAuthError | Error, request, reply) => {

@@ -48,6 +48,8 @@ export type ExtractOptions = {
   threads?: number;
   /** The password of an encrypted PDF. */
   password?: string;
+  /** Only these pages (1-based, inclusive; clamped to the document). Default: every page. */
+  pageRange?: [number, number];
 };
 
 /** Pictures are cut at this resolution. */
@@ -100,7 +102,9 @@ export async function extractDocument(data: Uint8Array, options: ExtractOptions 
       const engine = ocr && (await ocr.available()) ? ocr : null;
       let languages: OcrLanguages = options.ocrLanguages ?? 'auto';
       const pages: Page[] = [];
-      for (let pageNo = 1; pageNo <= reader.pages; pageNo += 1) {
+      const first = Math.max(1, options.pageRange?.[0] ?? 1);
+      const last = Math.min(reader.pages, options.pageRange?.[1] ?? reader.pages);
+      for (let pageNo = first; pageNo <= last; pageNo += 1) {
         signal?.throwIfAborted();
         const { rotate, ...read } = await readOrNote(reader, pageNo, pages.at(-1), signal);
         let content: PageContent = read;
@@ -130,7 +134,7 @@ export async function extractDocument(data: Uint8Array, options: ExtractOptions 
         if (content.notes?.length) page.notes = [...(page.notes ?? []), ...content.notes];
         if (options.onPicture) await cutPictures(page, content, { reader, turned: frameRotate === 0 ? rotate : 0, signal, onPicture: options.onPicture });
         pages.push(page);
-        await onProgress?.(pageNo, reader.pages);
+        await onProgress?.(pageNo - first + 1, last - first + 1);
       }
       signal?.throwIfAborted();
       const notes = pages.flatMap((page) => page.notes ?? []);
