@@ -31,6 +31,7 @@ import { authorizeRoutes } from '../oauth/authorize.routes.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import type { Translator } from '../documents/translate/translator.ts';
 import { taskRoutes } from '../tasks/tasks.routes.ts';
+import { convertRoutes } from '../convert/convert.routes.ts';
 import { unsubscribeRoutes } from '../notifications/unsubscribe.routes.ts';
 import { createFanout, type NotificationFanout } from '../notifications/fanout.ts';
 import { notificationRoutes } from '../notifications/notifications.routes.ts';
@@ -242,6 +243,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(discoveryRoutes, { settings: deps.settings, signing: { db: deps.db, sealKey: deps.keys.signingKey, clock: deps.clock } });
   // First-party APIs (session cookie).
   await app.register(taskRoutes, { ctx: tasks, localeOf });
+  // docling-serve's conversion API (API keys and OAuth access tokens with scope documents; no cookie).
+  await app.register(convertRoutes, { ctx: { tasks, fetchSources: deps.settings.fetchSources }, localeOf });
   await app.register(unsubscribeRoutes, { ctx: { db: deps.db, clock: deps.clock, unsubscribeKey: deps.keys.unsubscribe }, localeOf });
   const fanout = deps.fanout ?? createFanout({ db: deps.db, database: deps.settings.database, logger: deps.logger });
   app.addHook('onClose', () => fanout.stop());
