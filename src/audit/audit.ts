@@ -47,6 +47,9 @@ export const AUDIT_TYPES = [
   'admin_key.created',
   'task.cancelled',
   'admin_key.revoked',
+  // issue 40: a person's API keys for the document APIs (by the person, an operator or the CLI)
+  'api_key.created',
+  'api_key.revoked',
   'passkey.added',
   'passkey.removed',
   'passkey.signin',
@@ -116,6 +119,8 @@ const DETAIL_KEYS = {
   recovery_codes_left: isCount,
   /** an operator key's id (its public half) */
   key_id: (v: unknown) => typeof v === 'string' && /^ak_[0-9a-f]{1,64}$/.test(v),
+  /** a person's API key's id (its public half, "sgk_" + 16 hex) */
+  api_key_id: (v: unknown) => typeof v === 'string' && /^sgk_[0-9a-f]{16}$/.test(v),
   /** a role given or taken (accounts/roles.ts) */
   role: (v: unknown) => v === 'operator',
   /** a task an operator cancelled (its id, a UUID) */
