@@ -2,6 +2,7 @@
 // at /oauth/userinfo or /account (refused)", rate-limited per key, and gone with the account.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { LightMyRequestResponse } from 'fastify';
 import { deleteAccount } from '../../src/accounts/accounts.ts';
 import { API_KEY_REQUESTS, createApiKey, listApiKeys, revokeApiKey } from '../../src/accounts/api-keys/api-keys.ts';
 import { DAY } from '../../src/config/clock.ts';
@@ -17,7 +18,7 @@ function multipartFile(pdf: Buffer, name: string): { body: Buffer; contentType: 
   return { body, contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
-type Fixture = OAuthFixture & { otherSub: string; key(sub?: string, days?: number): Promise<{ id: string; key: string }>; tasks(headers: Record<string, string>): ReturnType<OAuthFixture['app']['inject']>; upload(headers: Record<string, string>): ReturnType<OAuthFixture['app']['inject']> };
+type Fixture = OAuthFixture & { otherSub: string; key(sub?: string, days?: number): Promise<{ id: string; key: string }>; tasks(headers: Record<string, string>): Promise<LightMyRequestResponse>; upload(headers: Record<string, string>): Promise<LightMyRequestResponse> };
 
 async function fixture(database: TestDatabase): Promise<Fixture> {
   const f = await oauthFixture(database);
