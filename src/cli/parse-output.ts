@@ -10,7 +10,7 @@ import path from 'node:path';
 export type Staged = {
   /** A picture under its result name (`pictures/page-<n>-<k>.png`). */
   writePicture(file: string, png: Uint8Array): Promise<void>;
-  /** NAME.md or NAME.json. */
+  /** NAME.md, NAME.json, NAME.html or NAME.txt. */
   writeFile(fileName: string, text: string): Promise<void>;
   /** Moves everything into place; returns the paths written (under the output folder as given). */
   commit(): Promise<{ outputs: string[]; pictures: string[] }>;

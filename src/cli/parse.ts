@@ -1,6 +1,7 @@
 // `signet parse FILE.pdf …`: the parsing task's engine (documents/parse.ts) on local files, like
 // `docling FILE` or `marker_single`: no server, no database, no data dir, no SIGNET_* settings.
-// Each file gets NAME.md, NAME.json and NAME/pictures/ (in --out, else beside it), written through a
+// Each file gets NAME.md, NAME.json and NAME/pictures/ (in --out, else beside it; --format adds
+// NAME.html and NAME.txt or chooses among them), written through a
 // staging folder and renamed into place, so a file that fails leaves nothing behind; the others
 // still run. stderr: a progress line per file on a terminal, and a failed file's one-line reason.
 // stdout: the summary, one JSON value with --json or when stdout is not a terminal.
@@ -13,7 +14,7 @@ import { fail } from './run.ts';
 import { checkOutFolder, oneLine, plural, ProgressLine, readFailure, resultName } from './local-files.ts';
 import { stageResults, type Staged } from './parse-output.ts';
 
-export type ParseFormat = 'md' | 'json';
+export type ParseFormat = 'md' | 'json' | 'html' | 'text';
 
 type ParseOptions = { out?: string; format: string; ocr: OcrMode; lang?: string; json?: boolean; pictures: boolean; threads?: string };
 
@@ -23,13 +24,16 @@ export type FileSummary =
   | { input: string; error: string };
 type Parsed = Extract<FileSummary, { outputs: string[] }>;
 
-const FORMATS: readonly ParseFormat[] = ['md', 'json'];
+const FORMATS: readonly ParseFormat[] = ['md', 'json', 'html', 'text'];
 
-/** `--format md,json` → the formats, or a usage error. */
+/** The file each format writes: NAME.md, NAME.json, NAME.html, NAME.txt. */
+const EXTENSION: Record<ParseFormat, string> = { md: 'md', json: 'json', html: 'html', text: 'txt' };
+
+/** `--format md,json,html,text` → the formats, or a usage error. */
 export function parseFormats(value: string): ParseFormat[] {
   const names = value.split(',').map((name) => name.trim().toLowerCase());
   if (names.length === 0 || names.some((name) => !FORMATS.includes(name as ParseFormat))) {
-    throw new UsageError(`--format takes md, json or md,json (not "${value}")`);
+    throw new UsageError(`--format takes md, json, html and text, one or several joined by commas (not "${value}")`);
   }
   return FORMATS.filter((format) => names.includes(format));
 }
@@ -75,7 +79,7 @@ async function parseFile(input: string, options: RunFileOptions, progress: Progr
   try {
     staged = stageResults(outDir, name);
     const target = staged;
-    const { markdown, json, document } = await runDocparse(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), {
+    const result = await runDocparse(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), {
       name,
       pictureDir: name,
       signal: options.signal,
@@ -86,8 +90,9 @@ async function parseFile(input: string, options: RunFileOptions, progress: Progr
       ...(options.pictures ? { onPicture: (file: string, png: Uint8Array) => target.writePicture(file, png) } : {}),
       onProgress: (done, total) => progress.show(`${input}: ${done}/${total} pages`),
     });
-    if (options.formats.includes('md')) await staged.writeFile(`${name}.md`, markdown);
-    if (options.formats.includes('json')) await staged.writeFile(`${name}.json`, json);
+    const { document } = result;
+    const contents: Record<ParseFormat, string> = { md: result.markdown, json: result.json, html: result.html, text: result.text };
+    for (const format of options.formats) await staged.writeFile(`${name}.${EXTENSION[format]}`, contents[format]);
     const { outputs, pictures } = await staged.commit();
     staged = undefined;
     const seconds = Math.round((performance.now() - began) / 100) / 10;
@@ -177,7 +182,9 @@ async function parseCommand(inputs: string[], o: ParseOptions): Promise<void> {
       try {
         const earlier = clash[index];
         if (earlier !== undefined) throw new Error(`its results would overwrite those of ${earlier} (same name, same folder); parse it on its own with another --out`);
-        done[index] = await parseFile(input, { out: o.out, formats, ocrMode: o.ocr, ocrLanguages, pictures: o.pictures, signal: controller.signal, threads: perFile }, progress);
+        // The plain text links to no picture: with --format text alone, none is cut.
+        const pictures = o.pictures && formats.some((format) => format !== 'text');
+        done[index] = await parseFile(input, { out: o.out, formats, ocrMode: o.ocr, ocrLanguages, pictures, signal: controller.signal, threads: perFile }, progress);
       } catch (error) {
         if (controller.signal.aborted) return;
         done[index] = { input, error: oneLine(error instanceof Error ? error.message : String(error)) };
@@ -212,10 +219,10 @@ async function parseCommand(inputs: string[], o: ParseOptions): Promise<void> {
 export function registerParseCommand(program: Command): void {
   program
     .command('parse')
-    .description('parse PDF files on this machine into Markdown and docling-style JSON (no server, no database)')
+    .description('parse PDF files on this machine into Markdown, docling-style JSON, HTML or plain text (no server, no database)')
     .argument('<files...>', 'the PDF files')
-    .option('--out <dir>', 'where NAME.md, NAME.json and NAME/pictures/ go; created when missing (default: beside each input)')
-    .option('--format <formats>', 'md, json or md,json', 'md,json')
+    .option('--out <dir>', 'where NAME.md, NAME.json (NAME.html, NAME.txt) and NAME/pictures/ go; created when missing (default: beside each input)')
+    .option('--format <formats>', 'md, json, html, text, or several joined by commas', 'md,json')
     .addOption(new Option('--ocr <mode>', 'auto: OCR the pages without a text layer; off: never; force: every page').choices(['auto', 'off', 'force']).default('auto'))
     .option('--lang <languages>', 'OCR languages, tesseract names joined by + (e.g. eng+chi_sim); default: English, and Chinese too when English reads poorly')
     .option('--no-pictures', 'do not cut the pictures out as PNG files (faster; their captions stay in the text)')

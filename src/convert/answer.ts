@@ -4,6 +4,7 @@
 // pictures placed as image_export_mode asks; nothing is parsed again.
 import type { Readable } from 'node:stream';
 import { zipSync } from 'fflate';
+import { withImageMode } from '../documents/export/html.ts';
 import { resultKey } from '../tasks/tasks.ts';
 import type { ConvertContext, DocumentState } from './conversions.ts';
 import { documentStatus } from './conversions.ts';
@@ -42,27 +43,15 @@ function pictureName(link: string): string | undefined {
 
 const dataUri = (png: Uint8Array) => `data:image/png;base64,${Buffer.from(png).toString('base64')}`;
 
-/** The pictures as image_export_mode asks: a placeholder, the image itself as a data URI, or a link (under `prefix` in a zip). */
-function placePictures(format: SignetFormat, content: string, mode: ImageExportMode, pictures: Map<string, Uint8Array>, prefix: string): string {
-  if (format === 'md') {
-    return content.replace(/!\[((?:[^\]\\]|\\.)*)\]\(([^)\s]+)\)/g, (whole, alt: string, link: string) => {
-      const name = pictureName(link);
-      if (name === undefined) return whole;
-      if (mode === 'placeholder') return IMAGE_PLACEHOLDER;
-      if (mode === 'embedded') return pictures.has(name) ? `![${alt}](${dataUri(pictures.get(name)!)})` : IMAGE_PLACEHOLDER;
-      return `![${alt}](${prefix}${link})`;
-    });
-  }
-  if (format === 'html') {
-    return content.replace(/<img\b[^>]*\bsrc="([^"]+)"[^>]*>/g, (whole, link: string) => {
-      const name = pictureName(link);
-      if (name === undefined) return whole;
-      if (mode === 'placeholder') return IMAGE_PLACEHOLDER;
-      if (mode === 'embedded') return pictures.has(name) ? whole.replace(`src="${link}"`, `src="${dataUri(pictures.get(name)!)}"`) : IMAGE_PLACEHOLDER;
-      return whole.replace(`src="${link}"`, `src="${prefix}${link}"`);
-    });
-  }
-  return content;
+/** The Markdown's pictures as image_export_mode asks: a placeholder, the image itself as a data URI, or a link (under `prefix` in a zip). */
+function placeMarkdownPictures(content: string, mode: ImageExportMode, pictures: Map<string, Uint8Array>, prefix: string): string {
+  return content.replace(/!\[((?:[^\]\\]|\\.)*)\]\(([^)\s]+)\)/g, (whole, alt: string, link: string) => {
+    const name = pictureName(link);
+    if (name === undefined) return whole;
+    if (mode === 'placeholder') return IMAGE_PLACEHOLDER;
+    if (mode === 'embedded') return pictures.has(name) ? `![${alt}](${dataUri(pictures.get(name)!)})` : IMAGE_PLACEHOLDER;
+    return `![${alt}](${prefix}${link})`;
+  });
 }
 
 /** The DoclingDocument with its name and its pictures' images as the mode asks (placeholder: no image). */
@@ -107,8 +96,9 @@ async function exportDocument(ctx: ConvertContext, state: DocumentState, answer:
     }
     const text = (await readAll((await ctx.tasks.objects.get(resultKey(task.id, name))).body)).toString('utf8');
     if (format === 'json') response.json_content = placeJsonPictures(JSON.parse(text) as Record<string, unknown>, stemOf(response.filename), answer.imageMode, pictures, prefix);
-    else if (format === 'md') response.md_content = placePictures('md', text, answer.imageMode, pictures, prefix);
-    else if (format === 'html') response.html_content = placePictures('html', text, answer.imageMode, pictures, prefix);
+    else if (format === 'md') response.md_content = placeMarkdownPictures(text, answer.imageMode, pictures, prefix);
+    // export/html.ts places an HTML file's pictures for the placeholder and embedded modes; referenced links stay, under the zip's folder.
+    else if (format === 'html') response.html_content = answer.imageMode === 'referenced' ? text.replaceAll('<img src="pictures/', `<img src="${prefix}pictures/`) : await withImageMode(text, answer.imageMode, async (file) => pictures.get(file));
     else response.text_content = text;
   }
   return { response, status: errors.length > 0 ? 'partial_success' : 'success', errors, pictures, seconds: secondsOf(task) };

@@ -1,8 +1,10 @@
 // The document engine's one entry, called by a parsing task and by `signet parse`: a PDF in; the
-// parsed document (pdf/ → layout/), its Markdown and its docling-style JSON (export/) out.
+// parsed document (pdf/ → layout/), its Markdown, docling-style JSON, HTML and plain text (export/) out.
 import type { Block, ParsedDocument } from './document.ts';
 import { toDoclingJson } from './export/docling.ts';
+import { toHtml } from './export/html.ts';
 import { toMarkdown } from './export/markdown.ts';
+import { toText } from './export/text.ts';
 import { extractDocument, type ExtractOptions } from './pdf/extract.ts';
 
 export type DocparseOptions = ExtractOptions & {
@@ -15,7 +17,14 @@ export type DocparseOptions = ExtractOptions & {
   pictureDir?: string;
   /** false: tables come out as paragraphs of their text, row by row, without a grid (docling-serve's do_table_structure). */
   tableStructure?: boolean;
+  /** The HTML's <title> when the document has no title of its own (default: `name`). */
+  title?: string;
+  /** The document's language for the HTML's `lang` when it is known (a BCP 47 tag); guessed from the text otherwise. */
+  lang?: string;
 };
+
+/** What the engine writes of one PDF: each export format, and the parsed document they were made from. */
+export type DocparseResult = { markdown: string; json: string; html: string; text: string; document: ParsedDocument };
 
 /** Each table as a paragraph of its text, row by row: the table's place and words without its rows and columns. */
 function withoutTableStructure(document: ParsedDocument): ParsedDocument {
@@ -40,14 +49,19 @@ function picturesUnder(document: ParsedDocument, dir: string): ParsedDocument {
   return { ...document, pages: document.pages.map((page) => (page.pictures ? { ...page, pictures: page.pictures.map((p) => (p.file === '' ? p : { ...p, file: linkUnder(dir, p.file) })) } : page)) };
 }
 
-/** Parses a PDF into Markdown, docling-style JSON and the parsed document itself. */
-export async function runDocparse(data: Uint8Array, options: DocparseOptions): Promise<{ markdown: string; json: string; document: ParsedDocument }> {
+/**
+ * Parses a PDF into Markdown, docling-style JSON, HTML (pictures linked to their result files; see
+ * export/html.ts withImageMode for the other image modes), plain text and the parsed document itself.
+ */
+export async function runDocparse(data: Uint8Array, options: DocparseOptions): Promise<DocparseResult> {
   const extracted = await extractDocument(data, options);
   const document = options.tableStructure === false ? withoutTableStructure(extracted) : extracted;
   const linked = options.pictureDir ? picturesUnder(document, options.pictureDir) : document;
   return {
     markdown: toMarkdown(linked),
     json: `${JSON.stringify(toDoclingJson(linked, options.name ?? 'document'), null, 2)}\n`,
+    html: toHtml(linked, { title: options.title ?? options.name, ...(options.lang ? { lang: options.lang } : {}) }),
+    text: toText(document),
     document,
   };
 }

@@ -2,6 +2,7 @@
 // (src/worker) owns leases and retries; this file owns what a task produces.
 import type { Readable } from 'node:stream';
 import type { ObjectStore } from '../storage/object-store.ts';
+import { toHtml } from '../documents/export/html.ts';
 import { toMarkdown } from '../documents/export/markdown.ts';
 import { runDocparse } from '../documents/parse.ts';
 import type { OnProgress, ParsedDocument } from '../documents/document.ts';
@@ -59,10 +60,25 @@ export async function runTask(
     };
     const asked = parseOptionsOf(task);
     const ocrLanguages: OcrLanguages = asked.ocrLanguages ?? (task.source_lang ? OCR_LANGUAGES[task.source_lang] : undefined) ?? 'auto';
-    const engineOptions = { ...options, ...(asked.pictures === false ? {} : { onPicture }), ocrLanguages, ...engineChoices(asked), ...(deps.ocr !== undefined ? { ocr: deps.ocr } : {}) };
-    const { markdown, json, document } = await runDocparse(pdf, engineOptions);
+    // The HTML's title when the PDF has none is the upload's name; its language the one chosen for OCR, if any.
+    const engineOptions = {
+      ...options,
+      ...(asked.pictures === false ? {} : { onPicture }),
+      ocrLanguages,
+      ...engineChoices(asked),
+      title: task.source_name.replace(/\.pdf$/i, ''),
+      ...(task.source_lang ? { lang: task.source_lang } : {}),
+      ...(deps.ocr !== undefined ? { ocr: deps.ocr } : {}),
+    };
+    const { markdown, json, html, text, document } = await runDocparse(pdf, engineOptions);
     notes = document.notes ?? [];
-    outputs.push({ name: 'document.md', contentType: 'text/markdown; charset=utf-8', data: markdown }, { name: 'document.json', contentType: 'application/json', data: json });
+    outputs.push(
+      { name: 'document.md', contentType: 'text/markdown; charset=utf-8', data: markdown },
+      { name: 'document.json', contentType: 'application/json', data: json },
+      // Pictures linked as pictures/…png, as in document.md (export/html.ts withImageMode makes the other image modes).
+      { name: 'document.html', contentType: 'text/html; charset=utf-8', data: html },
+      { name: 'document.txt', contentType: 'text/plain; charset=utf-8', data: text },
+    );
   } else {
     if (!deps.translator) throw new TaskFailure(NO_ENGINE_MESSAGE);
     const pair = { source: task.source_lang ?? '', target: task.target_lang ?? '' };
@@ -77,6 +93,8 @@ export async function runTask(
     const glossary = task.glossary ? (JSON.parse(task.glossary) as Record<string, string>) : undefined;
     const translated = await translateDocument(document, deps.translator, pair, { signal: options.signal, onProgress: options.onProgress, glossary });
     outputs.push({ name: 'translated.md', contentType: 'text/markdown; charset=utf-8', data: toMarkdown(translated) });
+    // The translation as HTML too, in the target language (no pictures: a translation cuts none).
+    outputs.push({ name: 'translated.html', contentType: 'text/html; charset=utf-8', data: toHtml(translated, { title: task.source_name.replace(/\.pdf$/i, ''), ...(task.target_lang ? { lang: task.target_lang } : {}) }) });
     outputs.push(...(await layoutKeepingOutputs(pdf, document, translated, options.signal)));
     const translationNotes = [...(translated.notes ?? [])];
     const glyphs = outputs.some((o) => o.name === 'translated.pdf') ? missingGlyphsNote(translated) : undefined;
@@ -160,6 +178,6 @@ function appendNotes(outputs: Output[], notes: string[]): void {
 /** Removes whatever a run stored, for a run that was cancelled or taken away — pictures included. */
 export async function discardResults(objects: ObjectStore, taskId: string): Promise<void> {
   const pictures = await objects.list(resultKey(taskId, 'pictures/'));
-  const names = ['translated.md', 'translated.pdf', 'bilingual.pdf', 'translation-notes.txt', LAYOUT_CHECK, 'document.md', 'document.json'];
+  const names = ['translated.md', 'translated.html', 'translated.pdf', 'bilingual.pdf', 'translation-notes.txt', LAYOUT_CHECK, 'document.md', 'document.json', 'document.html', 'document.txt'];
   await objects.deleteMany([...names.map((name) => resultKey(taskId, name)), ...pictures]);
 }

@@ -132,6 +132,22 @@ describe('signet parse: the parsing engine on local files, no server, no databas
     ]);
   });
 
+  test('issue 40: "signet parse --format md,json,html,text" — --format html,text writes NAME.html (its pictures\' links resolve to the files written) and NAME.txt only', async () => {
+    const dir = emptyFolder(FIGURES);
+    const result = await parse([FIGURES, '--format', 'html,text', '--out', 'out'], dir);
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(summaryOf(result).files[0]!.outputs, ['out/picture_classification.html', 'out/picture_classification.txt']);
+    assert.deepEqual(filesUnder(path.join(dir, 'out')), ['picture_classification.html', 'picture_classification.txt', 'picture_classification/pictures/page-1-1.png', 'picture_classification/pictures/page-2-1.png']);
+    const html = readFileSync(path.join(dir, 'out/picture_classification.html'), 'utf8');
+    assert.match(html, /^<!DOCTYPE html>/);
+    const sources = [...html.matchAll(/<img src="([^"]+)"/g)].map((m) => path.join(dir, 'out', decodeURIComponent(m[1]!)));
+    assert.equal(sources.length, 2);
+    for (const source of sources) assert.deepEqual(readFileSync(source).subarray(0, 8), PNG, `${source} is the picture`);
+    const text = readFileSync(path.join(dir, 'out/picture_classification.txt'), 'utf8');
+    assert.match(text, /^Figures Example$/m, 'the title as a line of text, no #');
+    assert.match(text, /^Figure 1: This is an example image\.$/m);
+  });
+
   test('--no-pictures renders no picture: NAME.md only, with each figure\'s caption kept as text', async () => {
     const dir = emptyFolder();
     copyFileSync(path.join(PUBLIC, FIGURES), path.join(dir, FIGURES));
@@ -164,7 +180,7 @@ describe('signet parse: the parsing engine on local files, no server, no databas
   test('wrong arguments exit 2 with one line on stderr before anything is read or written', async () => {
     const dir = emptyFolder(SCAN);
     const cases: Array<[string[], RegExp]> = [
-      [[SCAN, '--format', 'md,html'], /--format takes md, json or md,json/],
+      [[SCAN, '--format', 'md,docx'], /--format takes md, json, html and text, one or several joined by commas \(not "md,docx"\)/],
       [[SCAN, '--ocr', 'sometimes'], /'--ocr <mode>' argument 'sometimes' is invalid\. Allowed choices are auto, off, force/],
       [[SCAN, '--lang', 'eng chi'], /--lang takes tesseract language names joined by \+/],
       [[SCAN, '--lang', 'eng', '--ocr', 'off'], /--ocr off turns OCR off/],

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { after, test } from 'node:test';
 import { Ajv } from 'ajv';
 import { unzipSync } from 'fflate';
+import { DomUtils, parseDocument } from 'htmlparser2';
 import type { LightMyRequestResponse } from 'fastify';
 import { createAccount } from '../../src/accounts/accounts.ts';
 import { createApiKey } from '../../src/accounts/api-keys/api-keys.ts';
@@ -118,6 +119,49 @@ forEachDatabase('docling-serve-compatible conversion', (open) => {
     const valid = validateDoclingDocument(answer.document.json_content);
     assert.ok(valid, JSON.stringify(validateDoclingDocument.errors?.slice(0, 5)));
     assert.equal(answer.document.json_content.name, 'sample', 'named by the file\'s stem, as docling names it');
+  });
+
+  test('to_formats html and text → html_content (a standalone document, its table as <table> with header cells) and text_content, from the task\'s document.html and document.txt', async () => {
+    const res = await f.json('/v1/convert/source', { options: { to_formats: ['md', 'html', 'text'] }, file_sources: [{ base64_string: sample.toString('base64'), filename: 'sample.pdf' }] });
+    const answer = res.json();
+    assert.equal(answer.status, 'success', res.body);
+    const html: string = answer.document.html_content;
+    assert.match(html, /^<!DOCTYPE html>/);
+    const dom = parseDocument(html);
+    const tables = DomUtils.getElementsByTagName('table', dom);
+    assert.equal(tables.length, 1, 'the sample\'s one table');
+    const headerCells = DomUtils.getElementsByTagName('th', tables[0]!).map((cell) => DomUtils.textContent(cell).trim());
+    assert.deepEqual(headerCells.slice(0, SAMPLE.table[0]!.length), SAMPLE.table[0], 'the header row as <th>, as the Markdown\'s first row');
+    assert.ok(answer.document.md_content.includes(`| ${SAMPLE.table[0]!.join(' | ')} |`), 'the same header row in the Markdown');
+    assert.ok(answer.document.text_content.includes(SAMPLE.title));
+    assert.ok(!answer.document.text_content.includes('|'), 'plain text, no Markdown table');
+  });
+
+  test('image_export_mode: placeholder → <!-- image --> (docling\'s); embedded → data: URIs in md, html and json; referenced (zip) → the PNGs beside the files', async () => {
+    const pictures = readFileSync(path.join(import.meta.dirname, '../fixtures/public/picture_classification.pdf'));
+    const file = (mode: string, extra: Part[] = []) => f.file('/v1/convert/file', [{ name: 'files', value: pictures, filename: 'charts.pdf' }, { name: 'image_export_mode', value: mode }, { name: 'to_formats', value: 'md' }, { name: 'to_formats', value: 'json' }, { name: 'to_formats', value: 'html' }, ...extra]);
+    const placeholder = (await file('placeholder')).json().document;
+    assert.ok(placeholder.md_content.includes('<!-- image -->'));
+    assert.ok(!placeholder.md_content.includes('pictures/'));
+    assert.ok(placeholder.json_content.pictures.length > 0 && placeholder.json_content.pictures.every((p: Record<string, unknown>) => !('image' in p)));
+    const embedded = (await file('embedded')).json().document;
+    assert.match(embedded.md_content, /!\[[^\]]*\]\(data:image\/png;base64,[A-Za-z0-9+/=]+\)/);
+    assert.match(embedded.html_content, /<img src="data:image\/png;base64,/);
+    assert.ok(embedded.json_content.pictures.every((p: { image: { uri: string } }) => p.image.uri.startsWith('data:image/png;base64,')));
+    assert.ok(validateDoclingDocument(embedded.json_content), JSON.stringify(validateDoclingDocument.errors?.slice(0, 3)));
+    const zip = unzipSync((await file('referenced', [{ name: 'target_type', value: 'zip' }])).rawPayload);
+    const names = Object.keys(zip).sort();
+    assert.ok(names.includes('charts.md') && names.includes('charts.json') && names.includes('charts.html'), names.join());
+    const pngs = names.filter((n) => n.startsWith('charts/pictures/') && n.endsWith('.png'));
+    assert.ok(pngs.length > 0);
+    for (const link of Buffer.from(zip['charts.md']!).toString('utf8').matchAll(/\]\(([^)]+\.png)\)/g)) assert.ok(names.includes(decodeURIComponent(link[1]!)), `${link[1]} is in the zip`);
+  });
+
+  test('include_images false: no pictures cut; do_table_structure false: the table comes as its text, not a grid', async () => {
+    const res = await f.json('/v1/convert/source', { options: { to_formats: ['md'], include_images: false, do_table_structure: false, page_range: [3, 3] }, file_sources: [{ base64_string: sample.toString('base64'), filename: 'flat.pdf' }] });
+    const md: string = res.json().document.md_content;
+    assert.ok(md.includes(SAMPLE.table[0]![0]!), 'the table\'s words are there');
+    assert.ok(!md.includes(`| ${SAMPLE.table[0]!.join(' | ')} |`), 'but not as a table');
   });
 
   test('"every conversion is a docparse task of its owner": it shows in the task list of the key\'s person, not another person\'s', async () => {

@@ -83,6 +83,28 @@ describe('browser: the result view of a finished task', { skip }, () => {
     await page.context().close();
   });
 
+  test('issue 40: "the result view\'s download list" has document.html and document.txt beside the Markdown and JSON; the HTML comes as a download (Content-Disposition: attachment) with the security headers, so its text can never run in our origin', async () => {
+    const page = await signedIn(`/tasks/docparse/${ids.docparse}`);
+    const list = page.getByRole('region', { name: en.taskView.downloads });
+    await list.waitFor();
+    const names = await list.getByRole('link').allTextContents();
+    assert.deepEqual([...names].sort(), ['document.html', 'document.json', 'document.md', 'document.txt']);
+    assert.match((await list.textContent()) ?? '', new RegExp(`document\\.html ${en.taskView.formats['document.html']}`));
+    const href = await list.getByRole('link', { name: 'document.html' }).getAttribute('href');
+    const response = await page.request.get(`${signet.baseUrl}${href}`);
+    assert.equal(response.status(), 200);
+    const headers = response.headers();
+    assert.equal(headers['content-type'], 'text/html; charset=utf-8');
+    assert.match(headers['content-disposition'] ?? '', /^attachment; filename="?sample\.html"?$/);
+    assert.equal(headers['x-content-type-options'], 'nosniff');
+    assert.match(headers['content-security-policy'] ?? '', /default-src 'none'.*script-src 'self'/);
+    assert.match(await response.text(), new RegExp(`<h1>${SAMPLE.title}</h1>`));
+    const text = await page.request.get(`${signet.baseUrl}${await list.getByRole('link', { name: 'document.txt' }).getAttribute('href')}`);
+    assert.equal(text.headers()['content-type'], 'text/plain; charset=utf-8');
+    assert.match(text.headers()['content-disposition'] ?? '', /^attachment; filename="?sample\.txt"?$/);
+    await page.context().close();
+  });
+
   test('parsing in Chinese at 390 px: Chinese landmarks, panes stacked, no horizontal scroll, axe finds nothing', async () => {
     const page = await signedIn(`/tasks/docparse/${ids.docparse}`, { locale: 'zh-CN', width: 390 });
     await page.getByRole('heading', { name: zhCN.taskView.parsedHeading }).waitFor();

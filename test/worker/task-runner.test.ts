@@ -96,7 +96,15 @@ forEachDatabase('worker: tasks', (open) => {
       const row = await untilStatus(ctx, task.id, ['finished', 'failed']);
       assert.equal(row.status, 'finished', row.error ?? '');
       assert.equal(row.progress_done, row.progress_total);
-      assert.deepEqual(JSON.parse(row.files).map((f: { name: string }) => f.name).sort(), ['document.json', 'document.md']);
+      const files = JSON.parse(row.files) as Array<{ name: string; content_type: string }>;
+      assert.deepEqual(files.map((f) => f.name).sort(), ['document.html', 'document.json', 'document.md', 'document.txt'], 'issue 40: "HTML and plain-text outputs … the task\'s files"');
+      assert.equal(files.find((f) => f.name === 'document.html')?.content_type, 'text/html; charset=utf-8');
+      assert.equal(files.find((f) => f.name === 'document.txt')?.content_type, 'text/plain; charset=utf-8');
+      const html = await readText(ctx.objects, `tasks/${task.id}/document.html`);
+      assert.match(html, new RegExp(`<h1>${SAMPLE.title}</h1>`), 'the title as the HTML\'s <h1>');
+      const text = await readText(ctx.objects, `tasks/${task.id}/document.txt`);
+      assert.match(text, new RegExp(`^${SAMPLE.title}$`, 'm'), 'the title on a line of its own, without Markdown\'s #');
+      assert.doesNotMatch(text, /^#/m);
       const md = await readText(ctx.objects, `tasks/${task.id}/document.md`);
       assert.match(md, new RegExp(`^# ${SAMPLE.title}$`, 'm'));
       const order = [SAMPLE.title, SAMPLE.columnsHeading, 'A1 alpha', 'A8 alpha', SAMPLE.tableHeading, SAMPLE.chineseHeading].map((s) => md.indexOf(s));
@@ -124,6 +132,9 @@ forEachDatabase('worker: tasks', (open) => {
         assert.equal(row.status, 'finished', row.error ?? '');
         const md = await readText(ctx.objects, `tasks/${task.id}/translated.md`);
         assert.match(md, /\[es\] Plain page 1\./);
+        const html = await readText(ctx.objects, `tasks/${task.id}/translated.html`);
+        assert.match(html, /<html lang="es">/, 'translated.html in the target language');
+        assert.match(html, /<p>\[es\] Plain page 1\.<\/p>/);
         assert.match(await pdfText(ctx.objects, `tasks/${task.id}/translated.pdf`), /\[es\] Plain page 2\./);
         assert.match(await pdfText(ctx.objects, `tasks/${task.id}/bilingual.pdf`), /Plain page 1\.[\s\S]*\[es\] Plain page 1\.[\s\S]*Plain page 2\.[\s\S]*\[es\] Plain page 2\./);
         const notes = await ctx.db.selectFrom('notifications').selectAll().where('sub', '=', ctx.sub).execute();
@@ -151,7 +162,7 @@ forEachDatabase('worker: tasks', (open) => {
         const row = await untilStatus(ctx, task.id, ['finished', 'failed']);
         assert.equal(row.status, 'finished', row.error ?? '');
         const names = (JSON.parse(row.files) as Array<{ name: string }>).map((f) => f.name);
-        assert.deepEqual(names, ['translated.md', 'translation-notes.txt']);
+        assert.deepEqual(names, ['translated.md', 'translated.html', 'translation-notes.txt']);
         assert.match(await readText(ctx.objects, `tasks/${task.id}/translated.md`), /\[es\] Plain page 1\./);
         assert.match(await readText(ctx.objects, `tasks/${task.id}/translation-notes.txt`), /translated\.pdf and bilingual\.pdf could not be produced: Ghostscript \(gs\) is not installed/);
       } finally {

@@ -1,7 +1,7 @@
 // The parsed document as Markdown for people: a section per page, headings, lists, tables (pipe
 // tables, or HTML where cells span), code, captions and pictures; page furniture left out.
-import { FURNITURE, type Block, type BlockLabel, type Page, type ParsedDocument, type Picture, type Table } from '../document.ts';
-import { joinLines } from '../layout/geometry.ts';
+import type { Block, Page, ParsedDocument, Picture, Table } from '../document.ts';
+import { pageBody, type BodyPart } from './body.ts';
 
 // --- Markdown ----------------------------------------------------------------------------------
 
@@ -83,43 +83,13 @@ function blockMarkdown(block: Block): string {
 /** A picture as a Markdown image, its caption as the alt text; the file is a result file beside document.md. */
 const pictureMarkdown = (picture: Picture) => `![${altText(picture.caption ?? '')}](${picture.file})`;
 
-function pageMarkdown(page: Page): string {
-  const parts = [`<!-- page ${page.pageNo} -->`];
-  let list: string[] = [];
-  const endList = () => {
-    if (list.length > 0) parts.push(list.join('\n'));
-    list = [];
-  };
-  // Pictures go before the first block that starts below their top; a picture's caption is its alt text.
-  const pictures = [...(page.pictures ?? [])].filter((p) => p.file !== '').sort((a, b) => b.bbox.t - a.bbox.t);
-  const captioned = new Set(page.blocks.filter((b) => b.captionOf?.kind === 'picture'));
-  let paragraphAt: number | undefined;
-  for (const block of page.blocks) {
-    while (pictures[0] && pictures[0].bbox.t >= block.bbox.t && !FURNITURE.has(block.label)) {
-      endList();
-      parts.push(pictureMarkdown(pictures.shift() as Picture));
-    }
-    if (FURNITURE.has(block.label)) continue; // page headers and footers are not part of the body
-    if (captioned.has(block) || block.inPicture) continue; // a picture's labels are part of its image
-    if (block.label === 'list_item') {
-      list.push(listLine(block));
-      continue;
-    }
-    endList();
-    // A paragraph continued from the previous column is joined to the piece it continues.
-    if (block.continues && paragraphAt !== undefined) {
-      parts[paragraphAt] = joinLines(parts[paragraphAt] ?? '', block.text);
-      continue;
-    }
-    parts.push(blockMarkdown(block));
-    // A caption or footnote between the two pieces (the figure at the foot of the first column) stays where it is.
-    if (block.label === 'text') paragraphAt = parts.length - 1;
-    else if (block.label !== 'caption' && block.label !== 'footnote') paragraphAt = undefined;
-  }
-  endList();
-  parts.push(...pictures.map(pictureMarkdown));
-  return parts.join('\n\n');
+function partMarkdown(part: BodyPart): string {
+  if (part.kind === 'picture') return pictureMarkdown(part.picture);
+  if (part.kind === 'list') return part.items.map(listLine).join('\n');
+  return blockMarkdown(part.text === part.block.text ? part.block : { ...part.block, text: part.text });
 }
+
+const pageMarkdown = (page: Page) => [`<!-- page ${page.pageNo} -->`, ...pageBody(page).map(partMarkdown)].join('\n\n');
 
 /** A section per page (`<!-- page N -->`), headings as #/##/###, lists as `- `, tables as pipe tables (HTML where cells span), no page headers or footers. */
 export function toMarkdown(doc: ParsedDocument): string {

@@ -2,6 +2,7 @@
 // image boxes; a page without a usable text layer is drawn by its reader and read by OCR; layout
 // makes blocks; pictures are drawn and cut out as PNGs. Pages are read by a few readers at once
 // (`threads`, issue 31 item 4), each holding one page's raw content at a time (issue 17, item 8).
+import { PICTURE_DPI } from '../document.ts';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -52,8 +53,6 @@ export type ExtractOptions = {
   pageRange?: [number, number];
 };
 
-/** Pictures are cut at this resolution. */
-const PICTURE_DPI = 150;
 
 /** Characters that carry text: not spaces, not U+FFFD or private-use glyph codes of fonts without a Unicode map. */
 const usableChars = (content: PageContent) => content.runs.reduce((n, run) => n + run.text.replace(/[\s\uFFFD\uE000-\uF8FF\u0000-\u001F]/gu, '').length, 0);

@@ -12,7 +12,7 @@ import { getTask, LAYOUT_CHECK, resultFile, TaskError, type TaskContext, type Ta
 import { ObjectNotFoundError } from '../../storage/object-store.ts';
 import type { CheckSummary } from '../../documents/translate/overlay/check-pdf.ts';
 import type { Messages } from '../i18n/en.ts';
-import { renderError, renderPage } from './view.ts';
+import { formatSize, localeOf, renderError, renderPage } from './view.ts';
 
 type Box = { l: number; t: number; r: number; b: number };
 type Outline = { kind: keyof Messages['taskView']['labels']; x: number; y: number; width: number; height: number };
@@ -101,6 +101,10 @@ export const taskViewRoutes: FastifyPluginAsync<{ ctx: TaskContext }> = async (a
     const translated = kind === 'translate' && finished && task.files.some((f) => f.name === 'translated.pdf');
     const check = translated && task.files.some((f) => f.name === LAYOUT_CHECK) ? layoutCheck(await resultText(ctx, session.sub, 'translate', id, LAYOUT_CHECK)) : undefined;
     const base = `/tasks/${kind}/${id}`;
+    // The result files to download (pictures are linked from document.md and document.html, and listed on the task page).
+    const locale = localeOf(request);
+    const downloads = finished ? task.files.filter((f) => !f.name.startsWith('pictures/') && f.name !== LAYOUT_CHECK) : [];
+    const pictureCount = task.files.filter((f) => f.name.startsWith('pictures/')).length;
     const link = (p: number, order = bilingual) => `${base}?page=${p}${order ? '&order=bilingual' : ''}`;
     return renderPage(ctx.db, request, reply, 'task-view', (t) => fill(t.taskView.title, { name: task.source.name }), (t) => ({
       s: t.taskView,
@@ -122,6 +126,8 @@ export const taskViewRoutes: FastifyPluginAsync<{ ctx: TaskContext }> = async (a
       sideBySideHref: link(page, false),
       bilingualHref: link(page, true),
       legend: Object.entries(t.taskView.labels).map(([key, label]) => ({ key, label })),
+      downloads: downloads.map((f) => ({ name: f.name, url: f.url, size: formatSize(locale, f.size), format: (t.taskView.formats as Record<string, string>)[f.name] ?? '' })),
+      pictures: pictureCount === 0 ? '' : fill(pictureCount === 1 ? t.taskView.picturesOne : t.taskView.picturesMany, { n: pictureCount }),
       check: check && {
         here: problemsOf(t.taskView, check.find((c) => c.page === page)),
         pages: check.map((c) => ({ n: c.page, href: link(c.page), text: fill(t.taskView.checkOnPage, { page: c.page, problems: problemsOf(t.taskView, c).join(', ') }) })),

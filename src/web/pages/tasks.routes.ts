@@ -8,7 +8,7 @@ import type { LanguagePair } from '../../documents/translate/translator.ts';
 import { isTerminal, listTasks, type TaskContext, type TaskView } from '../../tasks/tasks.ts';
 import type { Messages } from '../i18n/en.ts';
 import type { Locale } from '../i18n/i18n.ts';
-import { formatDate, localeOf, renderPage } from './view.ts';
+import { formatDate, formatSize, localeOf, renderPage } from './view.ts';
 
 /** How long the page waits for the engine to list its languages before offering the common ones. */
 const LANGUAGE_PAIRS_TIMEOUT_MS = 3000;
@@ -77,12 +77,6 @@ function languageName(names: Intl.DisplayNames, code: string): string {
   } catch {
     return code;
   }
-}
-
-/** A size in the page's language: 830 byte, 12 kB, 3.4 MB. */
-function formatSize(locale: Locale, bytes: number): string {
-  const [unit, value] = bytes < 1024 ? ['byte', bytes] : bytes < 1024 * 1024 ? ['kilobyte', bytes / 1024] : ['megabyte', bytes / 1024 / 1024];
-  return new Intl.NumberFormat(locale, { style: 'unit', unit, unitDisplay: 'short', maximumFractionDigits: value < 10 ? 1 : 0 }).format(value);
 }
 
 /** One row of the list, as the template draws it (the script draws the same from the API's JSON). */

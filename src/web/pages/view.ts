@@ -153,3 +153,9 @@ export function renderError(db: Db, request: FastifyRequest, reply: FastifyReply
 export function formatDate(locale: Locale, epochMs: number): string {
   return `${new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(new Date(epochMs))} UTC`;
 }
+
+/** A size in the page's language: 830 byte, 12 kB, 3.4 MB. */
+export function formatSize(locale: Locale, bytes: number): string {
+  const [unit, value] = bytes < 1024 ? ['byte', bytes] : bytes < 1024 * 1024 ? ['kilobyte', bytes / 1024] : ['megabyte', bytes / 1024 / 1024];
+  return new Intl.NumberFormat(locale, { style: 'unit', unit, unitDisplay: 'short', maximumFractionDigits: value < 10 ? 1 : 0 }).format(value);
+}
