@@ -82,6 +82,7 @@ export const sharedSchemas = [
       oidc: { type: 'boolean', description: 'OpenID Connect: an id_token when granted openid' },
       post_logout_redirect_uris: { type: 'array', items: { type: 'string' } },
       id_token_signed_response_alg: { type: ['string', 'null'], description: 'ES256 or RS256; null: the deployment default' },
+      dynamic: { type: 'boolean', description: 'issue 39: the application registered itself (POST /oauth/register, RFC 7591); its name is unverified' },
       created_at: isoTime,
       updated_at: isoTime,
     },

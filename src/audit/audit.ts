@@ -44,6 +44,9 @@ export const AUDIT_TYPES = [
   'client.enabled',
   'client.secret_rotated',
   'client.deleted',
+  // issue 39: an application registered itself (RFC 7591); one never used for a grant was swept after a day
+  'client.registered',
+  'client.expired',
   'admin_key.created',
   'task.cancelled',
   'admin_key.revoked',
@@ -136,6 +139,8 @@ const DETAIL_KEYS = {
   errors: isCount,
   /** which file format an import read */
   format: (v: unknown) => v === 'signet' || v === 'keycloak' || v === 'auth0' || v === 'csv',
+  /** issue 39: how a self-registered application authenticates at the token endpoint */
+  auth_method: (v: unknown) => v === 'none' || v === 'client_secret_post',
   /** whether an export held password and application secret hashes */
   include_secrets: (v: unknown) => typeof v === 'boolean',
 } satisfies Record<string, (v: unknown) => boolean>;

@@ -23,6 +23,8 @@ const listView: HumanView = {
     { header: 'enabled', value: (c) => c.enabled },
     // issue 36: whether the application gets an id_token when it asks for `openid` (--oidc)
     { header: 'oidc', value: (c) => c.oidc },
+    // issue 39: registered itself (POST /oauth/register); its name is its own, unverified
+    { header: 'dynamic', value: (c) => c.dynamic },
     { header: 'scopes', value: (c) => c.scopes },
     { header: 'redirect_uris', value: (c) => c.redirect_uris },
     { header: 'created', value: (c) => shortTime(c.created_at) },
@@ -73,8 +75,11 @@ export function registerClientCommands(program: Command, run: Run): void {
   client
     .command('list')
     .description('list every registered application (secrets are never shown again)')
+    .option('--dynamic', 'only the applications that registered themselves (POST /oauth/register)')
     .option('--json', 'print JSON')
-    .action((o: { json?: boolean }) => run(async (ctx) => (await clients.listClients(ctx.database.db)).map((c) => clients.toView(c)), o, listView));
+    .action((o: { json?: boolean; dynamic?: boolean }) =>
+      run(async (ctx) => (await clients.listClients(ctx.database.db)).filter((c) => !o.dynamic || c.dynamic).map((c) => clients.toView(c)), o, listView),
+    );
 
   client
     .command('show <client_id>')

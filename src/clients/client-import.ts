@@ -7,7 +7,7 @@ import { checkName, checkOrigin, checkPostLogoutRedirectUris, checkRedirectUri, 
 import * as store from './clients.store.ts';
 
 /** An application as an export describes it: its client_id and settings, and the keyed hash of its secret when the export had secrets. */
-export type ImportedClient = Omit<Client, 'scopes' | 'secretHash' | 'createdAt' | 'updatedAt'> & {
+export type ImportedClient = Omit<Client, 'scopes' | 'secretHash' | 'createdAt' | 'updatedAt' | 'dynamic' | 'registration'> & {
   scopes: string[];
   /** the keyed hash of the secret (HMAC-SHA-256 under a key from SIGNET_SECRET); undefined: not in the file */
   secretHash?: string | undefined;

@@ -1,4 +1,5 @@
 // The only place with queries on clients.
+import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import type { ClientsTable } from '../db/schema.ts';
 import { forgetClient } from './clients.cache.ts';
@@ -29,4 +30,23 @@ export async function deleteClient(db: Db, clientId: string): Promise<boolean> {
   const result = await db.deleteFrom('clients').where('client_id', '=', clientId).executeTakeFirst();
   forgetClient(db, clientId);
   return result.numDeletedRows > 0n;
+}
+
+/**
+ * issue 39: one statement deletes the dynamic applications created before `createdBefore` that no
+ * person ever allowed (no grant) and that hold no code or token (no chain, no earlier-format token);
+ * returns their client_ids.
+ */
+export async function deleteUnusedDynamicClients(db: Db, createdBefore: number): Promise<string[]> {
+  const rows = await db
+    .deleteFrom('clients')
+    .where('dynamic', '=', 1)
+    .where('created_at', '<', createdBefore)
+    .where(sql<boolean>`not exists (select 1 from grants g where g.client_id = clients.client_id)`)
+    .where(sql<boolean>`not exists (select 1 from token_chains c where c.client_id = clients.client_id)`)
+    .where(sql<boolean>`not exists (select 1 from authorization_codes a where a.client_id = clients.client_id)`)
+    .returning('client_id')
+    .execute();
+  for (const row of rows) forgetClient(db, row.client_id);
+  return rows.map((row) => row.client_id);
 }

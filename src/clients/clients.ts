@@ -35,8 +35,23 @@ export type Client = {
   idTokenAlg: 'ES256' | 'RS256' | null;
   /** keyed hash of the secret; null for public clients */
   secretHash: string | null;
+  /** issue 39: registered itself at POST /oauth/register (RFC 7591); its name is its own claim, unverified */
+  dynamic: boolean;
+  /** issue 39: the RFC 7591 metadata a dynamic client registered (client_uri, logo_uri …), else null */
+  registration: RegistrationMetadata | null;
   createdAt: number;
   updatedAt: number;
+};
+
+/** What a dynamic client registered beyond the application's own fields (RFC 7591 §2). */
+export type RegistrationMetadata = {
+  token_endpoint_auth_method: 'none' | 'client_secret_post';
+  grant_types: string[];
+  response_types: string[];
+  client_uri?: string;
+  logo_uri?: string;
+  software_id?: string;
+  software_version?: string;
 };
 
 /** The operator contract's JSON shape for an application. */
@@ -53,6 +68,8 @@ export type ClientView = {
   post_logout_redirect_uris: string[];
   /** null: the deployment's default (SIGNET_ID_TOKEN_ALG) */
   id_token_signed_response_alg: 'ES256' | 'RS256' | null;
+  /** issue 39: registered itself (POST /oauth/register) */
+  dynamic: boolean;
   created_at: string;
   updated_at: string;
 };
@@ -101,6 +118,8 @@ export function clientFromRow(row: store.ClientRow): Client {
     postLogoutRedirectUris: row.post_logout_redirect_uris ? (JSON.parse(row.post_logout_redirect_uris) as string[]) : [],
     idTokenAlg: row.id_token_alg === 'ES256' || row.id_token_alg === 'RS256' ? row.id_token_alg : null,
     secretHash: row.secret_hash,
+    dynamic: row.dynamic === 1,
+    registration: row.registration ? (JSON.parse(row.registration) as RegistrationMetadata) : null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -119,6 +138,7 @@ export function toView(client: Client, clientSecret?: string): ClientView {
     oidc: client.oidc,
     post_logout_redirect_uris: client.postLogoutRedirectUris,
     id_token_signed_response_alg: client.idTokenAlg,
+    dynamic: client.dynamic,
     created_at: new Date(client.createdAt).toISOString(),
     updated_at: new Date(client.updatedAt).toISOString(),
   };
@@ -167,6 +187,8 @@ export type ClientInput = {
   oidc?: boolean | undefined;
   postLogoutRedirectUris?: string[] | undefined;
   idTokenAlg?: 'ES256' | 'RS256' | null | undefined;
+  /** issue 39: the application registered itself (RFC 7591) with this metadata; its redirect URIs were checked by oauth/registration */
+  dynamic?: RegistrationMetadata | undefined;
 };
 
 /** RP-Initiated Logout 1.0 §3: a post-logout callback is checked as a redirect URI and compared byte for byte. */
@@ -213,6 +235,7 @@ export async function registerClient(db: Db, clock: Clock, hashKey: Buffer, inpu
     oidc: input.oidc ? 1 : 0,
     post_logout_redirect_uris: checkPostLogoutRedirectUris(input.postLogoutRedirectUris ?? []),
     id_token_alg: input.idTokenAlg ?? null,
+    ...(input.dynamic ? { dynamic: 1, registration: JSON.stringify(input.dynamic) } : {}),
   };
   await store.insertClient(db, row);
   return clientSecret === undefined ? { client: clientFromRow(row) } : { client: clientFromRow(row), clientSecret };
@@ -281,6 +304,14 @@ export async function rotateClientSecret(db: Db, clock: Clock, hashKey: Buffer, 
   const clientSecret = newOpaqueToken();
   await store.updateClient(db, clientId, { secret_hash: keyedHash(hashKey, clientSecret), updated_at: clock() });
   return { client: await getClient(db, clientId), clientSecret };
+}
+
+/**
+ * issue 39: deletes the applications that registered themselves before `createdBefore` and were never
+ * used for a grant (no consent, no code or token); returns their client_ids.
+ */
+export async function deleteUnusedDynamicClients(db: Db, createdBefore: number): Promise<string[]> {
+  return store.deleteUnusedDynamicClients(db, createdBefore);
 }
 
 /** Removes the application with its grants, codes and tokens. */

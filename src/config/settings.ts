@@ -133,6 +133,7 @@ const schema = z.object({
   SIGNET_SIGNUP: z.enum(['open', 'closed'], 'expected open or closed').default('closed'),
   SIGNET_FETCH_SOURCES: z.enum(['on', 'off'], 'expected on or off').default('off'),
   SIGNET_MFA: z.enum(['optional', 'required'], 'expected optional or required').default('optional'),
+  SIGNET_CLIENT_REGISTRATION: z.enum(['open', 'closed'], 'expected open or closed').default('open'),
   SIGNET_ID_TOKEN_ALG: z.enum(['ES256', 'RS256'], 'expected ES256 or RS256').default('ES256'),
   SIGNET_IDP_TIMEOUT_MS: z.coerce.number('expected a number of milliseconds').int('expected a whole number of milliseconds').min(100, 'expected at least 100').max(60000, 'expected at most 60000').default(10000),
   SIGNET_PRODUCT_NAME: z
@@ -194,6 +195,8 @@ export type Settings = {
   fetchSources: boolean;
   /** SIGNET_MFA: `required` leads a person without a second factor to set one up after the password, before any consent or callback */
   mfa: 'optional' | 'required';
+  /** SIGNET_CLIENT_REGISTRATION (issue 39): `open` lets applications (AI agents) register themselves at POST /oauth/register (RFC 7591) */
+  clientRegistration: 'open' | 'closed';
   /** SIGNET_ID_TOKEN_ALG: how id_tokens are signed for applications that name no algorithm of their own (issue 28) */
   idTokenAlg: 'ES256' | 'RS256';
   /** SIGNET_IDP_TIMEOUT_MS: the deadline of each request to an upstream identity provider (issue 33) */
@@ -308,6 +311,7 @@ export function parseSettings(env: Record<string, string | undefined>, cwd = pro
     signup: s.SIGNET_SIGNUP,
     fetchSources: s.SIGNET_FETCH_SOURCES === 'on',
     mfa: s.SIGNET_MFA,
+    clientRegistration: s.SIGNET_CLIENT_REGISTRATION,
     idTokenAlg: s.SIGNET_ID_TOKEN_ALG,
     idpTimeoutMs: s.SIGNET_IDP_TIMEOUT_MS,
     brand: { productName: s.SIGNET_PRODUCT_NAME, logoUrl: s.SIGNET_LOGO_URL, accentColor: s.SIGNET_ACCENT_COLOR?.toLowerCase() },

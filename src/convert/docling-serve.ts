@@ -1,8 +1,9 @@
-// docling-serve's request and answer shapes, as its OpenAPI document states them (docling-serve 1.x
-// serves /openapi.json from pydantic models: docling's docling/datamodel/service/responses.py for
-// ConvertDocumentResponse, ExportDocumentResponse, TaskStatusResponse; docling/datamodel/base_models.py
-// for ErrorItem and ConversionStatus). Only the parts Signet answers with are written out; the test
-// test/convert/openapi-shapes.test.ts checks each answer against these names and their required fields.
+// docling-serve's request and answer shapes. docling-serve 1.x builds its OpenAPI document (/openapi.json)
+// at run time from pydantic models, now in docling itself: docling/datamodel/service/responses.py
+// (ConvertDocumentResponse, ExportDocumentResponse, TaskStatusResponse) and docling/datamodel/base_models.py
+// (ErrorItem, ConversionStatus), read at docling-project/docling's main of 2026-07; no published copy of the
+// generated document exists to commit. Only the parts Signet answers with are written out, field for field;
+// test/convert/convert-api.test.ts checks every answer's keys against them.
 
 /** ConversionStatus */
 export type ConversionStatus = 'pending' | 'started' | 'failure' | 'success' | 'partial_success' | 'skipped';

@@ -39,6 +39,10 @@ export interface ClientsTable {
   post_logout_redirect_uris?: string;
   /** 'ES256' | 'RS256', or null for the deployment's default */
   id_token_alg?: string | null;
+  /** issue 39: 1 when the application registered itself (RFC 7591, POST /oauth/register) */
+  dynamic?: Flag;
+  /** issue 39: JSON of the RFC 7591 metadata a dynamic client registered, or null */
+  registration?: string | null;
 }
 
 export interface SessionsTable {
@@ -73,6 +77,8 @@ export interface AuthorizationRequestsTable {
   completed_at: number | null;
   /** JSON of the OpenID request parameters (nonce, max_age, prompt, acr_values, login_hint), or null */
   oidc?: string | null;
+  /** issue 39: the RFC 8707 `resource` asked for, or null */
+  resource?: string | null;
 }
 
 export interface GrantsTable {
@@ -131,6 +137,8 @@ export interface TokenChainsTable {
   code_challenge_method: string | null;
   /** JSON of what the chain's id_tokens say about the sign-in (iss, nonce, auth_time, amr, acr, sid), or null */
   id_token_context?: string | null;
+  /** issue 39: the RFC 8707 resource the code and every token of the chain are for, or null */
+  resource?: string | null;
 }
 
 /** An id_token signing key (migration 0011). */

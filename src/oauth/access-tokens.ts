@@ -49,9 +49,10 @@ export async function verifyAccessToken(db: Db, hashKey: Buffer, now: number, ac
     if (found.chain.revoked_at !== null || found.denied) throw refuse('access token revoked');
     // spec "Access token — Lifetime: 2 hours"
     if (found.chain.created_at + fields.issuedOffset + ACCESS_TOKEN_LIFETIME_MS <= now) throw refuse('access token expired');
-    valid = { clientId: found.chain.client_id, scope: fields.scope, resource: null, person: found.person };
+    // issue 39: the chain's RFC 8707 resource (null: none was asked for)
+    valid = { clientId: found.chain.client_id, scope: fields.scope, resource: found.chain.resource, person: found.person };
   } else {
-    // A token from before migration 0010: its own row.
+    // A token from before migration 0010: its own row (from before resources too: none).
     const found = await store.findAccessTokenWithPerson(db, keyedHash(hashKey, accessToken));
     if (!found) throw refuse(DETAIL_UNKNOWN_TOKEN);
     const { token, person } = found;

@@ -80,6 +80,8 @@ export type PendingRequest = {
   createdAt: number;
   /** issue 28: the OpenID request parameters (an application registered with --oidc), else null */
   oidc: OidcRequest | null;
+  /** issue 39: the RFC 8707 resource the code and its tokens will be for, or null */
+  resource: string | null;
 };
 
 function fromRow(row: store.AuthorizationRequestRow): PendingRequest {
@@ -94,6 +96,7 @@ function fromRow(row: store.AuthorizationRequestRow): PendingRequest {
     expiresAt: row.expires_at,
     createdAt: row.created_at,
     oidc: row.oidc ? (JSON.parse(row.oidc) as OidcRequest) : null,
+    resource: row.resource ?? null,
   };
 }
 
@@ -154,6 +157,8 @@ export async function createPendingRequest(ctx: FlowContext, request: AuthorizeR
     expires_at: now + PENDING_REQUEST_LIFETIME_MS,
     completed_at: null,
     oidc: storedOidc(request.oidc),
+    // only when asked for: a request without one stores exactly what it stored before
+    ...(request.resource === null ? {} : { resource: request.resource }),
   });
   return id;
 }
@@ -186,6 +191,7 @@ export async function approvePendingRequest(ctx: FlowContext, id: string, origin
     codeChallenge: request.codeChallenge,
     codeChallengeMethod: request.codeChallengeMethod,
     idTokenContext: idTokenContextFor(request.oidc, request.origin, grantedScope, signIn),
+    resource: request.resource,
   });
   return callbackUrl(request.redirectUri, { code }, { state: request.state, compat: ctx.compat, issuer: request.origin });
 }
@@ -254,6 +260,7 @@ export async function answerWithoutInterface(ctx: FlowContext, request: Authoriz
     codeChallenge: request.codeChallenge,
     codeChallengeMethod: request.codeChallengeMethod,
     idTokenContext: idTokenContextFor(request.oidc, origin, request.scope, who.signIn),
+    resource: request.resource,
   });
   return { url: back({ code }) };
 }

@@ -25,7 +25,7 @@ export const authorizeRoutes: FastifyPluginAsync<{ ctx: FlowContext; mustEnrol?:
     // Before anything is looked up, stored or minted.
     if (isFramedNavigation(request.headers)) throw new OAuthError('access_denied', FRAMED_DESCRIPTION, { detail: `Sec-Fetch-Dest: ${request.headers['sec-fetch-dest']}` });
     const query: AuthorizeQuery = typeof request.query === 'object' && request.query !== null ? (request.query as AuthorizeQuery) : {};
-    const authorization = await validateAuthorizeRequest(ctx.db, query, ctx.compat);
+    const authorization = await validateAuthorizeRequest(ctx.db, query, ctx.compat, request.servedOrigin.origin);
     reply.header('cache-control', 'no-store');
     if (authorization.methodReadAsPlain !== null) {
       request.log.warn(

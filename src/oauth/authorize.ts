@@ -7,7 +7,9 @@ import type { CodeChallengeMethod } from './codes.ts';
 import { OAuthError } from './errors.ts';
 import { methodReadAsPlainAgainstIntent, normalizeChallengeMethod } from './pkce.ts';
 import { REQUESTABLE_CLAIMS, scopesReleasing } from './claims.ts';
+import { requestedResource } from './resources.ts';
 import { DEFAULT_SCOPE, formatScope, isKnownScope, KNOWN_SCOPES, parseScopeParameter, type Scope } from './scopes.ts';
+import { redirectUriMatchesDynamic } from './registration/redirect-uris.ts';
 
 /** The query as Fastify parses it: a parameter sent twice arrives as an array. */
 export type AuthorizeQuery = Record<string, unknown>;
@@ -32,6 +34,8 @@ export type AuthorizeRequest = {
    * registered with --oidc; for any other they are ignored like every unknown parameter (spec rule 5).
    */
   oidc: OidcRequest | null;
+  /** issue 39: the RFC 8707 resource asked for (`{origin}/mcp`), or null when none was sent */
+  resource: string | null;
 };
 
 /** The OpenID request parameters a pending request keeps until its code (stored as JSON). */
@@ -81,6 +85,8 @@ type Validation = {
   readonly db: Db;
   /** SIGNET_COMPAT */
   readonly compat?: 'legacy' | undefined;
+  /** the served origin that received the request: the resource it knows is `{origin}/mcp` */
+  readonly origin?: string | undefined;
   clientId?: string;
   redirectUri?: string;
   client?: Client;
@@ -139,11 +145,16 @@ const applicationExistsAndIsEnabled: Check = async (v) => {
   v.client = client;
 };
 
-/** Step 4: spec "The redirect URI is registered" — "byte-identical to a registered URI". */
+/**
+ * Step 4: spec "The redirect URI is registered" — "byte-identical to a registered URI". For an
+ * application that registered itself (issue 39) a loopback redirect URI matches on any port (RFC 8252
+ * §7.3); every other application keeps the byte-for-byte rule.
+ */
 const redirectUriIsRegistered: Check = (v) => {
   const client = learned(v.client, 'redirectUriIsRegistered');
   const redirectUri = learned(v.redirectUri, 'redirectUriIsRegistered');
-  if (!client.redirectUris.includes(redirectUri)) {
+  const registered = client.redirectUris.includes(redirectUri) || (client.dynamic && redirectUriMatchesDynamic(client.redirectUris, redirectUri));
+  if (!registered) {
     throw new OAuthError('invalid_request', 'redirect_uri is not registered for this application. Send a registered redirect URI exactly as registered, byte for byte.');
   }
 };
@@ -216,8 +227,28 @@ const stateCarriableUnescaped: Check = (v) => {
   }
 };
 
+/**
+ * Issue 39, after the spec's five: an application that registered itself (RFC 7591) must use PKCE with
+ * S256 (OAuth 2.1 §4.1.1, the MCP authorization spec) — it has no operator vouching for it, and a public
+ * one has no other credential. Applications registered by an operator keep the spec's rules.
+ */
+const dynamicClientUsesS256: Check = (v) => {
+  const client = learned(v.client, 'dynamicClientUsesS256');
+  if (!client.dynamic) return;
+  if (single(v.query, 'code_challenge') === undefined || single(v.query, 'code_challenge_method') !== 'S256') {
+    throw new OAuthError('invalid_request', 'This application registered itself, so it must use PKCE with S256: send code_challenge (the unpadded base64url SHA-256 of your code_verifier) and code_challenge_method=S256.');
+  }
+};
+
+/** Issue 39, after the spec's five: RFC 8707 `resource`, when sent, names the one resource this server knows, else `invalid_target`. */
+const resourceIsKnown: Check = (v) => {
+  // Without the served origin (a caller outside the endpoint) no resource is read at all.
+  if (v.query.resource === undefined || v.origin === undefined) return;
+  requestedResource(v.query.resource, v.origin);
+};
+
 /** Checks of the optional parameters, run only after the spec's five (whose order and answers stay as the spec says). */
-export const PARAMETER_CHECKS: readonly Check[] = [stateWithinLimit, codeChallengeWellFormed, stateCarriableUnescaped];
+export const PARAMETER_CHECKS: readonly Check[] = [stateWithinLimit, codeChallengeWellFormed, stateCarriableUnescaped, dynamicClientUsesS256, resourceIsKnown];
 
 /** OpenID Connect Core §3.1.2.1, for an OpenID application: nonce, prompt, max_age, login_hint, id_token_hint, acr_values. */
 function readOidcParameters(query: AuthorizeQuery): OidcRequest {
@@ -247,8 +278,8 @@ function readOidcParameters(query: AuthorizeQuery): OidcRequest {
 }
 
 /** Runs the five checks in order, then checks and reads the optional parameters. Throws the first failure. */
-export async function validateAuthorizeRequest(db: Db, query: AuthorizeQuery, compat?: 'legacy' | undefined): Promise<AuthorizeRequest> {
-  const v: Validation = { query, db, compat };
+export async function validateAuthorizeRequest(db: Db, query: AuthorizeQuery, compat?: 'legacy' | undefined, origin?: string): Promise<AuthorizeRequest> {
+  const v: Validation = { query, db, compat, origin };
   for (const check of AUTHORIZE_CHECKS) await check(v);
   for (const check of PARAMETER_CHECKS) await check(v);
 
@@ -270,6 +301,7 @@ export async function validateAuthorizeRequest(db: Db, query: AuthorizeQuery, co
     methodReadAsPlain: codeChallenge === null ? null : (methodReadAsPlainAgainstIntent(method) ?? null),
     prompt: prompt === 'none' ? 'none' : null,
     oidc,
+    resource: origin === undefined ? null : requestedResource(query.resource, origin),
   };
 }
 

@@ -22,6 +22,8 @@ export type NewCode = {
   codeChallengeMethod: CodeChallengeMethod | null;
   /** issue 28: what the chain's id_tokens say about the sign-in (oidc/id-token.ts), or null */
   idTokenContext?: string | null | undefined;
+  /** issue 39: the RFC 8707 resource the code and its chain's tokens are for, or null */
+  resource?: string | null | undefined;
 };
 
 /**
@@ -53,6 +55,7 @@ export async function issueAuthorizationCode(db: Db, hashKey: Buffer, clock: Clo
     code_challenge: input.codeChallenge,
     code_challenge_method: input.codeChallenge === null ? null : input.codeChallengeMethod,
     ...(input.idTokenContext ? { id_token_context: input.idTokenContext } : {}),
+    ...(input.resource ? { resource: input.resource } : {}),
   });
   return encodeCode(hashKey, id);
 }

@@ -1,18 +1,19 @@
-// GET /.well-known/openid-configuration (spec "Versioning").
+// GET /.well-known/openid-configuration (spec "Versioning"), and its RFC 8414 sibling for agents (issue 39).
 // Default: an accurate document for the host that serves it. SIGNET_COMPAT=legacy: the legacy
 // service's document with its documented defects, reproduced on purpose.
-import { CLAIMS_BY_SCOPE, KNOWN_SCOPES } from './scopes.ts';
+import { CLAIMS_BY_SCOPE, KNOWN_SCOPES, SPEC_SCOPES } from './scopes.ts';
 import { SUPPORTED_GRANT_TYPES } from './token/grants.ts';
 import { ACR_VALUES_SUPPORTED, ID_TOKEN_CLAIMS } from './oidc/id-token.ts';
 import { SIGNING_ALGS } from './oidc/keys.ts';
 import { LOCALES } from '../web/i18n/i18n.ts';
+import { mcpResource, REGISTRATION_ENDPOINT_PATH } from './resources.ts';
 
 export type DiscoveryDocument = Record<string, string | string[] | boolean>;
 
 /** spec Versioning 3: "Accurate discovery fields" — the same in both modes. */
 function accurateFields(): DiscoveryDocument {
   return {
-    scopes_supported: [...KNOWN_SCOPES],
+    scopes_supported: [...SPEC_SCOPES],
     response_types_supported: ['code'],
     grant_types_supported: [...SUPPORTED_GRANT_TYPES],
     token_endpoint_auth_methods_supported: ['client_secret_post'],
@@ -72,5 +73,25 @@ export function legacyDiscovery(servedOrigin: string, otherOrigins: readonly str
     ...accurateFields(),
     id_token_signing_alg_values_supported: ['RS256'],
     subject_types_supported: ['public'],
+  };
+}
+
+/**
+ * RFC 8414 §2: the authorization server metadata — the discovery document's facts (issuer, endpoints,
+ * id_token fields) with what agents need besides: the registration endpoint (RFC 7591), S256 only (the
+ * MCP authorization spec requires PKCE with S256; `plain` still works for the applications that use it),
+ * every known scope including `documents`, and the protected resource it issues RFC 8707 tokens for. `registration` says whether
+ * self-registration is open (SIGNET_CLIENT_REGISTRATION).
+ */
+export function authorizationServerMetadata(origin: string, options: { registration: 'open' | 'closed' }): DiscoveryDocument {
+  return {
+    ...accurateDiscovery(origin),
+    scopes_supported: [...KNOWN_SCOPES],
+    code_challenge_methods_supported: ['S256'],
+    token_endpoint_auth_methods_supported: ['client_secret_post', 'none'],
+    ...(options.registration === 'open' ? { registration_endpoint: `${origin}${REGISTRATION_ENDPOINT_PATH}` } : {}),
+    client_id_metadata_document_supported: false,
+    // RFC 9728 §4: the protected resources this server issues tokens for (RFC 8707 `resource`)
+    protected_resources: [mcpResource(origin)],
   };
 }

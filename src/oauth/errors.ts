@@ -15,7 +15,12 @@ export type OAuthErrorCode =
   | 'interaction_required'
   | 'invalid_token'
   | 'server_error'
-  | 'temporarily_unavailable';
+  | 'temporarily_unavailable'
+  /** RFC 8707 §2: a resource this server does not issue tokens for */
+  | 'invalid_target'
+  /** RFC 7591 §3.2.2: registration errors */
+  | 'invalid_redirect_uri'
+  | 'invalid_client_metadata';
 
 /**
  * Log-only details that other code reads to tell refusals apart: the rate limits (rate-limits.ts) count
@@ -44,6 +49,9 @@ const DEFAULT_STATUS: Record<OAuthErrorCode, number> = {
   invalid_token: 401,
   server_error: 500,
   temporarily_unavailable: 503,
+  invalid_target: 400,
+  invalid_redirect_uri: 400,
+  invalid_client_metadata: 400,
 };
 
 /** For the operator's log: which application ran into which of the spec's risky rules. */

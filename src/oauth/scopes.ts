@@ -1,7 +1,14 @@
-// spec "Scopes": the four known scopes and the claims each releases.
+// spec "Scopes": the four known scopes and the claims each releases; issue 39 adds `documents` (read,
+// parse and translate the person's documents — for AI agents at /mcp), which releases no claim.
 
-export const KNOWN_SCOPES = ['openid', 'profile', 'email', 'phone'] as const;
+export const KNOWN_SCOPES = ['openid', 'profile', 'email', 'phone', 'documents'] as const;
 export type Scope = (typeof KNOWN_SCOPES)[number];
+
+/**
+ * spec Versioning 3: the discovery document's `scopes_supported` names exactly these four; `documents`
+ * is advertised in the RFC 8414 and RFC 9728 documents (resources.ts), where agents look for it.
+ */
+export const SPEC_SCOPES: readonly Scope[] = ['openid', 'profile', 'email', 'phone'];
 
 /** spec: "The default scope when none is sent is `openid profile`." */
 export const DEFAULT_SCOPE: readonly Scope[] = ['openid', 'profile'];
@@ -11,6 +18,8 @@ export const CLAIMS_BY_SCOPE: Record<Scope, readonly string[]> = {
   profile: ['name', 'picture'],
   email: ['email', 'email_verified'],
   phone: ['phone_number', 'phone_number_verified'],
+  // issue 39: access to the person's documents (the MCP tools), no userinfo or id_token claim
+  documents: [],
 };
 
 export function isKnownScope(value: string): value is Scope {

@@ -268,9 +268,15 @@ const CHAIN_COLUMNS = [
 const insertChainStatement = compiledOnce(CHAIN_COLUMNS, (db, row) => db.insertInto('token_chains').values(row));
 /** issue 28: a code of an OpenID request also stores what its id_tokens will say (the statement above stays as it was for every other). */
 const insertChainWithIdTokenContextStatement = compiledOnce([...CHAIN_COLUMNS, 'id_token_context'], (db, row) => db.insertInto('token_chains').values(row));
+/** issue 39: a code issued for an RFC 8707 resource stores it too (with or without an id_token context). */
+const insertChainWithResourceStatement = compiledOnce([...CHAIN_COLUMNS, 'resource'], (db, row) => db.insertInto('token_chains').values(row));
+const insertChainWithIdTokenContextAndResourceStatement = compiledOnce([...CHAIN_COLUMNS, 'id_token_context', 'resource'], (db, row) => db.insertInto('token_chains').values(row));
 
 export async function insertChain(db: Db, row: ChainRow): Promise<void> {
-  if (row.id_token_context) await insertChainWithIdTokenContextStatement(db, { ...row, id_token_context: row.id_token_context });
+  if (row.resource) {
+    if (row.id_token_context) await insertChainWithIdTokenContextAndResourceStatement(db, { ...row, id_token_context: row.id_token_context, resource: row.resource });
+    else await insertChainWithResourceStatement(db, { ...row, resource: row.resource });
+  } else if (row.id_token_context) await insertChainWithIdTokenContextStatement(db, { ...row, id_token_context: row.id_token_context });
   else await insertChainStatement(db, row);
 }
 
@@ -511,7 +517,7 @@ export async function rotateLegacyIntoChain(db: Db, tokenHash: string, clientId:
 
 /** What userinfo reads for an access token of the chain format. */
 export type ChainAccessRow = {
-  chain: Pick<ChainRow, 'client_id' | 'sub' | 'generation' | 'created_at' | 'revoked_at'>;
+  chain: Pick<ChainRow, 'client_id' | 'sub' | 'generation' | 'created_at' | 'revoked_at'> & { resource: string | null };
   /** this access token alone was revoked (the deny list) */
   denied: boolean;
   person: TokenPersonRow | undefined;
@@ -522,11 +528,11 @@ export type ChainAccessRow = {
  * and the person — primary-key probes, one statement (one round trip on PostgreSQL). SQLite: scalar
  * subqueries (see userinfoQuerySqlite); PostgreSQL: a join. Parameters: the deny-list id, the chain id.
  */
-const CHAIN_USERINFO_SQLITE = `select c.client_id, c.sub, c.generation, c.created_at, c.revoked_at,
+const CHAIN_USERINFO_SQLITE = `select c.client_id, c.sub, c.generation, c.created_at, c.revoked_at, c.resource,
   exists (select 1 from revoked_access_tokens d where d.id = ?) as denied,
   ${PERSON_COLUMNS.map((column) => `(select u.${column} from users u where u.sub = c.sub) as u_${column}`).join(',\n  ')}
 from token_chains c where c.id = ?`;
-const CHAIN_USERINFO_POSTGRES = `select c.client_id, c.sub, c.generation, c.created_at, c.revoked_at,
+const CHAIN_USERINFO_POSTGRES = `select c.client_id, c.sub, c.generation, c.created_at, c.revoked_at, c.resource,
   exists (select 1 from revoked_access_tokens d where d.id = $1) as denied,
   ${PERSON_COLUMNS.map((column) => `u.${column} as u_${column}`).join(', ')}
 from token_chains c left join users u on u.sub = c.sub where c.id = $2`;
@@ -538,7 +544,7 @@ export async function findChainForAccessToken(db: Db, chainId: string, accessTok
   const [row] = (await db.executeQuery<ChainUserinfoRow>(CompiledQuery.raw(sql, [accessTokenId, chainId]))).rows;
   if (!row) return undefined;
   return {
-    chain: { client_id: row.client_id, sub: row.sub, generation: row.generation, created_at: row.created_at, revoked_at: row.revoked_at },
+    chain: { client_id: row.client_id, sub: row.sub, generation: row.generation, created_at: row.created_at, revoked_at: row.revoked_at, resource: row.resource ?? null },
     denied: row.denied === true || row.denied === 1,
     person: personOf(row),
   };

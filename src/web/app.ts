@@ -16,6 +16,8 @@ import type { Db, Dialect } from '../db/database.ts';
 import { isDatabaseUnavailable } from '../db/errors.ts';
 import { OAuthError } from '../oauth/errors.ts';
 import { discoveryRoutes } from '../oauth/discovery.routes.ts';
+import { registrationRoutes } from '../oauth/registration/registration.routes.ts';
+import { resourceMetadataRoutes } from '../oauth/resources.routes.ts';
 import { revokeRoutes } from '../oauth/revoke.routes.ts';
 import { tokenRoutes } from '../oauth/token/token.routes.ts';
 import { userinfoRoutes } from '../oauth/userinfo.routes.ts';
@@ -241,6 +243,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(revokeRoutes, { ctx: endpoints });
   await app.register(userinfoRoutes, { ctx: endpoints });
   await app.register(discoveryRoutes, { settings: deps.settings, signing: { db: deps.db, sealKey: deps.keys.signingKey, clock: deps.clock } });
+  // issue 39: authorization for AI agents — RFC 9728 / RFC 8414 metadata and RFC 7591 registration
+  await app.register(resourceMetadataRoutes, { registration: deps.settings.clientRegistration });
+  await app.register(registrationRoutes, { ctx: { db: deps.db, clock: deps.clock, hashKey: deps.keys.tokenHash, registration: deps.settings.clientRegistration } });
   // First-party APIs (session cookie).
   await app.register(taskRoutes, { ctx: tasks, localeOf });
   // docling-serve's conversion API (API keys and OAuth access tokens with scope documents; no cookie).

@@ -1,6 +1,7 @@
 // Periodic sweeps of expired rows: pending authorization requests, sessions, sign-in counters, codes
 // and tokens, account links, settled account mail and its request counters, passkey challenges,
-// half-signed-in states. Every process may run them; they are idempotent deletes.
+// half-signed-in states, self-registered applications never used (issue 39). Every process may run
+// them; they are idempotent deletes.
 import type { Logger } from 'pino';
 import { forgetExpiredAccountTokens } from '../accounts/account-tokens.ts';
 import { forgetExpiredPasskeyChallenges } from '../accounts/factors/passkeys.ts';
@@ -14,6 +15,7 @@ import { MINUTE, type Clock } from '../config/clock.ts';
 import type { Db } from '../db/database.ts';
 import { forgetExpiredPendingRequests } from '../oauth/authorization-requests.ts';
 import { forgetExpiredCodesAndTokens } from '../oauth/expiry.ts';
+import { forgetUnusedRegistrations } from '../oauth/registration/registration.ts';
 import { recordAudit } from '../audit/audit.ts';
 import { forgetRetiredSigningKeys } from '../oauth/oidc/keys.ts';
 import { forgetSilentWorkers } from '../worker/heartbeats.ts';
@@ -35,6 +37,7 @@ export async function sweepExpired(db: Db, clock: Clock): Promise<Record<string,
     signingKeys: await retireExpiredSigningKeys(db, clock),
     upstreamStates: await forgetExpiredUpstreamStates(db, clock),
     silentWorkers: await forgetSilentWorkers(db, clock),
+    unusedRegistrations: await forgetUnusedRegistrations(db, clock),
   };
 }
 

@@ -3,7 +3,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import * as oauth from 'oauth4webapi';
 import * as accounts from '../../src/accounts/accounts.ts';
+import { verifyAccessToken } from '../../src/oauth/access-tokens.ts';
 import * as clients from '../../src/clients/clients.ts';
 import { accessibilityViolations, chromiumSkip, launchChromium } from '../helpers/browser.ts';
 import { startSignet, type RunningSignet } from '../helpers/live-server.ts';
@@ -208,5 +210,37 @@ describe('browser: the authorization flow in Chromium', { skip: chromiumSkip() }
     await page.getByRole('button', { name: 'Allow' }).waitFor();
     await page.reload();
     await page.getByRole('button', { name: 'Allow' }).waitFor();
+  });
+
+  test('issue 39 through oauth4webapi: discovers RFC 9728 and RFC 8414 metadata, registers itself (RFC 7591, public, loopback redirect), and completes a code flow with resource={base}/mcp; the consent page shows "(registered itself)", the host and the warning with no axe violations; a refresh keeps the resource', async () => {
+    const resourceId = new URL(`${signet.baseUrl}/mcp`);
+    const prm = await oauth.processResourceDiscoveryResponse(resourceId, await oauth.resourceDiscoveryRequest(resourceId, { [oauth.allowInsecureRequests]: true }));
+    assert.deepEqual(prm.scopes_supported, ['documents']);
+    const issuer = new URL(prm.authorization_servers![0]!);
+    const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', [oauth.allowInsecureRequests]: true }));
+    assert.ok(as.registration_endpoint);
+    const registered = await oauth.processDynamicClientRegistrationResponse(
+      await oauth.dynamicClientRegistrationRequest(as, { client_name: 'Agent', redirect_uris: [callback.url], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], scope: 'documents' }, { [oauth.allowInsecureRequests]: true }),
+    );
+    const agent: oauth.Client = { client_id: registered.client_id, token_endpoint_auth_method: 'none' };
+    const verifier = oauth.generateRandomCodeVerifier();
+    const state = oauth.generateRandomState();
+    const url = new URL(as.authorization_endpoint!);
+    url.search = new URLSearchParams({ client_id: agent.client_id, redirect_uri: callback.url, response_type: 'code', scope: 'documents', resource: resourceId.href, state, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' }).toString();
+    const page = await newPage();
+    await page.goto(url.href);
+    await signIn(page);
+    await page.getByRole('button', { name: 'Allow' }).waitFor();
+    assert.ok(await page.getByRole('heading', { name: '“Agent” (registered itself) wants to access your account' }).isVisible());
+    assert.ok(await page.getByText('has not verified this application').isVisible());
+    assert.ok(await page.getByText(new URL(callback.url).host, { exact: true }).isVisible(), 'the host it will send the person to');
+    assert.deepEqual(await accessibilityViolations(page), [], 'consent page of a self-registered application');
+    const landed = await landOnCallback(page, () => page.getByRole('button', { name: 'Allow' }).click());
+    const params = oauth.validateAuthResponse(as, agent, landed, state);
+    const tokens = await oauth.processAuthorizationCodeResponse(as, agent, await oauth.authorizationCodeGrantRequest(as, agent, oauth.None(), params, callback.url, verifier, { additionalParameters: { resource: resourceId.href }, [oauth.allowInsecureRequests]: true }));
+    assert.equal(tokens.scope, 'documents');
+    assert.equal((await verifyAccessToken(database.db, signet.deps.keys.tokenHash, signet.clock(), tokens.access_token)).resource, resourceId.href);
+    const refreshed = await oauth.processRefreshTokenResponse(as, agent, await oauth.refreshTokenGrantRequest(as, agent, oauth.None(), tokens.refresh_token!, { additionalParameters: { resource: resourceId.href }, [oauth.allowInsecureRequests]: true }));
+    assert.equal((await verifyAccessToken(database.db, signet.deps.keys.tokenHash, signet.clock(), refreshed.access_token)).resource, resourceId.href);
   });
 });

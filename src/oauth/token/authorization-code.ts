@@ -13,6 +13,7 @@ import type { GrantHandler, TokenContext } from './grant.ts';
 import { decodeCode, isChainId } from '../token-format.ts';
 import { newChainRow, newIssuance, REFRESH_CHAIN_LIFETIME_MS, tokensFor } from './issue-tokens.ts';
 import { withIdToken } from '../oidc/id-token.ts';
+import { checkTokenResource } from '../resources.ts';
 
 /**
  * A presented authorization code, in either format: a chain-format code (its chain row, generation 0
@@ -34,6 +35,8 @@ export type PresentedCode = {
   personActive: boolean;
   /** the chain the code starts (revoked when the code is presented again) */
   chainId: string;
+  /** issue 39: the RFC 8707 resource the code was issued for, or null */
+  resource: string | null;
 } & ({ format: 'chain' } | { format: 'legacy'; codeHash: string });
 
 /**
@@ -82,6 +85,7 @@ async function readPresented(ctx: TokenContext, presented: string): Promise<Pres
       redeemed: chain.generation > 0,
       revoked: chain.revoked_at !== null,
       personActive: found.personActive,
+      resource: chain.resource ?? null,
     };
   }
   const found = await store.findCodeWithPerson(ctx.db, keyedHash(ctx.hashKey, presented));
@@ -102,6 +106,7 @@ async function readPresented(ctx: TokenContext, presented: string): Promise<Pres
     redeemed: code.redeemed_at !== null,
     revoked: false,
     personActive: found.personActive,
+    resource: null,
   };
 }
 
@@ -175,6 +180,8 @@ async function checkByReading(ctx: TokenContext, client: Client, params: OAuthPa
     }
     checkCodeCredential(ctx, client, code, params);
     if (!code.personActive) throw codeRefused('account missing or disabled');
+    // issue 39, RFC 8707 §2.2: a `resource` sent here must be the one authorized.
+    checkTokenResource(params.optional('resource'), code.resource);
     return { client, code };
 }
 
@@ -183,7 +190,8 @@ export const authorizationCodeGrant: GrantHandler<CheckedCode> = {
     const client = await checkTokenEndpointClient(ctx.db, params.required('client_id'), ctx.origin);
     const chainId = decodeCode(ctx.hashKey, params.required('code'));
     const redirectUri = params.required('redirect_uri');
-    const credential = chainId === undefined ? undefined : provenCredential(ctx, client, params);
+    // A `resource` (issue 39) is compared with the code's: that needs the read, so no fast path.
+    const credential = chainId === undefined || params.optional('resource') !== undefined ? undefined : provenCredential(ctx, client, params);
     if (chainId !== undefined && credential !== undefined) return { client, fast: { chainId, redirectUri, credential }, params };
     return checkByReading(ctx, client, params);
   },

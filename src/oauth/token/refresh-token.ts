@@ -10,6 +10,7 @@ import * as store from '../tokens.store.ts';
 import { revokedDetail } from '../revocation-detail.ts';
 import { decodeRefreshToken, newChainId, type RefreshTokenFields } from '../token-format.ts';
 import { withIdToken } from '../oidc/id-token.ts';
+import { checkTokenResource } from '../resources.ts';
 import type { GrantHandler, TokenContext, TokenResponse } from './grant.ts';
 import { newIssuance, tokensFor } from './issue-tokens.ts';
 
@@ -27,6 +28,8 @@ export type PresentedRefresh = {
   rotated: boolean;
   revoked: boolean;
   personActive: boolean;
+  /** issue 39: the RFC 8707 resource of the chain, or null */
+  resource: string | null;
 } & ({ format: 'chain'; chain: store.ChainRow; generation: number } | { format: 'legacy'; tokenHash: string });
 
 /**
@@ -51,6 +54,7 @@ function presentedFromChain(found: { chain: store.ChainRow; personActive: boolea
     rotated: generation < chain.generation,
     revoked: chain.revoked_at !== null || chain.refresh_revoked_at !== null,
     personActive: found.personActive,
+    resource: chain.resource ?? null,
   };
 }
 
@@ -66,6 +70,7 @@ function presentedFromRow(token: store.RefreshTokenRow | undefined, personActive
     rotated: token.rotated_at !== null,
     revoked: token.revoked_at !== null,
     personActive,
+    resource: null,
   };
 }
 
@@ -162,14 +167,20 @@ export const refreshTokenGrant: GrantHandler<CheckedRefresh> = {
   async check(ctx, params) {
     const client = await checkTokenEndpointClient(ctx.db, params.required('client_id'), ctx.origin);
     const presented = params.required('refresh_token');
-    // spec: "client_secret — always; no PKCE branch on this grant"
-    checkClientSecret(ctx.hashKey, client, params.optional('client_secret'));
+    const clientSecret = params.optional('client_secret');
+    // spec: "client_secret — always; no PKCE branch on this grant". Issue 39: a public application that
+    // registered itself (RFC 7591, token_endpoint_auth_method none) has no secret; OAuth 2.1 §4.3.1 lets
+    // it refresh with its client_id alone — its refresh tokens rotate, and a replay revokes them all.
+    if (!(client.dynamic && client.isPublic && clientSecret === undefined)) checkClientSecret(ctx.hashKey, client, clientSecret);
     const requestedScope = params.optional('scope');
+    const requestedResource = params.optional('resource');
     const fields = decodeRefreshToken(ctx.hashKey, presented);
     // The common case: nothing to check against the chain before rotating it (see CheckedRefresh).
-    if (fields && requestedScope === undefined) return { client, fast: fields };
+    if (fields && requestedScope === undefined && requestedResource === undefined) return { client, fast: fields };
     // The token (its chain) and its person's state in one read (one statement, one round trip on PostgreSQL).
     const live = await usableRefreshToken(ctx, client, fields ? presentedFromChain(await store.findChainWithPerson(ctx.db, fields.chainId), fields.generation) : await readLegacy(ctx, presented));
+    // issue 39, RFC 8707 §2.2: a `resource` sent with a refresh must be the one authorized (the chain keeps it).
+    checkTokenResource(requestedResource, live.resource);
     return { client, token: live, accessScope: accessScopeFor(live, requestedScope) };
   },
 

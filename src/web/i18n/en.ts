@@ -32,6 +32,10 @@ export const en = {
 
   consentTitle: 'Allow access',
   consentHeading: (app: string) => `${app} wants to access your account`,
+  /** issue 39: an application that registered itself, named as it calls itself */
+  selfRegisteredName: (name: string) => `“${name}” (registered itself)`,
+  unverifiedWarning: '{product} has not verified this application: it registered itself, and the name above is the one it chose. Allow it only if you have just started signing in from an application you trust.',
+  redirectHostLabel: 'After you choose, you will be sent to',
   consentIntro: 'Choose what it may see. You can withdraw access at any time from your account page.',
   scopesLegend: 'Permissions',
   scopeRequired: 'always included',
@@ -40,9 +44,11 @@ export const en = {
     profile: 'Your name and picture',
     email: 'Your e-mail address',
     phone: 'Your phone number',
+    documents: 'Read, parse and translate your documents',
   } satisfies Record<Scope, string>,
   claimsReleased: (claims: string) => `Shares: ${claims}`,
   claimsNone: 'Shares: your account identifier only',
+  documentsAccess: 'It can read your document tasks and start new parses and translations as you',
   allowButton: 'Allow',
   denyButton: 'Deny',
   nothingGranted: 'Tick at least one permission, or choose Deny.',

@@ -9,6 +9,7 @@ import { refuseFramedNavigation } from '../../oauth/framing.ts';
 import { findPendingRequest, forBrowser, signInRequired, type FlowContext, type PendingRequest } from '../../oauth/authorization-requests.ts';
 import type { Session } from '../../accounts/sessions.ts';
 import { CLAIMS_BY_SCOPE, formatScope } from '../../oauth/scopes.ts';
+import { redirectHost } from '../../oauth/registration/registration.ts';
 import type { Messages } from '../i18n/en.ts';
 import { allowFormRedirectTo } from '../plugins/security-headers.ts';
 import { field, fields } from './forms.ts';
@@ -26,11 +27,22 @@ export const consentRoutes: FastifyPluginAsync<{ ctx: FlowContext; factors: Seco
       pending.scope.map((name) => ({
         name,
         label: t.scopeLabel[name],
-        claims: CLAIMS_BY_SCOPE[name].length > 0 ? t.claimsReleased(CLAIMS_BY_SCOPE[name].join(', ')) : t.claimsNone,
+        claims: name === 'documents' ? t.documentsAccess : CLAIMS_BY_SCOPE[name].length > 0 ? t.claimsReleased(CLAIMS_BY_SCOPE[name].join(', ')) : t.claimsNone,
         fixed: name === 'openid',
         checked: true,
       }));
-    return renderPage(db, request, reply, 'consent', (t) => t.consentTitle, (t) => ({ requestId, appName: client.name, scopes: scopes(t), error: error?.(t) }), { status: error ? 400 : 200, here: `/consent?request=${encodeURIComponent(requestId)}` });
+    // issue 39: an application that registered itself is shown as such — its name as it calls itself,
+    // where it will send the person, and that nobody vouched for it.
+    const selfRegistered = client.dynamic ? { redirectHost: redirectHost(pending.redirectUri) } : undefined;
+    return renderPage(
+      db,
+      request,
+      reply,
+      'consent',
+      (t) => t.consentTitle,
+      (t) => ({ requestId, appName: client.dynamic ? t.selfRegisteredName(client.name) : client.name, selfRegistered, scopes: scopes(t), error: error?.(t) }),
+      { status: error ? 400 : 200, here: `/consent?request=${encodeURIComponent(requestId)}` },
+    );
   }
 
   /**

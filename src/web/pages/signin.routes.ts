@@ -44,7 +44,9 @@ export const signinRoutes: FastifyPluginAsync<{ ctx: FlowContext; deviceKey: Buf
   type Form = { requestId: string; pending: PendingRequest | undefined; returnTo: string | undefined; identifier: string };
 
   async function show(request: FastifyRequest, reply: FastifyReply, form: Form, extra: { status?: number; error?: (t: Messages) => string; notice?: (t: Messages) => string } = {}) {
-    const appName = form.pending ? (await findClient(db, form.pending.clientId))?.name : undefined;
+    const client = form.pending ? await findClient(db, form.pending.clientId) : undefined;
+    // issue 39: a self-registered application's name is its own claim, so it is quoted as such.
+    const appName = client ? (client.dynamic ? `“${client.name}”` : client.name) : undefined;
     // issue 33: "Sign in with NAME" per enabled upstream identity provider, continuing this request.
     const upstream = await listEnabledProviders(db);
     // The form may end in a redirect to the application's callback (when a grant already covers the request).
