@@ -7,7 +7,9 @@ import { deleteAccount } from '../../src/accounts/accounts.ts';
 import { API_KEY_REQUESTS, createApiKey, listApiKeys, revokeApiKey } from '../../src/accounts/api-keys/api-keys.ts';
 import { DAY } from '../../src/config/clock.ts';
 import { KNOWN_SCOPES } from '../../src/oauth/scopes.ts';
-import { oauthFixture, HOST, type OAuthFixture } from '../oauth/token-fixtures.ts';
+import { oauthFixture, HOST, REDIRECT_URI, type OAuthFixture } from '../oauth/token-fixtures.ts';
+import { issueAuthorizationCode } from '../../src/oauth/codes.ts';
+import { TEST_BASE_URL } from '../helpers/app.ts';
 import { forEachDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { plainPdf } from '../helpers/pdfs.ts';
 import { createAccount } from '../../src/accounts/accounts.ts';
@@ -124,6 +126,12 @@ forEachDatabase('personal API keys', (open) => {
     if (!(KNOWN_SCOPES as readonly string[]).includes('documents')) return t.skip('the documents scope is not known to this build yet (the agents-oauth work adds it)');
     const documents = await f.exchange('openid documents');
     assert.equal((await f.tasks({ authorization: `Bearer ${documents.access_token}` })).statusCode, 200);
+    // "a token issued for {base}/mcp is good at /mcp only"
+    const code = await issueAuthorizationCode(f.deps.db, f.deps.keys.tokenHash, f.deps.clock, { clientId: f.confidential.client.clientId, sub: f.sub, redirectUri: REDIRECT_URI, scope: 'openid documents', codeChallenge: null, codeChallengeMethod: null, resource: `${TEST_BASE_URL}/mcp` });
+    const forMcp = await f.token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, client_id: f.confidential.client.clientId, client_secret: f.confidential.secret });
+    assert.equal(forMcp.statusCode, 200, forMcp.body);
+    assert.equal((await f.tasks({ authorization: `Bearer ${forMcp.json().access_token}` })).statusCode, 401, 'a token for /mcp is refused at the task API');
+    assert.equal((await f.app.inject({ method: 'GET', url: '/v1/status/poll/00000000-0000-0000-0000-000000000000', headers: { host: HOST, authorization: `Bearer ${forMcp.json().access_token}` } })).statusCode, 401, 'and at /v1');
   });
 
   test('"rate-limited per key": past API_KEY_REQUESTS in its window → 429 with Retry-After; the next window is open again', async () => {
