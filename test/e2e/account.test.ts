@@ -169,6 +169,7 @@ describe('browser: account self-service in Chromium', { skip: chromiumSkip() }, 
     const key = (await shown.textContent())!.trim();
     assert.match(key, /^sgk_[0-9a-f]{16}\.[A-Za-z0-9_-]{43}$/);
     assert.deepEqual(await accessibilityViolations(page), [], '/account with a new API key shown');
+    await section.screenshot({ path: '/tmp/account-api-keys.png' });
     await noSidewaysScroll(page, '/account with a new API key');
     const listed = section.getByRole('listitem').filter({ hasText: 'Open WebUI' });
     for (const term of ['Created', 'Last used', 'Expires']) await listed.getByText(term, { exact: true }).waitFor();
