@@ -59,7 +59,8 @@ const VERSIONS = ['v1', 'v1alpha'] as const;
 
 export const convertRoutes: FastifyPluginAsync<Options> = async (app, { ctx, localeOf, maxSyncWaitMs = 120 * SECOND, pollMs = 250 }) => {
   const { default: multipart } = await import('@fastify/multipart');
-  await app.register(multipart, { limits: { fileSize: ctx.tasks.uploadMaxBytes, files: MAX_FILES, fields: 200, fieldSize: 64 * 1024, parts: MAX_FILES + 200, headerPairs: 50 } });
+  // A file over the limit is cut, not thrown: it becomes a failed document of the answer, as docling-serve reports a file it cannot convert.
+  await app.register(multipart, { throwFileSizeLimit: false, limits: { fileSize: ctx.tasks.uploadMaxBytes, files: MAX_FILES, fields: 200, fieldSize: 64 * 1024, parts: MAX_FILES + 200, headerPairs: 50 } });
 
   app.setErrorHandler((error: FastifyError | Error, request, reply) => {
     const send = (status: number, detail: HttpErrorBody['detail']) => reply.code(status).header('cache-control', 'no-store').send({ detail } satisfies HttpErrorBody);

@@ -55,8 +55,8 @@ after(async () => {
   await Promise.all(runners.map((r) => r.stop()));
 });
 
-async function fixture(database: TestDatabase, options: { worker?: boolean } = {}): Promise<Fixture> {
-  const t = await testApp(database);
+async function fixture(database: TestDatabase, options: { worker?: boolean; env?: Record<string, string> } = {}): Promise<Fixture> {
+  const t = await testApp(database, options.env ?? {});
   const { db, clock, keys, dialect, objects, translator, logger } = t.deps;
   const ada = await createAccount(db, clock, { email: 'ada@example.com', password: 'correct horse battery' });
   const bob = await createAccount(db, clock, { email: 'bob@example.com', password: 'correct horse battery' });
@@ -283,13 +283,30 @@ forEachDatabase('docling-serve-compatible conversion, no worker', (open) => {
   test('a synchronous conversion outliving the wait (120 s by the clock) → 504 with docling-serve\'s detail; its task goes on', async () => {
     const f = await fixture(await open(), { worker: false });
     const pending = f.file('/v1/convert/file', [{ name: 'files', value: await plainPdf(1), filename: 'slow.pdf' }]);
-    // Let the request reach its wait, then move the clock past the limit.
-    for (let i = 0; i < 50 && (await f.deps.db.selectFrom('conversions').select('id').execute()).length === 0; i += 1) await new Promise((r) => setTimeout(r, 20));
-    f.clock.advance(121 * SECOND);
+    // Once the request waits (its conversion is recorded), move the clock past the limit until it answers.
+    let settled = false;
+    void pending.finally(() => (settled = true));
+    while (!settled) {
+      if ((await f.deps.db.selectFrom('conversions').select('id').execute()).length > 0) f.clock.advance(121 * SECOND);
+      await new Promise((r) => setTimeout(r, 50));
+    }
     const res = await pending;
     assert.equal(res.statusCode, 504, f.logs.filter((l) => l.includes("unexpected")).join("\n").slice(0, 3000));
     assert.match(res.json().detail, /^Conversion is taking too long/);
     const tasks = (await f.get('/api/v1/docparse/tasks')).json().tasks;
     assert.equal(tasks[0].status, 'queued', 'the task is still in the list, waiting for a worker');
+  });
+
+  test('"a broken or oversized file is status: failure with an error entry, never a 500": over SIGNET_UPLOAD_MAX_MB, by multipart and by base64', async () => {
+    const f = await fixture(await open(), { worker: false, env: { SIGNET_UPLOAD_MAX_MB: '1' } });
+    const big = Buffer.concat([await plainPdf(1), Buffer.alloc(1200 * 1024, 0x20)]);
+    const multipartAnswer = await f.file('/v1/convert/file', [{ name: 'files', value: big, filename: 'big.pdf' }]);
+    assert.equal(multipartAnswer.statusCode, 200, multipartAnswer.body);
+    assert.equal(multipartAnswer.json().status, 'failure');
+    assert.match(multipartAnswer.json().errors[0].error_message, /larger than 1 MB/);
+    const jsonAnswer = await f.json('/v1/convert/source', { file_sources: [{ base64_string: big.toString('base64'), filename: 'big.pdf' }] });
+    assert.equal(jsonAnswer.statusCode, 200, jsonAnswer.body);
+    assert.match(jsonAnswer.json().errors[0].error_message, /larger than 1 MB/);
+    assert.equal((await f.deps.db.selectFrom('tasks').select('id').execute()).length, 0, 'no task, and no object, is left of a refused file');
   });
 });
