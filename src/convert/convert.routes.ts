@@ -163,15 +163,16 @@ export const convertRoutes: FastifyPluginAsync<Options> = async (app, { ctx, loc
     const holdable = typeof socket?.setTimeout === 'function';
     const idle = socket?.timeout ?? 0;
     if (holdable) socket!.setTimeout(maxSyncWaitMs + 30 * SECOND);
+    // The response closing before it was written means the client went away: stop waiting (the tasks go on).
     const gone = new AbortController();
     const onClose = () => gone.abort();
-    request.raw.once('close', onClose);
+    reply.raw.once('close', onClose);
     try {
       const states = await waitForConversion(ctx, conversion, { clock: ctx.tasks.clock, maxWaitMs: maxSyncWaitMs, pollMs, signal: gone.signal });
       if (!states) throw new ConvertRefusal(504, SYNC_TIMEOUT_DETAIL(Math.round(maxSyncWaitMs / SECOND)));
       return await answerConversion(reply, conversion, states);
     } finally {
-      request.raw.off('close', onClose);
+      reply.raw.off('close', onClose);
       if (holdable && !socket!.destroyed) socket!.setTimeout(idle);
     }
   }
