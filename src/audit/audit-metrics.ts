@@ -5,10 +5,11 @@
 // worker's set is counted in its own registry and the primary's /metrics sums them (counters' default
 // aggregation in prom-client's cluster support; see web/metrics.ts).
 import { Counter, type Registry } from 'prom-client';
-import type { AuditType } from './audit.ts';
+import type { AuditType } from './audit-types.ts';
 
 export type SigninOutcome = 'succeeded' | 'failed' | 'throttled' | 'locked';
-export type IssuingGrant = 'authorization_code' | 'refresh_token';
+/** issue 43: client_credentials and the device grant (RFC 8628's device_code) are counted too. */
+export type IssuingGrant = 'authorization_code' | 'refresh_token' | 'client_credentials' | 'device_code';
 
 export const auditCounters = {
   signins: new Counter({
@@ -19,7 +20,7 @@ export const auditCounters = {
   }),
   tokensIssued: new Counter({
     name: 'signet_tokens_issued_total',
-    help: 'Access and refresh token pairs issued at the token endpoint, by grant',
+    help: 'Tokens issued at the token endpoint, by grant (client_credentials: an access token alone)',
     labelNames: ['grant'] as const,
     registers: [],
   }),

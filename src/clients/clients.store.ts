@@ -32,6 +32,11 @@ export async function deleteClient(db: Db, clientId: string): Promise<boolean> {
   return result.numDeletedRows > 0n;
 }
 
+/** issue 43: the application whose service identity this sub is. */
+export async function findClientByServiceSub(db: Db, sub: string): Promise<ClientRow | undefined> {
+  return db.selectFrom('clients').selectAll().where('service_sub', '=', sub).executeTakeFirst();
+}
+
 /**
  * issue 39: one statement deletes the dynamic applications created before `createdBefore` that no
  * person ever allowed (no grant) and that hold no code or token (no chain, no earlier-format token);

@@ -55,6 +55,8 @@ export type Block = {
   align?: 'left' | 'center' | 'right' | 'justify';
   /** Baseline-to-baseline distance of the block's lines in points, when it has two or more. */
   lineHeight?: number;
+  /** Where each printed line after the first starts in `text` (character offsets), for a block of a few lines: a narrow block's translation breaks its lines proportionally (issue 42). */
+  lineBreaks?: number[];
   /** For section headers: 1 for the largest heading size in the document, 2 for the next … */
   level?: number;
   /** For tables: rows of cell texts (a spanning cell's text in its first position), derived from `table`. */
@@ -63,6 +65,13 @@ export type Block = {
   table?: Table;
   /** For list items: the marker the text started with ("•", "-", "1.", "a)"), kept for numbered lists. */
   marker?: string;
+  /** For list items: the marker's own fill colour as '#rrggbb', when it differs from the block's (a red square bullet beside black text). */
+  markerColor?: string;
+  /**
+   * For list items whose marker is a symbol glyph (■ • ▪ ➢ ✓ …): where the glyph starts, so a
+   * translation keeps the source's glyph, colour and place (issue 42).
+   */
+  markerBox?: BoundingBox;
   /**
    * Text drawn inside a picture (a drawing's callout labels, a chart's axis titles): part of the
    * picture, so never a heading or a paragraph of the body; the translation keeps it in place.
@@ -119,6 +128,11 @@ export type Page = {
   textSource?: TextSource;
   /** Sentences a person understands about this page ("Page 3 has no text layer and …"). */
   notes?: string[];
+  /**
+   * What the page's structure tree gave: `used`, its roles and order came from the tags; `all-p`, the
+   * tree tagged every text block P and the page was laid out as untagged (layout/tagged.ts judgeTags).
+   */
+  tags?: 'used' | 'all-p';
 };
 
 export type ParsedDocument = { pages: Page[]; notes?: string[] };
@@ -131,3 +145,26 @@ export const PICTURE_DPI = 150;
 
 /** Page headers and footers: labelled in the JSON, left out of the body and the Markdown. */
 export const FURNITURE: ReadonlySet<BlockLabel> = new Set(['page_header', 'page_footer']);
+
+/** Whether the page furniture (running heads and footers, page numbers, tagged artifacts) is shown with the body. */
+export type FurnitureMode = 'drop' | 'keep';
+
+/**
+ * spec (issue 41): page headers and footers are "left out of the Markdown and HTML by default
+ * (`--furniture keep` to keep them)". The one place they are left out: every reader of the body (the
+ * Markdown and HTML exports) takes the document through this; the docling JSON keeps them, labelled, under `furniture`.
+ */
+export function withoutFurniture(doc: ParsedDocument): ParsedDocument {
+  return { ...doc, pages: doc.pages.map((page) => (page.blocks.some((b) => FURNITURE.has(b.label)) ? pageBody(page) : page)) };
+}
+
+/** The page without its furniture; a caption's table, an index into the blocks, is counted again among those left. */
+function pageBody(page: Page): Page {
+  const newIndex: number[] = [];
+  let kept = 0;
+  for (const block of page.blocks) newIndex.push(FURNITURE.has(block.label) ? -1 : kept++);
+  const blocks = page.blocks
+    .filter((b) => !FURNITURE.has(b.label))
+    .map((b) => (b.captionOf?.kind === 'table' ? { ...b, captionOf: { kind: 'table' as const, index: newIndex[b.captionOf.index] ?? -1 } } : b));
+  return { ...page, blocks };
+}

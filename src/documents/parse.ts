@@ -1,6 +1,6 @@
 // The document engine's one entry, called by a parsing task and by `signet parse`: a PDF in; the
 // parsed document (pdf/ → layout/), its Markdown, docling-style JSON, HTML and plain text (export/) out.
-import type { Block, ParsedDocument } from './document.ts';
+import { withoutFurniture, type Block, type FurnitureMode, type ParsedDocument } from './document.ts';
 import { toDoclingJson } from './export/docling.ts';
 import { toHtml } from './export/html.ts';
 import { toMarkdown } from './export/markdown.ts';
@@ -17,6 +17,8 @@ export type DocparseOptions = ExtractOptions & {
   pictureDir?: string;
   /** false: tables come out as paragraphs of their text, row by row, without a grid (docling-serve's do_table_structure). */
   tableStructure?: boolean;
+  /** Page headers and footers in the Markdown, HTML and text: left out (`drop`, the default) or kept where they are printed (`keep`); the JSON has them under `furniture` either way. */
+  furniture?: FurnitureMode;
   /** The HTML's <title> when the document has no title of its own (default: `name`). */
   title?: string;
   /** The document's language for the HTML's `lang` when it is known (a BCP 47 tag); guessed from the text otherwise. */
@@ -57,11 +59,13 @@ export async function runDocparse(data: Uint8Array, options: DocparseOptions): P
   const extracted = await extractDocument(data, options);
   const document = options.tableStructure === false ? withoutTableStructure(extracted) : extracted;
   const linked = options.pictureDir ? picturesUnder(document, options.pictureDir) : document;
+  // spec (issue 41): page furniture is left out of the Markdown, HTML and text unless kept.
+  const shown = options.furniture === 'keep' ? linked : withoutFurniture(linked);
   return {
-    markdown: toMarkdown(linked),
+    markdown: toMarkdown(shown),
     json: `${JSON.stringify(toDoclingJson(linked, options.name ?? 'document'), null, 2)}\n`,
-    html: toHtml(linked, { title: options.title ?? options.name, ...(options.lang ? { lang: options.lang } : {}) }),
-    text: toText(document),
+    html: toHtml(shown, { title: options.title ?? options.name, ...(options.lang ? { lang: options.lang } : {}) }),
+    text: toText(options.furniture === 'keep' ? document : withoutFurniture(document)),
     document,
   };
 }
