@@ -317,7 +317,24 @@ export async function findClient(db: Db, clientId: string): Promise<Client | und
 export async function findClientCached(db: Db, clientId: string): Promise<Client | undefined> {
   if (clientId.includes('\u0000')) return undefined;
   const row = await cachedClientRow(db, clientId, store.findClient);
-  return row && clientFromRow(row);
+  if (row === undefined) return undefined;
+  // One record per cached row, not a new one (and new copies of its lists) on every request (issue 44);
+  // frozen, lists included, since every hot-path caller shares it.
+  let client = cachedRecords.get(row);
+  if (client === undefined) cachedRecords.set(row, (client = frozenClient(clientFromRow(row))));
+  return client;
+}
+
+/** The record of each row the client cache holds; goes with the row when the cache lets it go. */
+const cachedRecords = new WeakMap<store.ClientRow, Client>();
+
+function frozenClient(client: Client): Client {
+  Object.freeze(client.redirectUris);
+  Object.freeze(client.scopes);
+  Object.freeze(client.allowedOrigins);
+  Object.freeze(client.postLogoutRedirectUris);
+  if (client.registration) Object.freeze(client.registration);
+  return Object.freeze(client);
 }
 
 export async function getClient(db: Db, clientId: string): Promise<Client> {

@@ -57,6 +57,14 @@ export type DatabaseHandle = {
   close(): Promise<void>;
 };
 
+/** The SQLite connection of each handle, by its adapter (which its transactions share). */
+const sqliteConnections = new WeakMap<object, TrackedSqlite>();
+
+/** The connection of a handle (or a transaction on it) on SQLite, for statements run at once (compiled-query.ts); undefined on PostgreSQL. */
+export function sqliteConnectionOf(db: Db): TrackedSqlite | undefined {
+  return sqliteConnections.get(db.getExecutor().adapter);
+}
+
 /** Whether a handle (or a transaction on it) talks to PostgreSQL: some statements are written for it alone. */
 export function isPostgres(db: Db): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
@@ -153,6 +161,7 @@ export function openDatabase(database: Settings['database']): DatabaseHandle {
   sqlite.pragma('busy_timeout = 0');
   const tracked = new TrackedSqlite(sqlite, wal ? new GroupCommit(`${database.file}-wal`, path.dirname(database.file)) : undefined);
   const db = new Kysely<Database>({ dialect: new DurableSqliteDialect(tracked, database.timeoutMs ?? DEFAULT_SQLITE_LOCK_WAIT_MS) });
+  sqliteConnections.set(db.getExecutor().adapter, tracked);
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }
 

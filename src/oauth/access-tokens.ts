@@ -7,7 +7,7 @@ import type { Db } from '../db/database.ts';
 import { DETAIL_UNKNOWN_TOKEN, OAuthError } from './errors.ts';
 import { keyedHash } from './secrets.ts';
 import { ACCESS_TOKEN_LIFETIME_MS } from './token/issue-tokens.ts';
-import { accessTokenId, decodeAccessToken } from './token-format.ts';
+import { decodeAccessTokenOnce } from './token-format.ts';
 import * as store from './tokens.store.ts';
 
 export const DESCRIPTION_INVALID_ACCESS_TOKEN = 'The access token is unknown, expired or revoked. Refresh it, or sign the person in again.';
@@ -59,11 +59,12 @@ export async function verifyAccessToken(db: Db, hashKey: Buffer, now: number, ac
 export async function verifyAccessToken(db: Db, hashKey: Buffer, now: number, accessToken: string, accept: { services: true }): Promise<VerifiedAccessToken | VerifiedServiceToken>;
 export async function verifyAccessToken(db: Db, hashKey: Buffer, now: number, accessToken: string, accept: { services?: boolean } = {}): Promise<VerifiedAccessToken | VerifiedServiceToken> {
   const refuse = (detail: string) => new OAuthError('invalid_token', DESCRIPTION_INVALID_ACCESS_TOKEN, { detail });
-  const fields = decodeAccessToken(hashKey, accessToken);
+  // One SHA-256 for a token seen before, its MAC's two HMACs the first time (decodeAccessTokenOnce).
+  const fields = decodeAccessTokenOnce(hashKey, accessToken);
   let valid: { clientId: string; scope: string; resource: string | null; person: store.TokenPersonRow | undefined };
   if (fields) {
     // A chain-format token: its chain, the deny list and its person in one statement.
-    const found = await store.findChainForAccessToken(db, fields.chainId, accessTokenId(fields));
+    const found = await store.findChainForAccessToken(db, fields.chainId, fields.id);
     if (!found || fields.generation > found.chain.generation) throw refuse(DETAIL_UNKNOWN_TOKEN);
     if (found.chain.revoked_at !== null || found.denied) throw refuse('access token revoked');
     // spec "Access token — Lifetime: 2 hours"
