@@ -88,8 +88,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '0014_foreign_password_hashes': m0014,
   '0015_worker_heartbeats': m0015,
   '0016_agents_oauth': m0016,
-  '0018_services_and_devices': m0018,
   '0017_api_keys_conversions': m0017,
+  '0018_services_and_devices': m0018,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
