@@ -145,6 +145,9 @@ export type ParsedDocument = { pages: Page[]; notes?: string[] };
 /** Reports progress: `done` of `total` pages. May be async (the worker records it). */
 export type OnProgress = (done: number, total: number) => void | Promise<void>;
 
+/** Pictures are cut at this resolution (pdf/extract.ts); the JSON's ImageRef says so (export/docling.ts). */
+export const PICTURE_DPI = 150;
+
 /** Page headers and footers: labelled in the JSON, left out of the body and the Markdown. */
 export const FURNITURE: ReadonlySet<BlockLabel> = new Set(['page_header', 'page_footer']);
 
