@@ -1,7 +1,8 @@
 // `npm run bench:docparse` — issue 25's benchmark on the public corpus, Signet beside opendataloader-pdf
 // and pdftotext (bench/docparse/public-bench.ts); options `--sets docling,tabula`, `--only SET/ID,…`,
 // `--dump DIR`, `--out` (write the results of a limited run too), `--struct-tree` (opendataloader-pdf with
-// `--use-struct-tree`, its tagged-PDF mode).
+// `--use-struct-tree`, its tagged-PDF mode). A full run ends with the API path's row (issue 40): a batch
+// through docling-serve's `/v1/convert/file` beside `signet parse` (`--api` runs only that).
 //
 // `npm run bench:docparse -- --own` — the document-parsing quality benchmark of issue 17 (item 7) and its
 // speed figures (item 8). The corpus: generated PDFs whose truth is known by construction
@@ -25,6 +26,7 @@ import { cpuOf } from './docparse/cpu.ts';
 import { speedRows, speedTable } from './docparse/speed.ts';
 import { scoreDocument, summarise, type DocumentScores, type Summary } from './docparse/score.ts';
 import { publicBenchmark } from './docparse/public-bench.ts';
+import { apiPathRows, apiPathTable } from './docparse/api-path.ts';
 
 /** Text-layer documents are timed this many times (best run kept); scans once. */
 const TIMED_RUNS = 3;
@@ -155,12 +157,22 @@ function listOption(name: string): string[] | undefined {
   return at > 0 ? (process.argv[at + 1] ?? '').split(',').filter((s) => s !== '') : undefined;
 }
 
+/** Issue 40: the API path beside `signet parse` (bench/docparse/api-path.ts); `--api` runs only this. */
+async function apiPath(): Promise<void> {
+  const table = apiPathTable(await apiPathRows());
+  mkdirSync(path.join(import.meta.dirname, 'results'), { recursive: true });
+  writeFileSync(path.join(import.meta.dirname, 'results', 'docparse-api.md'), `Run ${new Date().toISOString()} (Node ${process.version}).\n\n${table}`);
+  process.stdout.write(`\n${table}`);
+}
+
 if (import.meta.main) {
   if (process.argv.includes('--own')) await ownCorpus();
+  else if (process.argv.includes('--api')) await apiPath();
   else {
     const sets = listOption('--sets');
     const only = listOption('--only');
     await publicBenchmark({ ...(sets ? { sets } : {}), ...(only ? { only } : {}), ...(dumpDir ? { dump: dumpDir } : {}), out: process.argv.includes('--out'), structTree: process.argv.includes('--struct-tree') });
+    if (!sets && !only) await apiPath();
   }
   process.exit(0);
 }

@@ -4,11 +4,12 @@ import type { FastifyInstance } from 'fastify';
 import { findAccount, findAccountByEmail, findAccountByPhone, type Profile } from '../accounts/accounts.ts';
 import { listAccountsPage, listSessionsOf } from '../accounts/account-admin.ts';
 import { factorView, listFactors } from '../accounts/factors/factors.ts';
+import { listApiKeys } from '../accounts/api-keys/api-keys.ts';
 import { ROLES, rolesOf } from '../accounts/roles.ts';
 import { AdminNotFound } from './errors.ts';
 import { operatorOf, type AdminContext } from './operator-auth.ts';
 import * as changes from './operator-changes.ts';
-import { factorList, accountCreateBody, accountPage, accountPatchBody, accountsQuery, errorResponses, ref, sessionList, sessionParams, sessionsEnded, subParams } from './schemas.ts';
+import { apiKeyCreateBody, apiKeyCreated, apiKeyList, apiKeyParams, factorList, accountCreateBody, accountPage, accountPatchBody, accountsQuery, errorResponses, ref, sessionList, sessionParams, sessionsEnded, subParams } from './schemas.ts';
 
 type SubParams = { Params: { sub: string } };
 const notFound = { 404: { ...ref('Error'), description: 'no account with this sub' } } as const;
@@ -187,6 +188,46 @@ export async function accountRoutes(app: FastifyInstance, { ctx }: { ctx: AdminC
       await changes.resetFactorsAsOperator(operatorOf(request), request.params.sub);
       return reply.code(204).send();
     },
+  );
+
+  // issue 40: a person's API keys for the document APIs (as `signet api-key create|list|revoke`).
+  app.get<SubParams>(
+    '/admin/v1/accounts/:sub/api-keys',
+    { schema: { tags, summary: "The person's API keys: names, dates — never the keys", params: subParams, response: { 200: apiKeyList, ...errorResponses, ...notFound } } },
+    async (request) => {
+      await existing(ctx, request.params.sub);
+      return { api_keys: await listApiKeys(ctx.db, request.params.sub) };
+    },
+  );
+
+  app.post<SubParams & { Body: { name: string; expires_in_days?: number } }>(
+    '/admin/v1/accounts/:sub/api-keys',
+    {
+      schema: {
+        tags,
+        summary: 'Create an API key for the person (the key is in this answer only)',
+        params: subParams,
+        body: apiKeyCreateBody,
+        response: { 201: apiKeyCreated, ...errorResponses, ...notFound },
+      },
+    },
+    async (request, reply) => {
+      const created = await changes.createApiKeyAsOperator(operatorOf(request), request.params.sub, { name: request.body.name, expiresInDays: request.body.expires_in_days });
+      return reply.code(201).send(created);
+    },
+  );
+
+  app.delete<{ Params: { sub: string; id: string } }>(
+    '/admin/v1/accounts/:sub/api-keys/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Revoke one of the person\'s API keys, at once',
+        params: apiKeyParams,
+        response: { 200: ref('ApiKey'), ...errorResponses, 404: { ...ref('Error'), description: 'no account with this sub, or no API key of theirs with this id' } },
+      },
+    },
+    async (request) => changes.revokeApiKeyAsOperator(operatorOf(request), request.params.sub, request.params.id),
   );
 
   // issue 27: "`signet user role add SUB operator` / `role remove`, and the same in the admin API".

@@ -1,6 +1,7 @@
 // One place that turns what went wrong into the admin API's answer: `{"error","message"}` with a
 // fitting status. Domain errors keep their message (it says what to do); anything unexpected is a
 // plain 500 whose details go to the log only.
+import { ApiKeyError } from '../accounts/api-keys/api-keys.ts';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AccountCursorError } from '../accounts/account-admin.ts';
 import { AccountError } from '../accounts/accounts.ts';
@@ -24,6 +25,7 @@ function statusOf(error: unknown): { status: number; code: string } | undefined 
     if (error.code === 'not_found') return { status: 404, code: 'not_found' };
     return { status: CONFLICTS.has(error.code) ? 409 : 400, code: error.code };
   }
+  if (error instanceof ApiKeyError) return { status: error.code === 'not_found' ? 404 : 400, code: error.code };
   if (error instanceof AccountCursorError || error instanceof AuditQueryError) return { status: 400, code: error.code };
   if (error instanceof ImportFileError) return { status: 400, code: 'bad_request' };
   return undefined;

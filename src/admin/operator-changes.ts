@@ -2,6 +2,7 @@
 // it (an operator key, or the command line), from which address, and whether it worked. The rules
 // stay in the accounts and clients domains; this file only calls them and writes the trail. The admin
 // API uses these; `signet user …` and `signet client …` can call the same functions.
+import * as apiKeys from '../accounts/api-keys/api-keys.ts';
 import { isIP } from 'node:net';
 import { endSessionOf, endSessionsOf } from '../accounts/account-admin.ts';
 import { endConsoleSessionsOf } from './console/console-sessions.ts';
@@ -41,7 +42,7 @@ type EventBase = { type: AuditType; sub?: string | undefined; clientId?: string 
 
 /** A domain error's code (e.g. email_taken), for the trail of a refused change. */
 function reasonOf(error: unknown): string {
-  if (error instanceof accounts.AccountError || error instanceof clients.ClientError || error instanceof AdminKeyError || error instanceof signingKeys.SigningKeyError) return error.code;
+  if (error instanceof accounts.AccountError || error instanceof clients.ClientError || error instanceof AdminKeyError || error instanceof apiKeys.ApiKeyError || error instanceof signingKeys.SigningKeyError) return error.code;
   // the tasks domain's errors (loaded lazily, so matched by shape): `code` is a short snake_case word
   if (error instanceof Error && 'code' in error && typeof error.code === 'string' && /^[a-z_]{1,40}$/.test(error.code)) return error.code;
   return 'error';
@@ -66,6 +67,28 @@ async function audited<T>(op: OperatorContext, event: EventBase, change: () => P
   const more = describe(result);
   await record(op, { ...event, ...more, detail: { ...event.detail, ...more.detail } }, 'success');
   return result;
+}
+
+// ---- a person's API keys (issue 40) ----
+
+/** An API key for a person, made by an operator; the key is in the answer once. */
+export async function createApiKeyAsOperator(op: OperatorContext, sub: string, input: { name: string; expiresInDays?: number | undefined }): Promise<Awaited<ReturnType<typeof apiKeys.createApiKey>>> {
+  return audited(
+    op,
+    { type: 'api_key.created', sub },
+    async () => {
+      await existingAccount(op.db, sub);
+      return apiKeys.createApiKey(op.db, op.clock, op.hashKey, { sub, ...input });
+    },
+    (created) => ({ detail: { api_key_id: created.id } }),
+  );
+}
+
+/** Revokes one of the person's API keys (another person's is not found). */
+export async function revokeApiKeyAsOperator(op: OperatorContext, sub: string, id: string): Promise<apiKeys.ApiKeyView> {
+  const revoked = await audited(op, { type: 'api_key.revoked', sub }, () => apiKeys.revokeApiKey(op.db, op.clock, id, sub), (r) => ({ detail: { api_key_id: r.id } }));
+  const { sub: _owner, ...view } = revoked;
+  return view;
 }
 
 // ---- accounts ----

@@ -52,6 +52,20 @@ export const sharedSchemas = [
     },
   },
   {
+    $id: 'ApiKey',
+    type: 'object',
+    description: "A person's API key for the document APIs (issue 40). Never the key itself after its creation.",
+    required: ['id', 'name', 'created_at', 'expires_at', 'last_used_at', 'revoked_at'],
+    properties: {
+      id: { type: 'string', description: 'the public half of the key ("sgk_" + 16 hex)' },
+      name: { type: 'string' },
+      created_at: isoTime,
+      expires_at: { type: ['string', 'null'], format: 'date-time' },
+      last_used_at: { type: ['string', 'null'], format: 'date-time' },
+      revoked_at: { type: ['string', 'null'], format: 'date-time' },
+    },
+  },
+  {
     $id: 'Client',
     type: 'object',
     description: 'An application, shaped as `signet client create` prints it. `client_secret` only in the answer to its creation.',
@@ -203,6 +217,29 @@ export const factorList = {
   required: ['factors', 'recovery_codes_left'],
   properties: { factors: { type: 'array', items: ref('Factor') }, recovery_codes_left: { type: 'integer' } },
 } as const;
+
+export const apiKeyList = {
+  type: 'object',
+  description: "The person's API keys, newest first (revoked ones too, with revoked_at).",
+  required: ['api_keys'],
+  properties: { api_keys: { type: 'array', items: ref('ApiKey') } },
+} as const;
+
+export const apiKeyCreateBody = {
+  type: 'object',
+  required: ['name'],
+  additionalProperties: false,
+  properties: { name: { type: 'string', minLength: 1, maxLength: 100, description: 'what uses the key' }, expires_in_days: { type: 'integer', minimum: 1, maximum: 3650, description: 'days until it stops working (default: never)' } },
+} as const;
+
+export const apiKeyCreated = {
+  type: 'object',
+  description: 'The new key: `key` is shown this once (Signet keeps only its keyed hash).',
+  required: ['id', 'key', 'name', 'expires_at'],
+  properties: { id: { type: 'string' }, key: { type: 'string' }, name: { type: 'string' }, expires_at: { type: ['string', 'null'], format: 'date-time' } },
+} as const;
+
+export const apiKeyParams = { type: 'object', required: ['sub', 'id'], properties: { sub: { type: 'string', minLength: 1, maxLength: 200 }, id: { type: 'string', minLength: 1, maxLength: 100 } } } as const;
 
 export const sessionsEnded = {
   type: 'object',

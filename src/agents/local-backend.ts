@@ -97,7 +97,7 @@ export function createLocalBackend(options: LocalBackendOptions): DocumentBacken
     const row: TasksTable = {
       id, sub: 'local', kind, status: 'running', locale: 'en', source_name: name, source_size: data.byteLength, source_pages: pages,
       source_lang: settings.source ?? null, target_lang: settings.target ?? null, glossary: null, progress_done: 0, progress_total: pages,
-      error: null, files: '[]', notes: null, attempts: 1, lease_owner: null, lease_expires_at: null, created_at: now, updated_at: now, started_at: now, finished_at: null,
+      error: null, files: '[]', notes: null, parse_options: null, attempts: 1, lease_owner: null, lease_expires_at: null, created_at: now, updated_at: now, started_at: now, finished_at: null,
     };
     const { runTask, TaskFailure } = await import('../tasks/run-task.ts');
     try {

@@ -42,6 +42,9 @@ export const AUDIT_TYPES = [
   'admin_key.created',
   'task.cancelled',
   'admin_key.revoked',
+  // issue 40: a person's API keys for the document APIs (by the person, an operator or the CLI)
+  'api_key.created',
+  'api_key.revoked',
   'passkey.added',
   'passkey.removed',
   'passkey.signin',

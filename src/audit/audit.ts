@@ -60,6 +60,8 @@ const DETAIL_KEYS = {
   recovery_codes_left: isCount,
   /** an operator key's id (its public half) */
   key_id: (v: unknown) => typeof v === 'string' && /^ak_[0-9a-f]{1,64}$/.test(v),
+  /** a person's API key's id (its public half, "sgk_" + 16 hex) */
+  api_key_id: (v: unknown) => typeof v === 'string' && /^sgk_[0-9a-f]{16}$/.test(v),
   /** a role given or taken (accounts/roles.ts) */
   role: (v: unknown) => v === 'operator',
   /** a task an operator cancelled (its id, a UUID) */

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { migrate } from '../db/database.ts';
 import { registerAdminKeyCommands } from './admin-key.ts';
+import { registerApiKeyCommands } from './api-key.ts';
 import { registerAuditCommands } from './audit.ts';
 import { registerClientCommands } from './client.ts';
 import { registerIdpCommands } from './idp.ts';
@@ -154,6 +155,7 @@ program
 registerClientCommands(program, run);
 registerUserCommands(program, run);
 registerAdminKeyCommands(program, run);
+registerApiKeyCommands(program, run);
 registerAuditCommands(program, run);
 registerParseCommand(program);
 registerTranslateCommand(program);

@@ -12,6 +12,7 @@ import { isUniqueViolation } from '../db/errors.ts';
 import { StorageUnavailableError } from '../storage/object-store.ts';
 import { describeData, loadSettingsFromProcess, MissingDataError, openContext, type CommandContext } from './context.ts';
 import { print, UsageError, type HumanView } from './output.ts';
+import { ApiKeyError } from '../accounts/api-keys/api-keys.ts';
 
 export type CommandOptions = { json?: boolean };
 
@@ -26,7 +27,7 @@ export function fail(message: string, exitCode = 1): never {
 export function describe(error: unknown): { message: string; exitCode: number } {
   if (error instanceof SettingsError) return { message: error.message, exitCode: 78 };
   if (error instanceof UsageError) return { message: error.message, exitCode: 2 };
-  if (error instanceof AccountError || error instanceof ClientError || error instanceof SigningKeyError || error instanceof MissingDataError || error instanceof ProviderError || error instanceof LinkError || error instanceof ImportFileError || error instanceof BackupError) return { message: error.message, exitCode: 1 };
+  if (error instanceof AccountError || error instanceof ApiKeyError || error instanceof ClientError || error instanceof SigningKeyError || error instanceof MissingDataError || error instanceof ProviderError || error instanceof LinkError || error instanceof ImportFileError || error instanceof BackupError) return { message: error.message, exitCode: 1 };
   if (isUniqueViolation(error)) return { message: 'that value is taken already', exitCode: 1 };
   const code = typeof error === 'object' && error && 'code' in error ? String((error as { code: unknown }).code) : '';
   if (error instanceof StorageUnavailableError) return { message: `${error.message}; nothing was changed`, exitCode: 69 };

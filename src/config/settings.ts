@@ -139,6 +139,7 @@ const schema = z.object({
     .regex(/^(off|[^\s:]+:\d{1,5}|\[[0-9a-fA-F:]+\]:\d{1,5})$/, 'expected HOST:PORT or off')
     .default('127.0.0.1:9465'),
   SIGNET_SIGNUP: z.enum(['open', 'closed'], 'expected open or closed').default('closed'),
+  SIGNET_FETCH_SOURCES: z.enum(['on', 'off'], 'expected on or off').default('off'),
   SIGNET_MFA: z.enum(['optional', 'required'], 'expected optional or required').default('optional'),
   SIGNET_CLIENT_REGISTRATION: z.enum(['open', 'closed'], 'expected open or closed').default('open'),
   SIGNET_ID_TOKEN_ALG: z.enum(['ES256', 'RS256'], 'expected ES256 or RS256').default('ES256'),
@@ -198,6 +199,8 @@ export type Settings = {
   auditRetentionDays: number;
   /** SIGNET_SIGNUP: `open` lets people create their own account (with e-mail verification) */
   signup: 'open' | 'closed';
+  /** SIGNET_FETCH_SOURCES: `on` lets /v1/convert/source fetch `http_sources` (public addresses only, size- and time-limited) */
+  fetchSources: boolean;
   /** SIGNET_MFA: `required` leads a person without a second factor to set one up after the password, before any consent or callback */
   mfa: 'optional' | 'required';
   /** SIGNET_CLIENT_REGISTRATION (issue 39): `open` lets applications (AI agents) register themselves at POST /oauth/register (RFC 7591) */
@@ -314,6 +317,7 @@ export function parseSettings(env: Record<string, string | undefined>, cwd = pro
     admin,
     auditRetentionDays: s.SIGNET_AUDIT_RETENTION_DAYS,
     signup: s.SIGNET_SIGNUP,
+    fetchSources: s.SIGNET_FETCH_SOURCES === 'on',
     mfa: s.SIGNET_MFA,
     clientRegistration: s.SIGNET_CLIENT_REGISTRATION,
     idTokenAlg: s.SIGNET_ID_TOKEN_ALG,

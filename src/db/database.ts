@@ -41,6 +41,7 @@ import * as m0014 from './migrations/0014_foreign_password_hashes.ts';
 import * as m0015 from './migrations/0015_worker_heartbeats.ts';
 import * as m0016 from './migrations/0016_agents_oauth.ts';
 import * as m0018 from './migrations/0018_services_and_devices.ts';
+import * as m0017 from './migrations/0017_api_keys_conversions.ts';
 
 export type Db = Kysely<Database>;
 export type Dialect = 'sqlite' | 'postgres';
@@ -87,6 +88,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0014_foreign_password_hashes': m0014,
   '0015_worker_heartbeats': m0015,
   '0016_agents_oauth': m0016,
+  '0017_api_keys_conversions': m0017,
   '0018_services_and_devices': m0018,
 };
 

@@ -209,6 +209,8 @@ export interface TasksTable {
   files: string;
   /** when finished: JSON array of sentences about what the result lacks and why (pages without text …), or null */
   notes: string | null;
+  /** docparse tasks: options beyond the defaults as JSON (tasks.ts ParseOptions), or null (migration 0017) */
+  parse_options: string | null;
   /** how many times a worker has claimed it (a lease that expired counts) */
   attempts: number;
   lease_owner: string | null;
@@ -293,6 +295,8 @@ export interface Database {
   imported_passwords: ImportedPasswordsTable;
   worker_heartbeats: WorkerHeartbeatsTable;
   device_authorizations: DeviceAuthorizationsTable;
+  api_keys: ApiKeysTable;
+  conversions: ConversionsTable;
 }
 
 /** issue 43: an RFC 8628 device authorization (migration 0018; oauth/device/). */
@@ -310,6 +314,31 @@ export interface DeviceAuthorizationsTable {
   granted_scope: string | null;
   decided_at: number | null;
   confirm_hash: string | null;
+}
+
+/** A person's API key for the document APIs (migration 0017; accounts/api-keys/). */
+export interface ApiKeysTable {
+  /** "sgk_" + 16 hex characters; the public half of the key */
+  id: string;
+  sub: string;
+  name: string;
+  /** keyed hash of the secret half */
+  key_hash: string;
+  created_at: number;
+  expires_at: number | null;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+/** One docling-serve-compatible conversion request (migration 0017; convert/). */
+export interface ConversionsTable {
+  id: string;
+  sub: string;
+  /** JSON: convert/options.ts AnswerOptions */
+  answer_options: string;
+  /** JSON array: convert/conversions.ts ConversionDocument */
+  documents: string;
+  created_at: number;
 }
 
 /** A password brought in by `signet import` (migration 0014; accounts/imported-passwords.store.ts). */

@@ -97,6 +97,11 @@ export type Block = {
    * text cut where it changes, in order; each piece's text is a stretch of `text`.
    */
   spans?: StyledSpan[];
+  /**
+   * Stretches of the text set in a mathematics font (an inline formula, "x_i ≤ n"): kept as the
+   * source has them and never sent to a translation engine (issue 42).
+   */
+  formulas?: string[];
   /** In a translation: words of the source in another style whose markup the engine lost (set in the block's own style instead). */
   stylesLost?: number;
   /** In a translation: words of the source in another style than the block's own (carried through markup). */
@@ -139,6 +144,9 @@ export type ParsedDocument = { pages: Page[]; notes?: string[] };
 
 /** Reports progress: `done` of `total` pages. May be async (the worker records it). */
 export type OnProgress = (done: number, total: number) => void | Promise<void>;
+
+/** Pictures are cut at this resolution (pdf/extract.ts); the JSON's ImageRef says so (export/docling.ts). */
+export const PICTURE_DPI = 150;
 
 /** Page headers and footers: labelled in the JSON, left out of the body and the Markdown. */
 export const FURNITURE: ReadonlySet<BlockLabel> = new Set(['page_header', 'page_footer']);

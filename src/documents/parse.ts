@@ -1,6 +1,6 @@
 // The document engine's one entry, called by a parsing task and by `signet parse`: a PDF in; the
 // parsed document (pdf/ → layout/), its Markdown, docling-style JSON, HTML and plain text (export/) out.
-import { withoutFurniture, type FurnitureMode, type ParsedDocument } from './document.ts';
+import { withoutFurniture, type Block, type FurnitureMode, type ParsedDocument } from './document.ts';
 import { toDoclingJson } from './export/docling.ts';
 import { toHtml } from './export/html.ts';
 import { toMarkdown } from './export/markdown.ts';
@@ -15,6 +15,8 @@ export type DocparseOptions = ExtractOptions & {
    * results keep `pictures/` beside `document.md` (none); `signet parse` writes `NAME/pictures/`.
    */
   pictureDir?: string;
+  /** false: tables come out as paragraphs of their text, row by row, without a grid (docling-serve's do_table_structure). */
+  tableStructure?: boolean;
   /** Page headers and footers in the Markdown, HTML and text: left out (`drop`, the default) or kept where they are printed (`keep`); the JSON has them under `furniture` either way. */
   furniture?: FurnitureMode;
   /** The HTML's <title> when the document has no title of its own (default: `name`). */
@@ -25,6 +27,17 @@ export type DocparseOptions = ExtractOptions & {
 
 /** What the engine writes of one PDF: each export format, and the parsed document they were made from. */
 export type DocparseResult = { markdown: string; json: string; html: string; text: string; document: ParsedDocument };
+
+/** Each table as a paragraph of its text, row by row: the table's place and words without its rows and columns. */
+function withoutTableStructure(document: ParsedDocument): ParsedDocument {
+  const flat = (block: Block): Block => {
+    if (block.label !== 'table') return block;
+    const { cells, table: _grid, ...rest } = block;
+    const text = (cells ?? []).map((row) => row.filter((cell) => cell !== '').join(' ')).filter((row) => row !== '').join('\n') || block.text;
+    return { ...rest, label: 'text', text };
+  };
+  return { ...document, pages: document.pages.map((page) => ({ ...page, blocks: page.blocks.map(flat) })) };
+}
 
 /** A picture's link: its result name under `dir`, each segment percent-encoded so spaces and parentheses cannot end a Markdown link. */
 const linkUnder = (dir: string, file: string) =>
@@ -43,7 +56,8 @@ function picturesUnder(document: ParsedDocument, dir: string): ParsedDocument {
  * export/html.ts withImageMode for the other image modes), plain text and the parsed document itself.
  */
 export async function runDocparse(data: Uint8Array, options: DocparseOptions): Promise<DocparseResult> {
-  const document = await extractDocument(data, options);
+  const extracted = await extractDocument(data, options);
+  const document = options.tableStructure === false ? withoutTableStructure(extracted) : extracted;
   const linked = options.pictureDir ? picturesUnder(document, options.pictureDir) : document;
   // spec (issue 41): page furniture is left out of the Markdown, HTML and text unless kept.
   const shown = options.furniture === 'keep' ? linked : withoutFurniture(linked);

@@ -20,7 +20,7 @@ import { splitColumnSpanningBlocks } from '../documents/translate/overlay/column
 import { renderOverlayPdf } from '../documents/translate/overlay/draw.ts';
 import { TextRemovalError } from '../documents/translate/overlay/remove-text.ts';
 import type { Translator } from '../documents/translate/translator.ts';
-import { LAYOUT_CHECK, NO_ENGINE_MESSAGE, OCR_LANGUAGES, resultKey, sourceKey, type ResultFile } from './tasks.ts';
+import { LAYOUT_CHECK, NO_ENGINE_MESSAGE, OCR_LANGUAGES, parseOptionsOf, resultKey, sourceKey, type ResultFile } from './tasks.ts';
 import type { TaskRow } from './tasks.store.ts';
 
 /** A failure that retrying cannot fix: the task fails with this message (it is shown to the owner). */
@@ -74,9 +74,18 @@ export async function runTask(
       const { size } = await deps.objects.put(resultKey(task.id, name), png, { contentType: 'image/png', signal: options.signal });
       files.push({ name, size, content_type: 'image/png' });
     };
-    const ocrLanguages: OcrLanguages = (task.source_lang ? OCR_LANGUAGES[task.source_lang] : undefined) ?? 'auto';
+    const asked = parseOptionsOf(task);
+    const ocrLanguages: OcrLanguages = asked.ocrLanguages ?? (task.source_lang ? OCR_LANGUAGES[task.source_lang] : undefined) ?? 'auto';
     // The HTML's title when the PDF has none is the upload's name; its language the one chosen for OCR, if any.
-    const engineOptions = { ...options, onPicture, ocrLanguages, title: task.source_name.replace(/\.pdf$/i, ''), ...(task.source_lang ? { lang: task.source_lang } : {}), ...(deps.ocr !== undefined ? { ocr: deps.ocr } : {}) };
+    const engineOptions = {
+      ...options,
+      ...(asked.pictures === false ? {} : { onPicture }),
+      ocrLanguages,
+      ...engineChoices(asked),
+      title: task.source_name.replace(/\.pdf$/i, ''),
+      ...(task.source_lang ? { lang: task.source_lang } : {}),
+      ...(deps.ocr !== undefined ? { ocr: deps.ocr } : {}),
+    };
     const { markdown, json, html, text, document } = await runDocparse(pdf, engineOptions);
     notes = document.notes ?? [];
     outputs.push(
@@ -122,6 +131,15 @@ export async function runTask(
   const ms = (a: number, b: number) => Math.round((b - a) * 10) / 10;
   // Pictures are stored while the engine runs, so their time counts as the engine's.
   return { files, notes, ...(sourceLang === undefined ? {} : { sourceLang }), stages: { readMs: ms(began, read), engineMs: ms(read, engineDone), storeMs: ms(engineDone, performance.now()) } };
+}
+
+/** A docparse task's options (issue 40) as the engine's: OCR mode, page range, table structure. */
+function engineChoices(asked: ReturnType<typeof parseOptionsOf>) {
+  return {
+    ...(asked.ocr ? { ocrMode: asked.ocr } : {}),
+    ...(asked.pageRange ? { pageRange: asked.pageRange } : {}),
+    ...(asked.tableStructure === false ? { tableStructure: false } : {}),
+  };
 }
 
 /**

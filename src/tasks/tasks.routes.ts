@@ -1,5 +1,6 @@
 // The first-party task API: /api/v1/{translate,docparse}/tasks. HTTP in and out only; the rules are
-// in tasks.ts. Authentication is the person's session cookie (request.apiAccount).
+// in tasks.ts. The caller comes from the request hook the document APIs share (request.documentCaller):
+// the person's session cookie, an API key (X-Api-Key) or an OAuth access token with scope `documents`.
 import { create as contentDisposition } from 'content-disposition';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { TaskKind } from '../db/schema.ts';
@@ -52,6 +53,9 @@ export const taskRoutes: FastifyPluginAsync<Options> = async (app, { ctx, locale
       request.log.error({ err: error }, 'storage unavailable');
       return reply.code(503).header('retry-after', '30').send({ error: 'storage_unavailable', message: 'File storage is unreachable right now. Try again in a minute.' });
     }
+    // A refused caller (request.documentCaller) carries its status; past a key's limit, Retry-After too.
+    const retryAfter = (error as { retryAfterSeconds?: unknown }).retryAfterSeconds;
+    if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
     if (error instanceof ObjectNotFoundError) return reply.code(404).send({ error: 'not_found', message: 'The file is missing from storage.' });
     const code = (error as FastifyError).code;
     if (code === 'FST_INVALID_MULTIPART_CONTENT_TYPE') return reply.code(415).send({ error: 'unsupported_media_type', message: 'Send the file as multipart/form-data with a field named file.' });
@@ -73,7 +77,7 @@ export const taskRoutes: FastifyPluginAsync<Options> = async (app, { ctx, locale
 
   app.post('/api/v1/:kind/tasks', async (request, reply) => {
     const kind = kindOf(request);
-    const { sub } = await request.apiAccount({ stateChanging: true });
+    const { sub } = await request.documentCaller({ sessions: true, stateChanging: true });
     if (!request.isMultipart()) throw new TaskError(415, 'unsupported_media_type', 'Send the file as multipart/form-data with a field named file.');
     const fields: Record<string, string> = {};
     const parts = request.parts();
@@ -112,7 +116,7 @@ export const taskRoutes: FastifyPluginAsync<Options> = async (app, { ctx, locale
 
   app.get('/api/v1/:kind/tasks', async (request, reply) => {
     const kind = kindOf(request);
-    const { sub } = await request.apiAccount();
+    const { sub } = await request.documentCaller({ sessions: true });
     const query = request.query as Record<string, unknown>;
     const cursor = typeof query.cursor === 'string' ? query.cursor : undefined;
     const limit = typeof query.limit === 'string' && /^\d{1,3}$/.test(query.limit) ? Number(query.limit) : undefined;
@@ -121,7 +125,7 @@ export const taskRoutes: FastifyPluginAsync<Options> = async (app, { ctx, locale
 
   app.get('/api/v1/:kind/tasks/:id', async (request, reply) => {
     const kind = kindOf(request);
-    const { sub } = await request.apiAccount();
+    const { sub } = await request.documentCaller({ sessions: true });
     return reply.header('cache-control', 'no-store').send(await getTask(ctx, sub, kind, idOf(request)));
   });
 
@@ -129,7 +133,7 @@ export const taskRoutes: FastifyPluginAsync<Options> = async (app, { ctx, locale
   // names listed in the task's files, so `..` or any other path can name nothing else.
   app.get('/api/v1/:kind/tasks/:id/files/*', async (request, reply) => {
     const kind = kindOf(request);
-    const { sub } = await request.apiAccount();
+    const { sub } = await request.documentCaller({ sessions: true });
     const { file, key, task } = await resultFile(ctx, sub, kind, idOf(request), (request.params as { '*': string })['*']);
     return sendObject(ctx, request, reply, key, file.size, file.content_type, downloadName(task.source_name, file.name));
   });
@@ -137,7 +141,7 @@ export const taskRoutes: FastifyPluginAsync<Options> = async (app, { ctx, locale
   // The result view's page images: /pages/3.png (the source) or /pages/3.png?file=translated.
   app.get('/api/v1/:kind/tasks/:id/pages/:page', async (request, reply) => {
     const kind = kindOf(request);
-    const { sub } = await request.apiAccount();
+    const { sub } = await request.documentCaller({ sessions: true });
     const page = /^(\d{1,5})\.png$/.exec((request.params as { page: string }).page);
     if (!page) throw new TaskError(404, 'not_found', 'Pages are named by their number: 1.png, 2.png …');
     const file = (request.query as Record<string, unknown>).file ?? 'source';
@@ -149,14 +153,14 @@ export const taskRoutes: FastifyPluginAsync<Options> = async (app, { ctx, locale
   // spec: "DELETE /api/v1/{translate,docparse}/tasks/:id — cancel an in-flight task"
   app.delete('/api/v1/:kind/tasks/:id', async (request, reply) => {
     const kind = kindOf(request);
-    const { sub } = await request.apiAccount({ stateChanging: true });
+    const { sub } = await request.documentCaller({ sessions: true, stateChanging: true });
     return reply.header('cache-control', 'no-store').send(await cancelTask(ctx, sub, kind, idOf(request)));
   });
 
   // spec: "DELETE /api/v1/{translate,docparse}/tasks/:id/record — permanently delete a finished task"
   app.delete('/api/v1/:kind/tasks/:id/record', async (request, reply) => {
     const kind = kindOf(request);
-    const { sub } = await request.apiAccount({ stateChanging: true });
+    const { sub } = await request.documentCaller({ sessions: true, stateChanging: true });
     await deleteTaskRecord(ctx, sub, kind, idOf(request));
     return reply.code(204).send();
   });

@@ -134,6 +134,28 @@ async function checkLanguages(ctx: TaskContext, sourceLang: string | undefined, 
 /** The languages OCR can read scanned pages in (issue 17, item 4), by the task's source_lang. */
 export const OCR_LANGUAGES: Record<string, string[]> = { en: ['eng'], zh: ['chi_sim', 'eng'] };
 
+/**
+ * What a docparse task may be asked for beyond the defaults (issue 40: the docling-serve options a
+ * conversion maps onto its task). Absent fields keep the engine's defaults.
+ */
+export type ParseOptions = {
+  /** auto (default): OCR pages without a text layer; off: never; force: every page */
+  ocr?: 'auto' | 'off' | 'force';
+  /** tesseract language names (eng, chi_sim, …) for OCR; absent: by source_lang, else detected */
+  ocrLanguages?: string[];
+  /** only these pages, 1-based and inclusive */
+  pageRange?: [number, number];
+  /** false: no pictures are cut (default true) */
+  pictures?: boolean;
+  /** false: tables come out as their text, without rows and columns (default true) */
+  tableStructure?: boolean;
+};
+
+/** A task's stored parse options (undefined for the defaults). */
+export function parseOptionsOf(row: Pick<store.TaskRow, 'parse_options'>): ParseOptions {
+  return row.parse_options ? (JSON.parse(row.parse_options) as ParseOptions) : {};
+}
+
 /** Checks parsing options: an optional source_lang for scanned pages (en or zh; absent = detect). */
 export function checkDocparseOptions(sourceLang: string | undefined, targetLang: string | undefined): { source: string } | undefined {
   if (targetLang) throw new TaskError(400, 'bad_request', 'Document parsing takes no target_lang; only an optional source_lang (en or zh) for scanned pages.');
@@ -176,7 +198,15 @@ function limitError(ctx: TaskContext): TaskError {
  */
 export async function createTask(
   ctx: TaskContext,
-  input: { sub: string; kind: TaskKind; locale: string; upload: Upload; options: () => Promise<{ source?: string; target?: string; glossary?: Glossary } | undefined> },
+  input: {
+    sub: string;
+    kind: TaskKind;
+    locale: string;
+    upload: Upload;
+    options: () => Promise<{ source?: string; target?: string; glossary?: Glossary } | undefined>;
+    /** docparse tasks: options beyond the defaults */
+    parseOptions?: ParseOptions;
+  },
 ): Promise<TaskView> {
   const id = randomUUID();
   const key = sourceKey(id);
@@ -216,6 +246,7 @@ export async function createTask(
       error: null,
       files: '[]',
       notes: null,
+      parse_options: input.kind === 'docparse' && input.parseOptions && Object.keys(input.parseOptions).length > 0 ? JSON.stringify(input.parseOptions) : null,
       attempts: 0,
       lease_owner: null,
       lease_expires_at: null,

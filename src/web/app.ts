@@ -28,11 +28,13 @@ import { hosts } from './plugins/hosts.ts';
 import { lazyRequestLogger } from './plugins/request-logger.ts';
 import { answerClientError, answerExpectation, answerFrameworkError, securityHeaders } from './plugins/security-headers.ts';
 import { sessions } from './plugins/session.ts';
+import { documentCallers } from './plugins/document-caller.ts';
 import { pageRoutes } from './pages/pages.routes.ts';
 import { authorizeRoutes } from '../oauth/authorize.routes.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import type { Translator } from '../documents/translate/translator.ts';
 import { taskRoutes } from '../tasks/tasks.routes.ts';
+import { convertRoutes } from '../convert/convert.routes.ts';
 import { unsubscribeRoutes } from '../notifications/unsubscribe.routes.ts';
 import { createFanout, type NotificationFanout } from '../notifications/fanout.ts';
 import { notificationRoutes } from '../notifications/notifications.routes.ts';
@@ -183,6 +185,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(cookie, { secret: deps.keys.cookie.toString('base64url') });
   await app.register(formbody, { bodyLimit: BODY_LIMIT });
   await app.register(sessions, { db: deps.db, tokenHashKey: deps.keys.tokenHash, clock: deps.clock });
+  // Who calls the document APIs (API key, OAuth access token, or session where a route allows it).
+  await app.register(documentCallers, { db: deps.db, hashKey: deps.keys.tokenHash, clock: deps.clock });
   await app.register(branding, { settings: deps.settings });
 
   app.setErrorHandler((error: FastifyError | OAuthError | Error, request, reply) => {
@@ -253,6 +257,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(registrationRoutes, { ctx: { db: deps.db, clock: deps.clock, hashKey: deps.keys.tokenHash, registration: deps.settings.clientRegistration } });
   // First-party APIs (session cookie).
   await app.register(taskRoutes, { ctx: tasks, localeOf });
+  // docling-serve's conversion API (API keys and OAuth access tokens with scope documents; no cookie).
+  await app.register(convertRoutes, { ctx: { tasks, fetchSources: deps.settings.fetchSources }, localeOf });
   await app.register(unsubscribeRoutes, { ctx: { db: deps.db, clock: deps.clock, unsubscribeKey: deps.keys.unsubscribe }, localeOf });
   const fanout = deps.fanout ?? createFanout({ db: deps.db, database: deps.settings.database, logger: deps.logger });
   app.addHook('onClose', () => fanout.stop());

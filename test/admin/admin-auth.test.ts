@@ -1,5 +1,6 @@
 // The admin API's door: "Missing or wrong key → 401 on every route except openapi.json", a right key
 // works on every route, a revoked key stops working, and the answers match the OpenAPI document.
+import { createApiKey } from '../../src/accounts/api-keys/api-keys.ts';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
@@ -30,6 +31,8 @@ async function everyRoute(f: AdminFixture): Promise<Call[]> {
   // issue 33: an upstream provider with an identity linked to the person (a password keeps another way in)
   const provider = await addProvider(db, clock, keys.upstreamSecret, { slug: 'corp', preset: 'github', clientId: 'gh-client', clientSecret: 'gh-secret' });
   await linkIdentity(db, clock, provider, { sub: '4242', email: 'ada@example.com' }, sub);
+  // issue 40: a person's API key, revoked by an operator
+  const apiKey = await createApiKey(db, clock, keys.tokenHash, { sub, name: 'Open WebUI' });
   return [
     { method: 'GET', path: '/admin/v1/accounts', url: '/admin/v1/accounts', status: 200 },
     { method: 'GET', path: '/admin/v1/accounts', url: '/admin/v1/accounts?email=ada@example.com', status: 200 },
@@ -45,6 +48,9 @@ async function everyRoute(f: AdminFixture): Promise<Call[]> {
     { method: 'PUT', path: '/admin/v1/accounts/{sub}/roles/{role}', url: `/admin/v1/accounts/${sub}/roles/operator`, status: 200 },
     { method: 'GET', path: '/admin/v1/accounts/{sub}/roles', url: `/admin/v1/accounts/${sub}/roles`, status: 200 },
     { method: 'DELETE', path: '/admin/v1/accounts/{sub}/roles/{role}', url: `/admin/v1/accounts/${sub}/roles/operator`, status: 200 },
+    { method: 'GET', path: '/admin/v1/accounts/{sub}/api-keys', url: `/admin/v1/accounts/${sub}/api-keys`, status: 200 },
+    { method: 'POST', path: '/admin/v1/accounts/{sub}/api-keys', url: `/admin/v1/accounts/${sub}/api-keys`, body: { name: 'scripts', expires_in_days: 30 }, status: 201 },
+    { method: 'DELETE', path: '/admin/v1/accounts/{sub}/api-keys/{id}', url: `/admin/v1/accounts/${sub}/api-keys/${apiKey.id}`, status: 200 },
     { method: 'GET', path: '/admin/v1/clients', url: '/admin/v1/clients', status: 200 },
     { method: 'POST', path: '/admin/v1/clients', url: '/admin/v1/clients', body: { name: 'New App', redirect_uris: ['https://new.example/cb'] }, status: 201 },
     { method: 'GET', path: '/admin/v1/clients/{client_id}', url: `/admin/v1/clients/${id}`, status: 200 },
@@ -125,6 +131,12 @@ forEachDatabase('admin API keys', (open) => {
       if (call.path.endsWith('/links/{slug}')) {
         const links = (await f.admin('GET', call.url.replace(/\/corp$/, ''))).json<{ links: Array<{ provider: string }> }>().links;
         assert.equal(links.length, 1, `${call.url} is still there`);
+        continue;
+      }
+      // an API key has no address of its own either: it is in the person's list, not revoked
+      if (call.path.endsWith('/api-keys/{id}')) {
+        const listed = (await f.admin('GET', call.url.replace(/\/sgk_[0-9a-f]+$/, ''))).json<{ api_keys: Array<{ revoked_at: string | null }> }>().api_keys;
+        assert.deepEqual(listed.map((k) => k.revoked_at), [null], `${call.url} is still live`);
         continue;
       }
       assert.equal((await f.admin('GET', call.url)).statusCode, 200, `${call.url} is still there`);

@@ -155,6 +155,50 @@ describe('browser: account self-service in Chromium', { skip: chromiumSkip() }, 
     assert.equal((await userinfo(plain, person.sub)).picture, '', 'an empty picture URL removes the picture');
   });
 
+  test('API keys (issue 40): "Create API key shows the key once" (name, created, last used, expiry listed), the key works at the document APIs, Revoke stops it; axe clean, in en and zh-CN', async () => {
+    const person = await newPerson();
+    const page = await newPage({ viewport: PHONE });
+    await signIn(page, person.email);
+    const section = page.getByRole('region', { name: 'API keys' });
+    await section.getByText('You have no API keys.').waitFor();
+    await section.getByLabel('Key name', { exact: true }).fill('Open WebUI');
+    await section.getByLabel('Expires after').selectOption('90');
+    await section.getByRole('button', { name: 'Create API key' }).click();
+    const shown = page.locator('[data-api-key]');
+    await shown.waitFor();
+    const key = (await shown.textContent())!.trim();
+    assert.match(key, /^sgk_[0-9a-f]{16}\.[A-Za-z0-9_-]{43}$/);
+    assert.deepEqual(await accessibilityViolations(page), [], '/account with a new API key shown');
+    await section.screenshot({ path: '/tmp/account-api-keys.png' });
+    await noSidewaysScroll(page, '/account with a new API key');
+    const listed = section.getByRole('listitem').filter({ hasText: 'Open WebUI' });
+    for (const term of ['Created', 'Last used', 'Expires']) await listed.getByText(term, { exact: true }).waitFor();
+    await listed.getByText('Not used yet').waitFor();
+
+    const tasks = () => fetch(`${plain.signet.baseUrl}/api/v1/docparse/tasks`, { headers: { 'x-api-key': key } });
+    assert.equal((await tasks()).status, 200, 'the key works at the task API');
+    await page.goto(`${plain.signet.baseUrl}/account`);
+    assert.equal(await page.locator('[data-api-key]').count(), 0, 'shown once: not when the page is opened again');
+    assert.equal(await section.getByRole('listitem').count(), 1);
+    assert.equal(await section.getByRole('listitem').getByText('Not used yet').count(), 0, 'last used is set once the key was used');
+
+    await section.getByRole('button', { name: 'Revoke' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
+    await page.getByText('The API key “Open WebUI” is revoked.').waitFor();
+    assert.equal((await tasks()).status, 401, 'revoked: refused at once');
+    assert.deepEqual(await accessibilityViolations(page), [], '/account after a revocation');
+
+    // The same session in a browser that asks for Chinese.
+    const zhContext = await browser.newContext({ locale: 'zh-CN' });
+    contexts.push(zhContext);
+    await zhContext.addCookies(await page.context().cookies());
+    const zh = await zhContext.newPage();
+    await zh.goto(`${plain.signet.baseUrl}/account`);
+    await zh.getByRole('heading', { name: 'API 密钥' }).waitFor();
+    await zh.getByRole('button', { name: '创建 API 密钥' }).waitFor();
+    assert.deepEqual(await accessibilityViolations(zh), [], '/account in zh-CN');
+  });
+
   test('Change password: "current password required"; "every other session of that person ends" — another browser\'s session is gone, this one stays with a new id', async () => {
     const person = await newPerson();
     const here = await newPage();

@@ -134,8 +134,8 @@ async function send(app: FastifyInstance, options: InjectOptions): Promise<{ res
   }
 }
 
-/** oauth: /oauth/*; api: the session APIs; admin; page: HTML pages and their static files (one plugin, one error page); public: discovery, probes, the icon. */
-type Surface = 'oauth' | 'api' | 'admin' | 'page' | 'public';
+/** oauth: /oauth/*; api: the session APIs; docling: docling-serve's /v1 and /v1alpha (issue 40); admin; page: HTML pages and their static files (one plugin, one error page); public: discovery, probes, the icon. */
+type Surface = 'oauth' | 'api' | 'docling' | 'admin' | 'page' | 'public';
 
 function surfaceOf(route: FuzzRoute): Surface {
   // issue 27: the admin console's pages share the admin listener with the API (/admin/v1/…).
@@ -145,6 +145,7 @@ function surfaceOf(route: FuzzRoute): Surface {
   if (route.url.startsWith('/oauth/end-session')) return 'page';
   if (route.url.startsWith('/oauth/')) return 'oauth';
   if (route.url.startsWith('/api/')) return 'api';
+  if (route.url.startsWith('/v1/') || route.url.startsWith('/v1alpha/')) return 'docling';
   if (route.url.startsWith('/.well-known/') || ['/favicon.ico', '/healthz', '/readyz', '/static/brand.css'].includes(route.url)) return 'public';
   return 'page';
 }
@@ -172,10 +173,18 @@ function assertErrorShape(route: FuzzRoute, options: InjectOptions, res: LightMy
     const keys = Object.keys(json).sort();
     const oauthShape = keys.join() === 'error,error_description' && typeof json.error_description === 'string';
     const apiShape = keys.join() === 'error,message' && typeof json.message === 'string';
-    assert.equal(typeof json.error, 'string', 'an error code');
+    if (surface !== 'docling') assert.equal(typeof json.error, 'string', 'an error code');
     // A method the path does not serve reaches no route: the app's own 404 answers, {error, message}.
     const notFound = !routed && res.statusCode === 404 && json.error === 'not_found' && apiShape;
     // The end-session pages live under /oauth/, where the app's error handler answers JSON in OAuth's shape.
+    // issue 40: docling-serve's routes refuse as docling-serve does, {detail} (a string, or FastAPI's list of {type, loc, msg}).
+    // What never reaches the route — a path resolving (%2e%2e) out of it, an address too long or broken
+    // — is answered by the app itself, {error, message}.
+    if (surface === 'docling') {
+      const detailShape = keys.join() === 'detail' && (typeof json.detail === 'string' || Array.isArray(json.detail));
+      assert.ok(detailShape || apiShape, `{detail}: ${body.toString('utf8').slice(0, 300)}`);
+      return;
+    }
     if (surface === 'oauth' || route.url.startsWith('/oauth/')) assert.ok(oauthShape || notFound, `OAuth error shape: ${body.toString('utf8').slice(0, 300)}`);
     else assert.ok(apiShape, `{error, message}: ${body.toString('utf8').slice(0, 300)}`);
     return;
@@ -263,6 +272,8 @@ function allowedChanges(req: FuzzRequest, res: LightMyRequestResponse): Readonly
   if (route.url === '/account/withdraw') add('grants', 'notification_preferences', 'audit_events');
   if (['/account/mute', '/account/unmute', '/account/notifications', '/unsubscribe', '/api/v1/notification-preferences'].includes(route.url)) add('notification_preferences');
   if (route.url.startsWith('/api/v1/:kind/tasks')) add('tasks', 'notifications', 'notification_deliveries');
+  // issue 40: /account → API keys creates or revokes a key (audited).
+  if (route.url.startsWith('/account/api-keys')) add('api_keys', 'audit_events');
   return allowed;
 }
 

@@ -1,5 +1,5 @@
 // The parsed document as JSON modelled on docling's DoclingDocument, for programs.
-import { FURNITURE, type Block, type BlockLabel, type BoundingBox, type Page, type ParsedDocument, type Table } from '../document.ts';
+import { FURNITURE, PICTURE_DPI, type Block, type BlockLabel, type BoundingBox, type Page, type ParsedDocument, type Table } from '../document.ts';
 
 type Ref = { $ref: string };
 type ContentLayer = 'body' | 'furniture';
@@ -27,7 +27,16 @@ export type DoclingTable = NodeBase & {
   footnotes: Ref[];
   data: { table_cells: DoclingCell[]; num_rows: number; num_cols: number; grid: DoclingCell[][] };
 };
-export type DoclingPicture = NodeBase & { label: 'picture'; prov: Prov[]; captions: Ref[]; references: Ref[]; footnotes: Ref[]; image: { mimetype: 'image/png'; uri: string } };
+/**
+ * docling-core's ImageRef (mimetype, dpi, size, uri are all required by its JSON Schema): the picture's
+ * PNG as cut (at PICTURE_DPI), its size in pixels from the box it was cut from.
+ */
+function pictureImage(picture: { bbox: { l: number; r: number; t: number; b: number }; file: string }): DoclingPicture['image'] {
+  const pixels = (points: number) => Math.max(1, Math.round((Math.abs(points) * PICTURE_DPI) / 72));
+  return { mimetype: 'image/png', dpi: PICTURE_DPI, size: { width: pixels(picture.bbox.r - picture.bbox.l), height: pixels(picture.bbox.t - picture.bbox.b) }, uri: picture.file };
+}
+
+export type DoclingPicture = NodeBase & { label: 'picture'; prov: Prov[]; captions: Ref[]; references: Ref[]; footnotes: Ref[]; image: { mimetype: 'image/png'; dpi: number; size: { width: number; height: number }; uri: string } };
 type DoclingGroup = NodeBase & { name: 'list'; label: 'list' };
 type Root = { self_ref: '#/body' | '#/furniture'; children: Ref[]; content_layer: ContentLayer; name: '_root_'; label: 'unspecified' };
 export type DoclingDocument = {
@@ -166,7 +175,7 @@ export function toDoclingJson(doc: ParsedDocument, name: string): DoclingDocumen
       const self_ref = `#/pictures/${out.pictures.length}`;
       const box = { label: 'picture' as const, text: picture.caption ?? '', bbox: picture.bbox, fontSize: 0, bold: false };
       const refs = captions.filter((c) => c.of.kind === 'picture' && c.of.index === index).map((c) => ({ $ref: c.ref }));
-      out.pictures.push({ self_ref, parent: bodyRef, children: [], content_layer: 'body', label: 'picture', prov: prov(page.pageNo, box), captions: refs, references: [], footnotes: [], image: { mimetype: 'image/png', uri: picture.file } });
+      out.pictures.push({ self_ref, parent: bodyRef, children: [], content_layer: 'body', label: 'picture', prov: prov(page.pageNo, box), captions: refs, references: [], footnotes: [], image: pictureImage(picture) });
       out.body.children.push({ $ref: self_ref });
     }
     for (const caption of captions) if (caption.of.kind === 'table') tableRefs.get(caption.of.index)?.captions.push({ $ref: caption.ref });

@@ -2,6 +2,7 @@
 // image boxes; a page without a usable text layer is drawn by its reader and read by OCR; layout
 // makes blocks; pictures are drawn and cut out as PNGs. Pages are read by a few readers at once
 // (`threads`, issue 31 item 4), each holding one page's raw content at a time (issue 17, item 8).
+import { PICTURE_DPI } from '../document.ts';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -48,10 +49,10 @@ export type ExtractOptions = {
   threads?: number;
   /** The password of an encrypted PDF. */
   password?: string;
+  /** Only these pages (1-based, inclusive; clamped to the document). Default: every page. */
+  pageRange?: [number, number];
 };
 
-/** Pictures are cut at this resolution. */
-const PICTURE_DPI = 150;
 
 /** Characters that carry text: not spaces, not U+FFFD or private-use glyph codes of fonts without a Unicode map. */
 const usableChars = (content: PageContent) => content.runs.reduce((n, run) => n + run.text.replace(/[\s\uFFFD\uE000-\uF8FF\u0000-\u001F]/gu, '').length, 0);
@@ -100,7 +101,9 @@ export async function extractDocument(data: Uint8Array, options: ExtractOptions 
       const engine = ocr && (await ocr.available()) ? ocr : null;
       let languages: OcrLanguages = options.ocrLanguages ?? 'auto';
       const pages: Page[] = [];
-      for (let pageNo = 1; pageNo <= reader.pages; pageNo += 1) {
+      const first = Math.max(1, options.pageRange?.[0] ?? 1);
+      const last = Math.min(reader.pages, options.pageRange?.[1] ?? reader.pages);
+      for (let pageNo = first; pageNo <= last; pageNo += 1) {
         signal?.throwIfAborted();
         const { rotate, ...read } = await readOrNote(reader, pageNo, pages.at(-1), signal);
         let content: PageContent = read;
@@ -130,7 +133,7 @@ export async function extractDocument(data: Uint8Array, options: ExtractOptions 
         if (content.notes?.length) page.notes = [...(page.notes ?? []), ...content.notes];
         if (options.onPicture) await cutPictures(page, content, { reader, turned: frameRotate === 0 ? rotate : 0, signal, onPicture: options.onPicture });
         pages.push(page);
-        await onProgress?.(pageNo, reader.pages);
+        await onProgress?.(pageNo - first + 1, last - first + 1);
       }
       signal?.throwIfAborted();
       const notes = pages.flatMap((page) => page.notes ?? []);

@@ -177,6 +177,38 @@ export const en = {
   // Passkeys: the /account section and the sign-in page's button (issue 19 item 3). "Add a passkey",
   // "Remove" and "Sign in with a passkey" are operator contract landmark names. The `script` texts are
   // plain strings with {placeholders}, handed to static/passkeys.js.
+  // issue 40: personal API keys for the document APIs (docling-serve-compatible /v1/convert, the task API)
+  apiKeys: {
+    heading: 'API keys',
+    intro: 'An API key lets a program convert documents as you: Open WebUI’s Docling engine and other RAG tools send it as X-Api-Key. It works only for the document APIs, never to sign in or to open this page.',
+    none: 'You have no API keys.',
+    created: 'Created',
+    lastUsed: 'Last used',
+    neverUsed: 'Not used yet',
+    expires: 'Expires',
+    noExpiry: 'Never',
+    revoked: 'Revoked',
+    expired: 'Expired',
+    nameLabel: 'Key name',
+    nameHint: 'What will use it, e.g. “Open WebUI”.',
+    expiryLabel: 'Expires after',
+    expiryNever: 'Never',
+    expiryDays: (days: number) => `${days} days`,
+    createButton: 'Create API key',
+    createdHeading: (name: string) => `Your new API key “${name}”`,
+    shownOnce: 'Copy it now: it is shown only this once. Signet keeps only a fingerprint of it, so it cannot show it again.',
+    revokeButton: 'Revoke',
+    revokeConfirm: (name: string) => `Revoke the API key “${name}”? Programs that use it stop working at once.`,
+    revokeConfirmButton: 'Revoke key',
+    keepButton: 'Keep key',
+    revokedNotice: (name: string) => `The API key “${name}” is revoked.`,
+    errors: {
+      invalid_name: 'Give the key a name of 1 to 100 characters.',
+      invalid_expiry: 'Choose when the key expires from the list.',
+      too_many_keys: 'You have too many API keys. Revoke one you no longer use, then create the new one.',
+      not_found: 'That API key is not yours, or it is gone already.',
+    },
+  },
   passkeys: {
     heading: 'Passkeys',
     intro: 'A passkey signs you in with your device’s screen lock, fingerprint or face, or a security key — no password to type. It works only on this site.',

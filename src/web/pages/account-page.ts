@@ -7,6 +7,8 @@ import { listPasskeys, MAX_PASSKEY_NAME_LENGTH, relyingPartyFor } from '../../ac
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../accounts/passwords.ts';
 import { authenticatorApps, listFactors } from '../../accounts/factors/factors.ts';
 import { listSessions } from '../../accounts/sessions.ts';
+import { listApiKeys } from '../../accounts/api-keys/api-keys.ts';
+
 import { describeUserAgent } from '../../accounts/user-agent.ts';
 import type { Clock } from '../../config/clock.ts';
 import { listAuthorizedApplications } from '../../consent/grants.ts';
@@ -24,6 +26,9 @@ export type AccountPageContext = { db: Db; clock: Clock; /** Keys.tokenHash: whi
 
 type Text = (t: Messages) => string;
 
+/** The API key form's expiry choices, in days (and "never"). */
+export const API_KEY_EXPIRY_CHOICES = [30, 90, 365] as const;
+
 /** What a form that came back wants shown: a notice, or an error at one form with what was typed. */
 export type AccountPageState = {
   status?: number;
@@ -35,6 +40,11 @@ export type AccountPageState = {
   passkeyError?: Text;
   /** the Sign-in providers section's error (Unlink refused) */
   providersError?: Text;
+  /** issue 40: a key just created, shown this once */
+  createdApiKey?: { name: string; key: string };
+  /** the API keys section's error, and the name that was typed */
+  apiKeyError?: Text;
+  apiKeyName?: string;
 };
 
 /** The preference grid: a row per category, a column per channel; push channels shown but disabled. */
@@ -63,6 +73,8 @@ export async function showAccount(ctx: AccountPageContext, request: FastifyReque
   const cookie = request.cookies[request.server.cookieNames.session];
   const sessions = await listSessions(ctx.db, ctx.sessionKey, ctx.clock, sub, cookie ? { id: cookie, origin: request.servedOrigin.origin } : undefined);
   const passkeys = await listPasskeys(ctx.db, sub);
+  const apiKeys = await listApiKeys(ctx.db, sub);
+  const now = ctx.clock();
   const rp = relyingPartyFor(request.servedOrigin, request.server.site.productName);
   // The browser's own session first, then the others newest first.
   sessions.sort((a, b) => Number(b.current) - Number(a.current));
@@ -110,6 +122,28 @@ export async function showAccount(ctx: AccountPageContext, request: FastifyReque
           lastUsedText: p.lastUsedAt === null ? t.passkeys.neverUsed : formatDate(locale, p.lastUsedAt),
           otherHost: p.rpId === rp?.id ? undefined : t.passkeys.otherHost(p.rpId),
         })),
+      },
+      // issue 40: "name, created, last used, expiry; Create API key shows the key once; Revoke".
+      apiKeys: {
+        created: state.createdApiKey,
+        error: state.apiKeyError?.(t),
+        name: state.apiKeyName ?? '',
+        expiryChoices: API_KEY_EXPIRY_CHOICES.map((days) => ({ days, text: t.apiKeys.expiryDays(days) })),
+        list: apiKeys.map((k, index) => {
+          const at = (iso: string | null) => (iso === null ? undefined : { iso, text: formatDate(locale, Date.parse(iso)) });
+          const expired = k.expires_at !== null && Date.parse(k.expires_at) <= now;
+          return {
+            key: String(index),
+            id: k.id,
+            name: k.name,
+            created: at(k.created_at)!,
+            lastUsed: at(k.last_used_at),
+            expires: at(k.expires_at),
+            revoked: at(k.revoked_at),
+            live: k.revoked_at === null && !expired,
+            state: k.revoked_at !== null ? t.apiKeys.revoked : expired ? t.apiKeys.expired : undefined,
+          };
+        }),
       },
       twoStep: {
         apps: twoStep.factors.map((f) => ({

@@ -14,6 +14,7 @@ import { setApplicationMuted, updatePreferences } from '../../notifications/pref
 import type { Messages } from '../i18n/en.ts';
 import { accountProfileRoutes } from './account-profile.routes.ts';
 import { accountSecurityRoutes } from './account-security.routes.ts';
+import { accountApiKeyRoutes } from './account-api-keys.routes.ts';
 import { showAccount, type AccountPageContext } from './account-page.ts';
 import { field, fields } from './forms.ts';
 
@@ -95,4 +96,6 @@ export const accountRoutes: FastifyPluginAsync<{ ctx: AccountPageContext; links:
 
   await app.register(accountProfileRoutes, { ctx, links });
   await app.register(accountSecurityRoutes, { ctx });
+  // issue 40: API keys for the document APIs (the keys are hashed with the same key as sessions).
+  await app.register(accountApiKeyRoutes, { ctx: { ...ctx, hashKey: ctx.sessionKey } });
 };

@@ -64,7 +64,7 @@ export const sessions = fp<{ db: Db; tokenHashKey: Buffer; clock: Clock }>(
         throw httpError(
           401,
           bearer
-            ? 'OAuth access tokens are accepted only at /oauth/userinfo. Sign in to Signet in the browser to use this API.'
+            ? 'This API does not take OAuth access tokens (they work at /oauth/userinfo, /mcp and the document APIs). Sign in to Signet in the browser to use it.'
             : 'Sign in first: this API uses the Signet session cookie.',
         );
       }
