@@ -5,7 +5,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Readable } from 'node:stream';
 import type { TaskKind } from '../db/schema.ts';
 import { ObjectNotFoundError, StorageUnavailableError } from '../storage/object-store.ts';
-import { checkTranslationTarget, createTask, getTask, isTerminal, listTasks, resultFile, TASK_KINDS, TaskError, type TaskContext, type TaskView } from '../tasks/tasks.ts';
+import { checkTranslationTarget, createTask, getTask, isTerminal, listTasks, resultFile, TASK_KINDS, TaskError, type ParseOptions, type TaskContext, type TaskView } from '../tasks/tasks.ts';
 import { ToolInputError, type AgentTask, type DocumentBackend, type PdfInput, type TaskKindName, type Waiting } from './backend.ts';
 import { parseTaskFileUri, readWhole, resourceContent, TASK_FILE_TEMPLATE, taskFileUri } from './resources.ts';
 
@@ -93,11 +93,11 @@ export function createTaskBackend(options: TaskBackendOptions): DocumentBackend 
     }
   };
 
-  const create = (kind: TaskKind, pdf: PdfInput, taskOptions: () => Promise<{ source?: string; target?: string } | undefined>) =>
+  const create = (kind: TaskKind, pdf: PdfInput, taskOptions: () => Promise<{ source?: string; target?: string } | undefined>, parseOptions?: ParseOptions) =>
     refusing(async () => {
       if (!('data' in pdf)) throw new ToolInputError('Send the PDF as data (base64) with filename.');
       const file = Readable.from([Buffer.from(pdf.data.buffer, pdf.data.byteOffset, pdf.data.byteLength)]);
-      return createTask(ctx, { sub, kind, locale: options.locale, upload: { fileName: pdf.filename, file, tooLarge: () => pdf.data.byteLength > ctx.uploadMaxBytes }, options: taskOptions });
+      return createTask(ctx, { sub, kind, locale: options.locale, upload: { fileName: pdf.filename, file, tooLarge: () => pdf.data.byteLength > ctx.uploadMaxBytes }, options: taskOptions, ...(parseOptions ? { parseOptions } : {}) });
     });
 
   return {
@@ -105,10 +105,8 @@ export function createTaskBackend(options: TaskBackendOptions): DocumentBackend 
     maxPdfBytes: ctx.uploadMaxBytes,
     resourceTemplate: { uriTemplate: TASK_FILE_TEMPLATE, name: 'task-file', description: 'A result file of one of your tasks (document.md, document.json, pictures/…, translated.pdf, bilingual.pdf, translated.md).' },
     async parse(pdf, parseOptions, waiting) {
-      // A parsing task records no OCR mode yet: the worker reads pages without a text layer by OCR
-      // (auto). Until tasks carry one (issue 40's parse options), another mode is refused, not ignored.
-      if (parseOptions.ocr !== 'auto') throw new ToolInputError(`ocr ${parseOptions.ocr} is not available on this server yet; leave ocr out (auto: pages without a text layer are read by OCR).`);
-      const view = await create('docparse', pdf, async () => undefined);
+      // The task records the OCR mode (issue 40's parse options); auto is the worker's default.
+      const view = await create('docparse', pdf, async () => undefined, parseOptions.ocr === 'auto' ? undefined : { ocr: parseOptions.ocr });
       return wait(view.id, waiting);
     },
     async translate(pdf, languages, waiting) {

@@ -72,11 +72,14 @@ describe('agents: the tools on a person\'s tasks', () => {
     assert.match(text(result), /Call get_task with this task_id later/);
   });
 
-  test('a parse with ocr off or force is refused with the reason while tasks record no OCR mode (never silently ignored)', async () => {
+  test('parse_pdf "ocr (auto/off/force)": the mode is recorded on the person\'s parsing task for the worker (issue 40\'s parse options), never silently ignored', async () => {
     const client = await connect({ ctx, sub, locale: 'en', pollMs: 5, maxWaitMs: 30 });
-    const result = await call(client, 'parse_pdf', { data: PDF, filename: 'x.pdf', ocr: 'force' });
-    assert.equal(result.isError, true);
-    assert.match(text(result), /ocr force is not available on this server yet/);
+    const result = await call(client, 'parse_pdf', { data: PDF, filename: 'scan.pdf', ocr: 'force' });
+    const taskId = (result.structuredContent as { task_id?: string } | undefined)?.task_id ?? /[0-9a-f-]{36}/.exec(text(result))?.[0];
+    assert.ok(taskId, text(result));
+    const row = await ctx.db.selectFrom('tasks').select(['sub', 'parse_options']).where('id', '=', taskId).executeTakeFirstOrThrow();
+    assert.equal(row.sub, sub);
+    assert.deepEqual(JSON.parse(row.parse_options ?? '{}'), { ocr: 'force' });
   });
 
   test('translate_pdf on a server with no translation engine: the task fails at once "with a message that names the setting to add", as a tool error', async () => {

@@ -12,6 +12,7 @@ import { DomUtils, parseDocument } from 'htmlparser2';
 import type { LightMyRequestResponse } from 'fastify';
 import { createAccount } from '../../src/accounts/accounts.ts';
 import { createApiKey } from '../../src/accounts/api-keys/api-keys.ts';
+import { registerClient } from '../../src/clients/clients.ts';
 import { startSession } from '../../src/accounts/sessions.ts';
 import { SECOND } from '../../src/config/clock.ts';
 import { startTaskRunner } from '../../src/worker/task-runner.ts';
@@ -92,6 +93,24 @@ forEachDatabase('docling-serve-compatible conversion', (open) => {
   test('set-up: one app, two people with API keys, a task runner', async () => {
     f = await fixture(await open());
     sample = await samplePdf();
+  });
+
+  test('issue 43: "where a service token is accepted (the document APIs: tasks and conversions owned by the application\'s service identity)": a client_credentials token with scope documents converts at /v1/convert/file, and the task belongs to service-account-<client_id>, not to a person', async () => {
+    const { client, clientSecret } = await registerClient(f.deps.db, f.clock, f.deps.keys.tokenHash, { name: 'Nightly converter', redirectUris: [], scopes: ['documents'], grants: ['client_credentials'] });
+    const issued = await f.app.inject({ method: 'POST', url: '/oauth/token', headers: { host: HOST, 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ grant_type: 'client_credentials', client_id: client.clientId, client_secret: clientSecret! }).toString() });
+    assert.equal(issued.statusCode, 200, issued.body);
+    const bearer = { authorization: `Bearer ${issued.json().access_token}` };
+    const { body, contentType } = multipart([{ name: 'files', value: sample, filename: 'nightly.pdf' }]);
+    const res = await f.app.inject({ method: 'POST', url: '/v1/convert/file', headers: { host: HOST, accept: 'application/json', 'content-type': contentType, ...bearer }, payload: body });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.json().status, 'success');
+    const owners = (await f.deps.db.selectFrom('tasks').select(['sub', 'source_name']).where('source_name', '=', 'nightly.pdf').execute()).map((t) => t.sub);
+    const service = (await f.deps.db.selectFrom('clients').select('service_sub').where('client_id', '=', client.clientId).executeTakeFirstOrThrow()).service_sub;
+    assert.ok(service !== null);
+    assert.deepEqual(owners, [service], 'the task is the service identity\'s');
+    // The same token names no person: the sign-in half refuses it.
+    const userinfo = await f.app.inject({ method: 'GET', url: '/oauth/userinfo', headers: { host: HOST, authorization: bearer.authorization } });
+    assert.equal(userinfo.statusCode, 401);
   });
 
   test('POST /v1/convert/file (one file, to_formats md and json) → {document{filename, md_content, json_content, …}, status: success, errors, processing_time, timings}; json_content validates against docling-core\'s JSON Schema', async () => {

@@ -3,7 +3,7 @@
 // whether a session cookie counts there; nothing is decided by URL prefix. In order:
 // - `X-Api-Key`: a person's API key (accounts/api-keys/), rate-limited per key;
 // - `Authorization: Bearer`: an OAuth access token (oauth/access-tokens.ts verifyAccessToken) with
-//   scope `documents` and no RFC 8707 resource — a token issued for `{base}/mcp` is good at /mcp only;
+//   scope `documents` and no RFC 8707 resource — a person's, or a service's (client_credentials) — a token issued for `{base}/mcp` is good at /mcp only;
 // - the session cookie, where the route allows it (the task API, as before; never the `/v1` routes,
 //   whose callers are programs and which a cross-site form must not reach with a cookie).
 // A presented credential that fails is refused; the next kind is never tried in its place. Refusals
@@ -18,10 +18,12 @@ import { bearerToken, hasScope, verifyAccessToken } from '../../oauth/access-tok
 import { OAuthError } from '../../oauth/errors.ts';
 
 /**
- * A caller of the document APIs. Open for more kinds: service tokens (client_credentials) will add
- * `{ kind: 'service', clientId }` beside the person.
+ * A caller of the document APIs: a person, or an application acting as itself (issue 43's
+ * client_credentials tokens), whose tasks belong to its service identity `service-account-<client_id>`.
  */
-export type DocumentCaller = { kind: 'person'; sub: string; via: 'api_key' | 'oauth' | 'session'; keyId?: string; clientId?: string };
+export type DocumentCaller =
+  | { kind: 'person'; sub: string; via: 'api_key' | 'oauth' | 'session'; keyId?: string; clientId?: string }
+  | { kind: 'service'; sub: string; via: 'oauth'; clientId: string };
 
 export const DOCUMENTS_SCOPE = 'documents';
 
@@ -66,7 +68,7 @@ export const documentCallers = fp<{ db: Db; hashKey: Buffer; clock: Clock }>(
       if (token !== undefined) {
         let verified;
         try {
-          verified = await verifyAccessToken(db, hashKey, clock(), token);
+          verified = await verifyAccessToken(db, hashKey, clock(), token, { services: true });
         } catch (error) {
           if (error instanceof OAuthError) throw new CallerRefused(401, 'The access token is unknown, expired or revoked. Refresh it, or sign in again.');
           throw error;
@@ -75,6 +77,7 @@ export const documentCallers = fp<{ db: Db; hashKey: Buffer; clock: Clock }>(
         if (!hasScope(verified.scope, DOCUMENTS_SCOPE) || verified.resource !== null) {
           throw new CallerRefused(401, `The access token was not issued for the document APIs: ask for the ${DOCUMENTS_SCOPE} scope (and no resource).`);
         }
+        if ('service' in verified) return { kind: 'service', sub: verified.service.sub, via: 'oauth', clientId: verified.client.clientId };
         return { kind: 'person', sub: verified.person.sub, via: 'oauth', clientId: verified.client.clientId };
       }
       if (options.sessions) {
