@@ -36,6 +36,9 @@ export function accurateDiscovery(servedOrigin: string): DiscoveryDocument {
     revocation_endpoint: `${servedOrigin}/oauth/revoke`,
     ...accurateFields(),
     revocation_endpoint_auth_methods_supported: ['client_secret_post'],
+    // issue 43: RFC 7662 token introspection, the caller authenticated as at the token endpoint
+    introspection_endpoint: `${servedOrigin}/oauth/introspect`,
+    introspection_endpoint_auth_methods_supported: ['client_secret_post'],
     jwks_uri: `${servedOrigin}/oauth/jwks`,
     end_session_endpoint: `${servedOrigin}/oauth/end-session`,
     id_token_signing_alg_values_supported: [...SIGNING_ALGS],

@@ -19,6 +19,7 @@ import { discoveryRoutes } from '../oauth/discovery.routes.ts';
 import { registrationRoutes } from '../oauth/registration/registration.routes.ts';
 import { resourceMetadataRoutes } from '../oauth/resources.routes.ts';
 import { revokeRoutes } from '../oauth/revoke.routes.ts';
+import { introspectRoutes } from '../oauth/introspect.routes.ts';
 import { tokenRoutes } from '../oauth/token/token.routes.ts';
 import { userinfoRoutes } from '../oauth/userinfo.routes.ts';
 import { healthRoutes } from './health.routes.ts';
@@ -237,6 +238,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const endpoints = { db: deps.db, clock: deps.clock, hashKey: deps.keys.tokenHash };
   await app.register(tokenRoutes, { ctx: endpoints, idTokens: { db: deps.db, sealKey: deps.keys.signingKey, clock: deps.clock, defaultAlg: deps.settings.idTokenAlg } });
   await app.register(revokeRoutes, { ctx: endpoints });
+  await app.register(introspectRoutes, { ctx: endpoints });
   await app.register(userinfoRoutes, { ctx: endpoints });
   await app.register(discoveryRoutes, { settings: deps.settings, signing: { db: deps.db, sealKey: deps.keys.signingKey, clock: deps.clock } });
   // issue 39: authorization for AI agents — RFC 9728 / RFC 8414 metadata and RFC 7591 registration
