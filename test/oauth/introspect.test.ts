@@ -37,7 +37,7 @@ forEachDatabase('token introspection (RFC 7662)', (open) => {
     const tokens = await f.exchange('openid profile');
     const now = Math.floor(f.clock() / 1000);
     const expected = { active: true, sub: f.sub, client_id: f.confidential.client.clientId, scope: 'openid profile', exp: now + 7200, iat: now, token_type: 'Bearer', iss: TEST_BASE_URL };
-    for (const hint of [{}, { token_type_hint: 'access_token' }, { token_type_hint: 'refresh_token' }, { token_type_hint: 'something_else' }]) {
+    for (const hint of [{}, { token_type_hint: 'access_token' }, { token_type_hint: 'refresh_token' }, { token_type_hint: 'something_else' }] as Array<Record<string, string>>) {
       const res = await introspect({ token: tokens.access_token, ...hint });
       assert.equal(res.statusCode, 200, res.body);
       assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
@@ -58,7 +58,7 @@ forEachDatabase('token introspection (RFC 7662)', (open) => {
     f.clock.advance(1000);
     const tokens = await f.exchange('openid email');
     const chain = await f.deps.db.selectFrom('token_chains').select(['expires_at', 'created_at']).where('client_id', '=', f.confidential.client.clientId).where('created_at', '=', f.clock()).executeTakeFirstOrThrow();
-    for (const hint of [{ token_type_hint: 'refresh_token' }, {}]) {
+    for (const hint of [{ token_type_hint: 'refresh_token' }, {}] as Array<Record<string, string>>) {
       const res = await introspect({ token: tokens.refresh_token, ...hint });
       assert.deepEqual(res.json(), { active: true, sub: f.sub, client_id: f.confidential.client.clientId, scope: 'openid email', exp: Math.floor(chain.expires_at / 1000), iat: Math.floor(chain.created_at / 1000), token_type: 'refresh_token', iss: TEST_BASE_URL });
     }
