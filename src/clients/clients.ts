@@ -52,6 +52,8 @@ export type RegistrationMetadata = {
   logo_uri?: string;
   software_id?: string;
   software_version?: string;
+  /** issue 39: the client_id is the https URL of its Client ID Metadata Document, fetched from there (not POSTed) */
+  metadata_document?: true;
 };
 
 /** The operator contract's JSON shape for an application. */
@@ -189,6 +191,8 @@ export type ClientInput = {
   idTokenAlg?: 'ES256' | 'RS256' | null | undefined;
   /** issue 39: the application registered itself (RFC 7591) with this metadata; its redirect URIs were checked by oauth/registration */
   dynamic?: RegistrationMetadata | undefined;
+  /** issue 39: a Client ID Metadata Document's URL is its own client_id; every other application gets a new one */
+  clientId?: string | undefined;
 };
 
 /** RP-Initiated Logout 1.0 §3: a post-logout callback is checked as a redirect URI and compared byte for byte. */
@@ -222,7 +226,7 @@ export async function registerClient(db: Db, clock: Clock, hashKey: Buffer, inpu
   const clientSecret = isPublic ? undefined : newOpaqueToken();
   const now = clock();
   const row: store.ClientRow = {
-    client_id: newClientId(),
+    client_id: input.clientId ?? newClientId(),
     name,
     secret_hash: clientSecret === undefined ? null : keyedHash(hashKey, clientSecret),
     redirect_uris: JSON.stringify(redirectUris),
@@ -294,6 +298,22 @@ export async function updateClient(db: Db, clock: Clock, clientId: string, chang
   if (changes.postLogoutRedirectUris !== undefined) row.post_logout_redirect_uris = checkPostLogoutRedirectUris(changes.postLogoutRedirectUris);
   if (changes.idTokenAlg !== undefined) row.id_token_alg = changes.idTokenAlg;
   if (!(await store.updateClient(db, clientId, row))) throw new ClientError('not_found', `no application with client_id ${clientId}`);
+  return getClient(db, clientId);
+}
+
+/**
+ * issue 39: what a self-registered application says about itself changed (a Client ID Metadata Document
+ * fetched again): its name, redirect URIs, scopes and registration metadata follow. Whether it is enabled
+ * stays the operator's decision.
+ */
+export async function updateDynamicRegistration(db: Db, clock: Clock, clientId: string, metadata: { name: string; redirectUris: string[]; scopes: string[]; registration: RegistrationMetadata }): Promise<Client> {
+  await store.updateClient(db, clientId, {
+    name: checkName(metadata.name),
+    redirect_uris: JSON.stringify([...new Set(metadata.redirectUris.map(checkRedirectUri))]),
+    scopes: JSON.stringify(checkScopes(metadata.scopes)),
+    registration: JSON.stringify(metadata.registration),
+    updated_at: clock(),
+  });
   return getClient(db, clientId);
 }
 

@@ -93,7 +93,8 @@ export function authorizationServerMetadata(origin: string, options: { registrat
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: ['client_secret_post', 'none'],
     ...(options.registration === 'open' ? { registration_endpoint: `${origin}${REGISTRATION_ENDPOINT_PATH}` } : {}),
-    client_id_metadata_document_supported: false,
+    // issue 39: an https URL as client_id names the client's metadata document (registration/client-id-metadata.ts)
+    client_id_metadata_document_supported: options.registration === 'open',
     // RFC 9728 §4: the protected resources this server issues tokens for (RFC 8707 `resource`)
     protected_resources: [mcpResource(origin)],
   };
