@@ -7,7 +7,7 @@ import { keyedHash, matchesKeyedHash, newOpaqueToken } from '../oauth/secrets.ts
 import { cachedClientRow } from './clients.cache.ts';
 import * as store from './clients.store.ts';
 
-export type ClientErrorCode = 'invalid_name' | 'invalid_client_id' | 'invalid_secret_hash' | 'invalid_redirect_uri' | 'invalid_scope' | 'invalid_origin' | 'not_found' | 'public_client';
+export type ClientErrorCode = 'invalid_name' | 'invalid_client_id' | 'invalid_secret_hash' | 'invalid_redirect_uri' | 'invalid_scope' | 'invalid_origin' | 'not_found' | 'public_client' | 'invalid_registration';
 
 export class ClientError extends Error {
   readonly code: ClientErrorCode;
