@@ -112,7 +112,7 @@ const doneLine = (result: Parsed) => `${result.input}: ${plural(result.pages, 'p
 const producedText = (result: Parsed) => [...result.outputs, ...(result.pictures.length > 0 ? [`${plural(result.pictures.length, 'picture')} in ${path.dirname(result.pictures[0]!)}`] : [])].join(', ');
 
 /** --threads, else SIGNET_PARSE_THREADS, else the default: validated as the setting is. */
-async function threadsOf(option: string | undefined): Promise<number> {
+export async function threadsOf(option: string | undefined): Promise<number> {
   const { parseThreadsFrom } = await import('../config/settings.ts');
   try {
     return parseThreadsFrom(option === undefined ? process.env : { SIGNET_PARSE_THREADS: option });

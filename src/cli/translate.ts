@@ -62,7 +62,7 @@ async function readGlossary(file: string): Promise<Glossary> {
 }
 
 /** The engine: --engine, else SIGNET_TRANSLATE_ENGINE, else Apertium; its address, model and key from SIGNET_TRANSLATE_*. */
-async function chooseTranslator(engine: string | undefined): Promise<Translator> {
+export async function chooseTranslator(engine: string | undefined): Promise<Translator> {
   const settings = parseTranslateSettings(readEnvironment(process.env, process.cwd()));
   const chosen = (engine ?? settings.engine ?? 'apertium') as (typeof TRANSLATE_ENGINES)[number];
   const { createTranslator } = await import('../documents/translate/create.ts');

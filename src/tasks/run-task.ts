@@ -8,7 +8,8 @@ import { runDocparse } from '../documents/parse.ts';
 import type { OnProgress, ParsedDocument } from '../documents/document.ts';
 import type { OcrEngine } from '../documents/ocr/ocr.ts';
 import { extractDocument } from '../documents/pdf/extract.ts';
-import type { OcrLanguages } from '../documents/pdf/ocr-page.ts';
+import type { OcrLanguages, OcrMode } from '../documents/pdf/ocr-page.ts';
+import { guessSourceLanguage } from '../documents/translate/source-language.ts';
 import { translateDocument } from '../documents/translate/translate-document.ts';
 import { renderBilingualPdf } from '../documents/translate/bilingual.ts';
 import { missingGlyphsNote } from '../documents/translate/overlay/coverage.ts';
@@ -36,13 +37,26 @@ async function readAll(stream: Readable): Promise<Uint8Array> {
 type Output = { name: string; contentType: string; data: string | Uint8Array };
 
 /** What a run produced: its result files, and sentences about what the result lacks and why. */
-export type TaskResult = { files: ResultFile[]; notes: string[]; stages: { readMs: number; engineMs: number; storeMs: number } };
+export type TaskResult = {
+  files: ResultFile[];
+  notes: string[];
+  stages: { readMs: number; engineMs: number; storeMs: number };
+  /** a translation's source language: the task's, or the one told from its text when it had none */
+  sourceLang?: string;
+};
 
 /** Runs the task's engine and stores its results; returns the result files and the document's notes. */
 export async function runTask(
   task: TaskRow,
   deps: { objects: ObjectStore; translator: Translator | undefined; ocr?: OcrEngine | null },
-  options: { signal: AbortSignal; onProgress: OnProgress; /** reader processes for one document's pages (SIGNET_PARSE_THREADS) */ threads?: number },
+  options: {
+    signal: AbortSignal;
+    onProgress: OnProgress;
+    /** reader processes for one document's pages (SIGNET_PARSE_THREADS) */
+    threads?: number;
+    /** which pages of a parse are read by OCR (default auto: those without a text layer); `signet mcp`'s parse_pdf sets it */
+    ocrMode?: OcrMode;
+  },
 ): Promise<TaskResult> {
   const began = performance.now();
   const { body } = await deps.objects.get(sourceKey(task.id));
@@ -52,6 +66,7 @@ export async function runTask(
   const outputs: Output[] = [];
   const files: ResultFile[] = [];
   let notes: string[] = [];
+  let sourceLang: string | undefined;
   if (task.kind === 'docparse') {
     // Pictures go to storage as they are cut (one PNG in memory at a time), listed with the results.
     const onPicture = async (name: string, png: Uint8Array) => {
@@ -72,7 +87,6 @@ export async function runTask(
     );
   } else {
     if (!deps.translator) throw new TaskFailure(NO_ENGINE_MESSAGE);
-    const pair = { source: task.source_lang ?? '', target: task.target_lang ?? '' };
     // Scanned pages are read by OCR here too, so their blocks can be translated (issue 18).
     const extracted = await extractDocument(pdf, { signal: options.signal, ...(options.threads === undefined ? {} : { threads: options.threads }), ...(deps.ocr !== undefined ? { ocr: deps.ocr } : {}) });
     notes = extracted.notes ?? [];
@@ -81,6 +95,9 @@ export async function runTask(
       if (options.signal.aborted) throw error;
       return extracted;
     });
+    const pair = { source: task.source_lang ?? guessedLanguage(document, task.target_lang ?? ''), target: task.target_lang ?? '' };
+    sourceLang = pair.source;
+    if (task.source_lang === null) notes = [...notes, `The text was taken to be in ${pair.source} (no source language was given).`];
     const glossary = task.glossary ? (JSON.parse(task.glossary) as Record<string, string>) : undefined;
     const translated = await translateDocument(document, deps.translator, pair, { signal: options.signal, onProgress: options.onProgress, glossary });
     outputs.push({ name: 'translated.md', contentType: 'text/markdown; charset=utf-8', data: toMarkdown(translated) });
@@ -101,7 +118,7 @@ export async function runTask(
   }
   const ms = (a: number, b: number) => Math.round((b - a) * 10) / 10;
   // Pictures are stored while the engine runs, so their time counts as the engine's.
-  return { files, notes, stages: { readMs: ms(began, read), engineMs: ms(read, engineDone), storeMs: ms(engineDone, performance.now()) } };
+  return { files, notes, ...(sourceLang === undefined ? {} : { sourceLang }), stages: { readMs: ms(began, read), engineMs: ms(read, engineDone), storeMs: ms(engineDone, performance.now()) } };
 }
 
 /**
@@ -155,6 +172,18 @@ function appendNotes(outputs: Output[], notes: string[]): void {
   const text = notes.map((n) => `${n}\n`).join('');
   if (existing) existing.data = `${String(existing.data)}${text}`;
   else outputs.push({ name: 'translation-notes.txt', contentType: 'text/plain; charset=utf-8', data: text });
+}
+
+/**
+ * A translation asked for without its source language (an agent's translate_pdf may leave it out) is
+ * from the language its text is in, as `signet translate` tells it; a text too short to tell, or already
+ * in the target language, fails with what to do.
+ */
+function guessedLanguage(document: ParsedDocument, target: string): string {
+  const guessed = guessSourceLanguage(document);
+  if (guessed === undefined) throw new TaskFailure('The language of the text could not be told (too little text, or a language not recognised). Translate it again with the source language given.');
+  if (guessed === target) throw new TaskFailure(`The text is in ${target} already. If that is wrong, translate it again with the source language given.`);
+  return guessed;
 }
 
 /** Removes whatever a run stored, for a run that was cancelled or taken away — pictures included. */

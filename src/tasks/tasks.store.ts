@@ -114,7 +114,19 @@ export async function heartbeat(db: Db, input: { id: string; owner: string; now:
 /** running (held by owner) → finished | failed | queued (given back). False when the task was taken from this worker. */
 export async function endRun(
   db: Db,
-  input: { id: string; owner: string; now: number; status: 'finished' | 'failed' | 'queued'; error?: string | null; files?: string; notes?: string | null; progress?: { done: number; total: number }; retryAt?: number },
+  input: {
+    id: string;
+    owner: string;
+    now: number;
+    status: 'finished' | 'failed' | 'queued';
+    error?: string | null;
+    files?: string;
+    notes?: string | null;
+    progress?: { done: number; total: number };
+    retryAt?: number;
+    /** a translation asked for without its source language: the one told from its text */
+    sourceLang?: string;
+  },
 ): Promise<boolean> {
   const terminal = input.status !== 'queued';
   // A task given back (the worker is shutting down, or storage was unreachable) is retried later; a
@@ -131,6 +143,7 @@ export async function endRun(
       ...(terminal ? { finished_at: input.now } : {}),
       ...(input.files !== undefined ? { files: input.files } : {}),
       ...(input.notes !== undefined ? { notes: input.notes } : {}),
+      ...(input.sourceLang !== undefined ? { source_lang: input.sourceLang } : {}),
       ...(input.progress ? { progress_done: input.progress.done, progress_total: input.progress.total } : {}),
     })
     .where('id', '=', input.id)

@@ -100,13 +100,27 @@ const LANGUAGE = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/;
 /** Checks translation options; asks the engine about the pair when it can say. */
 export async function checkTranslationOptions(ctx: TaskContext, sourceLang: string | undefined, targetLang: string | undefined, glossaryJson?: string): Promise<TranslationOptions> {
   if (!sourceLang || !targetLang) throw new TaskError(400, 'missing_language', 'Choose the source language (source_lang) and the target language (target_lang), e.g. en and es.');
-  if (!LANGUAGE.test(sourceLang) || !LANGUAGE.test(targetLang)) throw new TaskError(400, 'invalid_language', 'Languages are ISO 639-1 codes such as en, es or zh.');
+  return checkLanguages(ctx, sourceLang, targetLang, glossaryJson) as Promise<TranslationOptions>;
+}
+
+/**
+ * As checkTranslationOptions, with the source language optional (issue 39: translate_pdf's
+ * `source_lang` "optional"): without it the worker tells it from the text, as `signet translate` does,
+ * and only the target is checked against the engine's pairs now.
+ */
+export async function checkTranslationTarget(ctx: TaskContext, sourceLang: string | undefined, targetLang: string): Promise<{ source?: string; target: string }> {
+  return checkLanguages(ctx, sourceLang || undefined, targetLang);
+}
+
+async function checkLanguages(ctx: TaskContext, sourceLang: string | undefined, targetLang: string, glossaryJson?: string): Promise<{ source?: string; target: string; glossary?: Glossary }> {
+  if (!LANGUAGE.test(targetLang) || (sourceLang !== undefined && !LANGUAGE.test(sourceLang))) throw new TaskError(400, 'invalid_language', 'Languages are ISO 639-1 codes such as en, es or zh.');
   if (sourceLang === targetLang) throw new TaskError(400, 'invalid_language', 'The source and target languages are the same; choose two different languages.');
   const pairs = ctx.translator ? await ctx.translator.languagePairs().catch(() => undefined) : undefined;
-  if (pairs && !pairs.some((p) => p.source === sourceLang && p.target === targetLang)) {
+  if (pairs && !pairs.some((p) => (sourceLang === undefined || p.source === sourceLang) && p.target === targetLang)) {
     const offered = pairs.map((p) => `${p.source}→${p.target}`).join(', ');
-    throw new TaskError(422, 'unsupported_language_pair', `The translation engine cannot translate ${sourceLang} to ${targetLang}. It offers: ${offered || 'no pairs'}.`);
+    throw new TaskError(422, 'unsupported_language_pair', `The translation engine cannot translate ${sourceLang ?? 'into'} ${sourceLang === undefined ? '' : 'to '}${targetLang}. It offers: ${offered || 'no pairs'}.`);
   }
+  if (sourceLang === undefined) return { target: targetLang };
   if (glossaryJson === undefined || glossaryJson === '') return { source: sourceLang, target: targetLang };
   try {
     const glossary = parseGlossary(glossaryJson);
@@ -162,7 +176,7 @@ function limitError(ctx: TaskContext): TaskError {
  */
 export async function createTask(
   ctx: TaskContext,
-  input: { sub: string; kind: TaskKind; locale: string; upload: Upload; options: () => Promise<{ source: string; target?: string; glossary?: Glossary } | undefined> },
+  input: { sub: string; kind: TaskKind; locale: string; upload: Upload; options: () => Promise<{ source?: string; target?: string; glossary?: Glossary } | undefined> },
 ): Promise<TaskView> {
   const id = randomUUID();
   const key = sourceKey(id);

@@ -42,6 +42,10 @@ import { localeOf, renderError } from './pages/view.ts';
 import { branding } from './branding.ts';
 import { answerGoneClient, clientWentAway } from './client-gone.ts';
 import { cookieNames } from './cookies.ts';
+import { agentRoutes } from '../agents/http.ts';
+import { readFileSync } from 'node:fs';
+
+const { version: VERSION } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 /** Everything a route needs, passed down explicitly. */
 export type AppDeps = {
@@ -58,6 +62,8 @@ export type AppDeps = {
   translator: Translator | undefined;
   /** live notifications across processes (startServer starts it; otherwise made here, started by the first stream) */
   fanout?: NotificationFanout | undefined;
+  /** /mcp: how often a waiting tool reads its task and how long it waits (default 1 s, 10 min) */
+  agentWait?: { pollMs: number; maxWaitMs: number } | undefined;
 };
 
 /** Requests bodies above this are refused with 413 (uploads set their own limits). */
@@ -259,6 +265,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const fanout = deps.fanout ?? createFanout({ db: deps.db, database: deps.settings.database, logger: deps.logger });
   app.addHook('onClose', () => fanout.stop());
   await app.register(notificationRoutes, { ctx: { db: deps.db, dialect: deps.dialect, clock: deps.clock }, fanout });
+  // issue 39: the Model Context Protocol at /mcp, for AI agents signed in through this server's OAuth.
+  await app.register(agentRoutes, { ctx: { db: deps.db, clock: deps.clock, hashKey: deps.keys.tokenHash, tasks }, localeOf, version: VERSION, ...(deps.agentWait ? { wait: deps.agentWait } : {}) });
 
   return app;
 }

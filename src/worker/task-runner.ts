@@ -100,7 +100,7 @@ export function startTaskRunner(deps: TaskRunnerDeps, options: TaskRunnerOptions
     const timer = setInterval(() => void beat(), heartbeatMs);
     log.info({ task: task.id, kind: task.kind, attempt: task.attempts }, 'task started');
     try {
-      const { files, notes, stages } = await runTask(task, deps, {
+      const { files, notes, stages, sourceLang } = await runTask(task, deps, {
         signal: controller.signal,
         ...(options.parseThreads === undefined ? {} : { threads: options.parseThreads }),
         onProgress: async (done, total) => {
@@ -111,7 +111,7 @@ export function startTaskRunner(deps: TaskRunnerDeps, options: TaskRunnerOptions
       const recording = performance.now();
       const now = deps.clock();
       const finished = await deps.db.transaction().execute(async (trx) => {
-        const ok = await store.endRun(trx, { id: task.id, owner, now, status: 'finished', files: JSON.stringify(files), notes: notes.length > 0 ? JSON.stringify(notes) : null, progress: { done: progress.total, total: progress.total } });
+        const ok = await store.endRun(trx, { id: task.id, owner, now, status: 'finished', files: JSON.stringify(files), notes: notes.length > 0 ? JSON.stringify(notes) : null, progress: { done: progress.total, total: progress.total }, ...(sourceLang !== undefined && task.source_lang === null ? { sourceLang } : {}) });
         if (ok) await recordTaskNotification(trx, deps.dialect, now, { ...task, status: 'finished', files: JSON.stringify(files) });
         return ok;
       });
