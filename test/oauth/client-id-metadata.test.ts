@@ -5,8 +5,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
-import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { createAccount } from '../../src/accounts/accounts.ts';
 import { listAuditEvents } from '../../src/audit/audit.ts';
 import { findClient, listClients, toView, updateClient } from '../../src/clients/clients.ts';
@@ -16,6 +14,7 @@ import { TEST_BASE_URL } from '../helpers/app.ts';
 import { forEachDatabase, sqliteDatabase } from '../helpers/databases.ts';
 import { json, startHttpsTestServer, type HttpsTestServer } from '../helpers/https-test-server.ts';
 import { startSignet, type RunningSignet } from '../helpers/live-server.ts';
+import { connectWithOAuth, MemoryOAuthProvider } from '../helpers/mcp-client.ts';
 import { HttpBrowser } from '../interop/oidc/http-browser.ts';
 import { flowSetup, TinyBrowser, type Flow } from './authorize-support.ts';
 
@@ -165,42 +164,12 @@ forEachDatabase('Client ID Metadata Documents (issue 39)', (open) => {
   });
 });
 
-/** The MCP SDK's OAuthClientProvider, in memory, with a Client ID Metadata Document URL. */
-class MetadataDocumentProvider implements OAuthClientProvider {
-  info: OAuthClientInformationMixed | undefined;
-  saved: OAuthTokens | undefined;
-  verifier = '';
-  authorizationUrl: URL | undefined;
+/** The MCP SDK's OAuthClientProvider (test/helpers/mcp-client.ts) with a Client ID Metadata Document URL: the SDK then uses it as client_id instead of registering. */
+class MetadataDocumentProvider extends MemoryOAuthProvider {
   readonly clientMetadataUrl: string;
   constructor(clientMetadataUrl: string) {
+    super(CALLBACK, 'SDK Agent');
     this.clientMetadataUrl = clientMetadataUrl;
-  }
-  get redirectUrl() {
-    return CALLBACK;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'SDK Agent', redirect_uris: [CALLBACK], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none', scope: 'documents' };
-  }
-  clientInformation() {
-    return this.info;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.info = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
   }
 }
 
@@ -219,24 +188,30 @@ describe('the MCP TypeScript SDK client with a Client ID Metadata Document', () 
     await database?.dispose();
   });
 
-  test('auth() discovers RFC 9728 and RFC 8414 metadata, sees client_id_metadata_document_supported, uses its clientMetadataUrl as client_id (no registration), the person allows it, and the code becomes tokens for {base}/mcp; Signet fetched the document', async () => {
+  test('issue 39 "Done when": Client + StreamableHTTPClientTransport against /mcp with a Client ID Metadata Document served from a local HTTPS test server — the SDK sees client_id_metadata_document_supported, uses its clientMetadataUrl as client_id (no registration), the person allows it, the token is for {base}/mcp and the client lists the tools', async () => {
     const clientId = `${https.origin}/sdk/client.json`;
-    https.route('/sdk/client.json', json({ client_id: clientId, ...new MetadataDocumentProvider(clientId).clientMetadata }));
     const provider = new MetadataDocumentProvider(clientId);
-    const serverUrl = `${server.baseUrl}/mcp`;
-    assert.equal(await auth(provider, { serverUrl }), 'REDIRECT');
-    assert.equal(provider.info?.client_id, clientId, 'the SDK chose the URL client_id');
-    const url = provider.authorizationUrl!;
-    assert.equal(url.searchParams.get('client_id'), clientId);
-    assert.equal(url.searchParams.get('resource'), serverUrl);
-    const landed = await new HttpBrowser().authorize(url, person);
-    assert.equal(`${landed.origin}${landed.pathname}`, CALLBACK);
-    assert.equal(await auth(provider, { serverUrl, authorizationCode: landed.searchParams.get('code')! }), 'AUTHORIZED');
-    assert.equal(provider.saved?.token_type, 'Bearer');
-    assert.ok(provider.saved?.refresh_token);
-    assert.equal(https.hits('/sdk/client.json') >= 1, true);
-    const stored = (await findClient(server.deps.db, clientId))!;
-    assert.equal(stored.dynamic, true);
-    assert.equal(stored.name, 'SDK Agent');
+    https.route('/sdk/client.json', json({ client_id: clientId, ...provider.clientMetadata, scope: 'documents' }));
+    const mcpUrl = `${server.baseUrl}/mcp`;
+    const client = await connectWithOAuth(mcpUrl, provider, async (url) => {
+      assert.equal(url.searchParams.get('client_id'), clientId, 'the SDK chose the URL client_id');
+      assert.equal(url.searchParams.get('resource'), mcpUrl);
+      const landed = await new HttpBrowser().authorize(url, person);
+      assert.equal(`${landed.origin}${landed.pathname}`, CALLBACK);
+      return landed.searchParams.get('code')!;
+    });
+    try {
+      assert.equal(provider.information?.client_id, clientId);
+      const tools = (await client.listTools()).tools.map((t) => t.name);
+      assert.ok(tools.includes('parse_pdf') && tools.includes('list_tasks'), tools.join(', '));
+      assert.ok(provider.saved?.refresh_token);
+      assert.ok(https.hits('/sdk/client.json') >= 1, 'Signet fetched the document');
+      const stored = (await findClient(server.deps.db, clientId))!;
+      assert.equal(stored.dynamic, true);
+      assert.equal(stored.name, 'SDK Agent');
+      assert.deepEqual((await listClients(server.deps.db)).filter((c) => c.dynamic).map((c) => c.clientId), [clientId], 'no RFC 7591 registration besides');
+    } finally {
+      await client.close();
+    }
   });
 });
