@@ -55,6 +55,8 @@ export type Block = {
   align?: 'left' | 'center' | 'right' | 'justify';
   /** Baseline-to-baseline distance of the block's lines in points, when it has two or more. */
   lineHeight?: number;
+  /** Where each printed line after the first starts in `text` (character offsets), for a block of a few lines: a narrow block's translation breaks its lines proportionally (issue 42). */
+  lineBreaks?: number[];
   /** For section headers: 1 for the largest heading size in the document, 2 for the next … */
   level?: number;
   /** For tables: rows of cell texts (a spanning cell's text in its first position), derived from `table`. */
@@ -63,6 +65,13 @@ export type Block = {
   table?: Table;
   /** For list items: the marker the text started with ("•", "-", "1.", "a)"), kept for numbered lists. */
   marker?: string;
+  /** For list items: the marker's own fill colour as '#rrggbb', when it differs from the block's (a red square bullet beside black text). */
+  markerColor?: string;
+  /**
+   * For list items whose marker is a symbol glyph (■ • ▪ ➢ ✓ …): where the glyph starts, so a
+   * translation keeps the source's glyph, colour and place (issue 42).
+   */
+  markerBox?: BoundingBox;
   /**
    * Text drawn inside a picture (a drawing's callout labels, a chart's axis titles): part of the
    * picture, so never a heading or a paragraph of the body; the translation keeps it in place.

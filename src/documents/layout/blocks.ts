@@ -6,7 +6,7 @@ import { dominant, joinLines, LINE_PITCH, overlapsX, similarSize, union, type Li
 import { blockStyles } from './styles.ts';
 
 /** "• item", "- item", "* item", "– item", "1. item", "1) item", "a) item": the marker and the rest. */
-const LIST_MARKER = /^(?:([•◦▪‣●○■□►▸])\s*|([-*–+])\s+|(\(?\d{1,3}[.)]|\(?[a-zA-Z]\))\s+)(?=\S)/u;
+const LIST_MARKER = /^(?:([•◦▪‣●○■□►▸➢➤✓✔❖◆◇▶➔])\s*|([-*–+])\s+|(\(?\d{1,3}[.)]|\(?[a-zA-Z]\))\s+)(?=\S)/u;
 
 export function listMarker(text: string): { marker: string; rest: string } | undefined {
   const match = LIST_MARKER.exec(text);
@@ -142,6 +142,9 @@ function isDisplayFormula(lines: Line[], text: string): boolean {
   return (text.match(/\p{L}{4,}/gu) ?? []).length <= MAX_FORMULA_WORDS;
 }
 
+/** A block of at most this many lines keeps where its lines break (a sidebar, an address, a margin note). */
+const MAX_BROKEN_LINES = 8;
+
 function toBlock(draft: Draft): Block {
   const text = draft.lines.map((l) => l.text).reduce(joinLines, '').replace(/\u00ad$/, '');
   const chars = (l: Line) => l.text.length;
@@ -152,7 +155,7 @@ function toBlock(draft: Draft): Block {
     fontSize: dominant(draft.lines.map((l): [number, number] => [l.size, chars(l)])) ?? 0,
     bold: dominant(draft.lines.map((l): [boolean, number] => [l.bold, chars(l)])) ?? false,
   };
-  if (draft.marker !== undefined) block.marker = draft.marker;
+  if (draft.marker !== undefined) Object.assign(block, markerStyle(draft));
   const mono = dominant(draft.lines.map((l): [boolean, number] => [Boolean(l.mono), chars(l)])) ?? false;
   if (mono) {
     // spec (issue 17): "code (monospaced blocks, kept verbatim)" — one line per printed line.
@@ -162,12 +165,40 @@ function toBlock(draft: Draft): Block {
     const left = Math.min(...draft.lines.map((l) => l.bbox.l));
     block.text = draft.lines.map((l) => ' '.repeat(Math.max(0, Math.round((l.bbox.l - left) / (0.6 * l.size)))) + l.text).join('\n');
     delete block.marker;
+    delete block.markerColor;
+    delete block.markerBox;
   }
   if (dominant(draft.lines.map((l): [boolean, number] => [Boolean(l.italic), chars(l)]))) block.italic = true;
+  if (block.label !== 'code' && draft.lines.length >= 2 && draft.lines.length <= MAX_BROKEN_LINES) {
+    // Where each printed line starts in the joined text (a list item's marker is not in its text).
+    const offset = block.text === text ? 0 : text.length - block.text.length;
+    const breaks = draft.lines.slice(1).map((_, k) => draft.lines.slice(0, k + 1).map((l) => l.text).reduce(joinLines, '').length - offset);
+    if (breaks.every((b, k) => b > (breaks[k - 1] ?? 0) && b < block.text.length)) block.lineBreaks = breaks;
+  }
   if (block.label === 'text' && isDisplayFormula(draft.lines, block.text)) block.label = 'formula';
   Object.assign(block, lineStyle(draft.lines));
   if (block.label !== 'code') Object.assign(block, blockStyles(draft.lines, block));
   return block;
+}
+
+/** A symbol bullet is one glyph; its box ends before the next glyph could start (a third of an em). */
+export const SYMBOL_MARKER = /^[•◦▪‣●○■□►▸➢➤✓✔❖◆◇▶➔*∗–-]$/u;
+
+/**
+ * The marker's own colour (the first run of the first line, when the marker is drawn apart: a red
+ * square beside black text) and, for a symbol bullet, where its glyph starts, so the translation
+ * keeps it as the source drew it (issue 42: "list bullets and other symbol glyphs … kept in the
+ * source's glyphs, colour and place").
+ */
+function markerStyle(draft: Draft): Pick<Block, 'marker' | 'markerColor' | 'markerBox'> {
+  const marker = draft.marker!;
+  const first = draft.lines[0]!;
+  const piece = first.pieces?.[0];
+  const style: Pick<Block, 'marker' | 'markerColor' | 'markerBox'> = { marker };
+  if (piece && piece.text.startsWith(marker) && piece.color) style.markerColor = piece.color;
+  // Only a bullet drawn as a run of its own is copied: glyphs are copied by the text operation they start in.
+  if (SYMBOL_MARKER.test(marker) && !first.rtl && piece?.text.trim() === marker) style.markerBox = { l: first.bbox.l - 0.5, r: first.bbox.l + first.size / 3, t: first.bbox.t, b: first.bbox.b };
+  return style;
 }
 
 /** Line height and alignment of a block's lines, for setting a translation in the same place. */

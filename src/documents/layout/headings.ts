@@ -118,7 +118,7 @@ export function levelsBySize(sizes: number[]): (size: number) => number {
 }
 
 export function asHeading(block: Block, level: number): Block {
-  const { marker, ...rest } = block;
+  const { marker, markerColor: _colour, markerBox: _box, ...rest } = block;
   // A numbered heading ("1. Introduction") was read as a list item; it keeps its number.
   return { ...rest, label: 'section_header', text: marker === undefined ? block.text : `${marker} ${block.text}`, level };
 }

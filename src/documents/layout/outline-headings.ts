@@ -61,7 +61,7 @@ export function headingsFromOutline(doc: ParsedDocument, outline: OutlineEntry[]
         if (level === undefined || block.label === 'title') return block;
         // A level the structure tree gave is the author's own; the outline only fills in where tags say nothing.
         if (block.tag !== undefined && block.label === 'section_header' && block.level !== undefined) return block;
-        const { marker, ...rest } = block;
+        const { marker, markerColor: _colour, markerBox: _box, ...rest } = block;
         return { ...rest, label: 'section_header' as const, text: marker === undefined ? block.text : `${marker} ${block.text}`, level };
       }),
     })),

@@ -6,7 +6,7 @@
 // position. A tree that is missing, broken or clearly wrong gives undefined, and the page is laid
 // out as an untagged one (page.ts).
 import type { Block, BoundingBox, Page, Picture } from '../document.ts';
-import { groupBlocks } from './blocks.ts';
+import { groupBlocks, SYMBOL_MARKER } from './blocks.ts';
 import { readingOrder } from './columns.ts';
 import { dominant, joinLines, overlapsX, similarSize, union, type PageContent, type TextRun } from './geometry.ts';
 import { groupLines } from './lines.ts';
@@ -183,10 +183,38 @@ function textBlocks(unit: TextUnit, labelRuns: TextRun[], runs: TextRun[], pageH
     // A contents entry (TOCI, or a P in a Word TOC) keeps its page number, not the dot leader before it.
     const text = joined.replace(DOT_LEADER, ' ');
     const block: Block = { ...first, text, bbox: union(parts.map((p) => p.bbox)), tag: unit.tag, label: blockLabel(unit, first, pageHeight) };
+    // Parts of one line each, centred on one axis (an author block): the block is centred.
+    if (parts.length >= 2 && parts.every((p) => p.lineBreaks === undefined || p.align === 'center')) {
+      const centres = parts.map((p) => (p.bbox.l + p.bbox.r) / 2);
+      const lefts = parts.map((p) => p.bbox.l);
+      const spread = (xs: number[]) => Math.max(...xs) - Math.min(...xs);
+      if ((spread(lefts) > first.fontSize || parts.some((p) => p.align === 'center')) && spread(centres) <= 0.5 * first.fontSize) block.align = 'center';
+    }
+    // Where the printed lines start in the joined text (issue 42: a narrow block breaks its lines proportionally).
+    delete block.lineBreaks;
+    if (text === joined && parts.length <= 8) {
+      const texts = parts.map((p) => (p.marker !== undefined && unit.role !== 'list_item' ? `${p.marker} ${p.text}` : p.text));
+      const breaks = parts.flatMap((part, k) => {
+        const start = k === 0 ? 0 : texts.slice(0, k + 1).reduce(joinLines).length - texts[k]!.length;
+        return [...(k > 0 ? [start] : []), ...(part.lineBreaks ?? []).map((b) => start + b + (texts[k]!.length - part.text.length))];
+      });
+      if (breaks.length > 0 && breaks.length < 12 && breaks.every((b, k) => b > (breaks[k - 1] ?? 0) && b < text.length)) block.lineBreaks = breaks;
+    }
     delete block.marker;
+    delete block.markerColor;
+    delete block.markerBox;
     if (unit.role === 'list_item') {
       const own = marker || first.marker;
       if (own) block.marker = own;
+      // The Lbl's own glyph and colour (issue 42), else what the lines gave.
+      const label = labelRuns.find((r) => r.text.trim() !== '');
+      if (marker && label) {
+        if (label.color) block.markerColor = label.color;
+        if (SYMBOL_MARKER.test(marker)) block.markerBox = { l: label.x - 0.5, r: label.x + label.size / 3, t: label.y + label.size * 0.8, b: label.y - label.size * 0.2 };
+      } else if (!marker && first.marker) {
+        if (first.markerColor) block.markerColor = first.markerColor;
+        if (first.markerBox) block.markerBox = first.markerBox;
+      }
     } else if (first.marker !== undefined && parts.length === 1) block.text = `${first.marker} ${first.text}`;
     if (unit.role === 'section_header' && unit.level !== undefined) block.level = unit.level;
     else delete block.level;

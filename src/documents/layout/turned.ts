@@ -30,7 +30,10 @@ export function textTurn(runs: TextRun[]): Turn {
       const overlap = Math.min(a.x + a.width, b.x + b.width) - Math.max(a.x, b.x);
       // Text drawn again a fraction of a point off (fake bold), whole or in pieces, is not a second row.
       const drawnAgain = a.text.includes(b.text) || b.text.includes(a.text);
-      if (overlap > 0.5 * Math.min(a.width, b.width) && !drawnAgain) {
+      // Rows of turned text stand a line apart (an em or more); glyphs of one word a fraction of an em
+      // apart overlap only because their widths were read too wide (a condensed face): not a second row.
+      const rowApart = Math.abs(b.x - a.x) >= 0.8 * Math.min(a.size, b.size);
+      if (overlap > 0.5 * Math.min(a.width, b.width) && !drawnAgain && rowApart) {
         overlapping += 1;
         break;
       }

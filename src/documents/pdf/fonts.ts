@@ -16,8 +16,9 @@ export function fontStyle(name: string, flags: number, weight: number): FontStyl
   return {
     // TeX's Computer Modern and EC/cm-super fonts (CMBX10, SFBX1000, SFTI1000, SFSL…) and URW's
     // (NimbusRomNo9L-Medi, -MediItal, -ReguItal) name their weight and slant in short forms.
-    bold: /bold|black|heavy|semibold|demibold|CMBX|CMB\d|SFBX|SFB\d|-Medi\b|-MediItal|\bBd\b|-Bd/i.test(name) || (bare === '' && weight >= 700),
-    italic: /italic|oblique|CMTI|CMSL|SFTI|SFSL|SFIT|Ital\b|-It\b|-BdIt|-MediItal/i.test(name),
+    // Libertine and Biolinum (LaTeX's libertine package: LinLibertineTB, LinBiolinumTB, LinLibertineTI) too.
+    bold: /bold|black|heavy|semibold|demibold|CMBX|CMB\d|SFBX|SFB\d|-Medi\b|-MediItal|\bBd\b|-Bd/i.test(name) || /^Lin(?:Libertine|Biolinum)[TO]?B/.test(bare) || (bare === '' && weight >= 700),
+    italic: /italic|oblique|CMTI|CMSL|SFTI|SFSL|SFIT|Ital\b|-It\b|-BdIt|-MediItal/i.test(name) || /^Lin(?:Libertine|Biolinum)[TO]?B?I/.test(bare),
     math: /CMMI|CMSY|CMEX|CMBSY|MSAM|MSBM|LMMath|STIX|XITS|CambriaMath|Cambria-Math|TeXGyre\w*Math|Asana|rsfs|EUFM|EUSM|Symbol\b/i.test(name),
     mono: /courier|mono|typewriter|consol|menlo|CMTT|SFTT|LMMono|inconsolata/i.test(name),
     fixedPitch: (flags & FIXED_PITCH) !== 0,

@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { BoundingBox, ParsedDocument } from '../../document.ts';
 import { countMissingGlyphs } from './font-chain.ts';
 import { isKeptBlock, isKeptText } from './keep.ts';
+import { overflowKind } from './kinds.ts';
 import { checkPage, type Box, type PageCheck, type SizedRun, type Word } from './check.ts';
 
 export type PopplerPage = { width: number; height: number; words: Word[]; lines: Box[]; lineWords: Array<{ box: Box; words: string[] }> };
@@ -91,10 +92,11 @@ export async function checkTranslatedPdf(source: Uint8Array, translatedPdf: Uint
       pageNo: i + 1,
       width: page.width,
       height: page.height,
-      source: { words: src.words, lines: src.lines, obstacles, ...(options.drawn ? { runs: options.drawn.source[i]?.runs ?? [] } : {}) },
+      source: { words: src.words, lines: src.lines, obstacles, ...(parsed ? { tables: parsed.blocks.filter((b) => b.label === 'table').map((b) => topDown(b.bbox, parsed.height)) } : {}), ...(options.drawn ? { runs: options.drawn.source[i]?.runs ?? [] } : {}) },
       translated: { words: page.words, ...(options.drawn ? { runs: options.drawn.translated[i]?.runs ?? [] } : {}) },
       ...(options.translated?.pages[i] ? { styles: styleCounts(options.translated.pages[i]!.blocks) } : {}),
       ...(i >= before.length ? { notesPage: true } : continued.length > 0 ? { continued } : {}),
+      ...(parsed ? { kinds: parsed.blocks.flatMap((b) => (b.label === 'table' && b.table ? b.table.cells.map((c) => ({ kind: overflowKind(b, true), box: topDown(c.bbox, parsed.height) })) : [{ kind: overflowKind(b), box: topDown(b.bbox, parsed.height) }])) } : {}),
       ...(blocks ? { blocks, missingGlyphs: blocks.reduce((n, b) => n + countMissingGlyphs(b.translation), 0) } : {}),
     });
   });

@@ -25,6 +25,8 @@ export type PageCheckInput = {
     lines: Box[];
     /** Pictures, figures, rules and tables of the source page that translated text must not run into. */
     obstacles?: Box[];
+    /** The source's tables: a cell's translation may use its column gap (issue 42), so the gaps inside a table are no gutters. */
+    tables?: Box[];
     runs?: SizedRun[];
   };
   translated: { words: Word[]; runs?: SizedRun[] };
@@ -36,6 +38,8 @@ export type PageCheckInput = {
   continued?: Word[];
   /** This is a notes page appended after the source's pages, not one of them. */
   notesPage?: boolean;
+  /** The source blocks of the page by kind (overlay/kinds.ts), with their boxes: which kind a notes marker ("→3") stands in. */
+  kinds?: Array<{ kind: string; box: Box }>;
   /** (g) Words of the source set in another style than their block's, and how many of them the engine's markup lost. */
   styles?: { styledWords: number; lost: number };
 };
@@ -60,6 +64,8 @@ export type PageCheck = {
   missingGlyphs: number;
   /** A notes page appended after the source's pages (text continued from where it did not fit at 70 %). */
   notesPage?: boolean;
+  /** Issue 42: blocks of this page continued on a notes page, by kind ("running text", "table cell", "list item" …). */
+  toNotes?: Record<string, number>;
   /** (f) Translated runs whose fill colour differs from the source run's at their place. */
   colourChanged: number;
   /** (g) Source words in another style than their block's (bold, italic, a colour), and those whose style the translation lost. */
@@ -184,10 +190,17 @@ export function checkPage(input: PageCheckInput): PageCheck {
   const sourceBoxes = source.words.map((w) => ({ xMin: w.xMin - 2, xMax: w.xMax + 2, yMin: w.yMin - 2, yMax: w.yMax + 2 }));
   // A translated word that stands where source text stood (a kept number, a label in its place) is
   // never a crossing: only text the source did not have there is counted.
-  const newWords = translated.words.filter((w) => !covered(core(w), sourceBoxes));
+  // A symbol set where the source's symbol starts (a list bullet in its place, in a wider font) is the source's too.
+  const sourceMarker = (w: Word) => [...w.text].length === 1 && !/[\p{L}\p{N}]/u.test(w.text) && source.words.some((s) => [...s.text].length === 1 && Math.abs(s.xMin - w.xMin) < 1 && overlapY(s, w) > 0);
+  const newWords = translated.words.filter((w) => !covered(core(w), sourceBoxes) && !sourceMarker(w));
 
+  // spec (issue 42): "table cells … use the cell's free width and the column gap" — a gap between a
+  // table's columns is the cells' room, not a gutter between columns of text.
+  // A strip may run on above or below the table (a title row): inside the table's box a word is the
+  // cells' business (overlaps count there), outside it a gutter word.
+  const tables = (source.tables ?? []).map((t) => ({ xMin: t.xMin - 2, xMax: t.xMax + 2, yMin: t.yMin - 2, yMax: t.yMax + 2 }));
   const strips = gutters(source.lines);
-  const crossing = newWords.filter((w) => strips.some((g) => overlapX(core(w), g) > HAIR && overlapY(core(w), g) > HAIR));
+  const crossing = newWords.filter((w) => strips.some((g) => overlapX(core(w), g) > HAIR && overlapY(core(w), g) > HAIR) && !tables.some((t) => inside(core(w), t)));
   for (const w of crossing.slice(0, 2)) examples.push(`"${w.text}" in the gutter at x ${Math.round(w.xMin)}, y ${Math.round(w.yMin)}`);
 
   const obstacles = (source.obstacles ?? []).filter((o) => (o.xMax - o.xMin) * (o.yMax - o.yMin) < 0.6 * input.width * input.height);
@@ -236,6 +249,18 @@ export function checkPage(input: PageCheckInput): PageCheck {
     const missing = absent.filter((b) => !shown(b.source));
     blocks = { total: input.blocks.length, present: input.blocks.length - absent.length, kept: absent.length - missing.length, missing: missing.map((b) => b.source.slice(0, 60)) };
   }
+  // Issue 42: the blocks continued on a notes page, by kind — each marker "→N" on the page stands at
+  // the end of the block it continues (it may have moved down with the reflow: the nearest block above it).
+  const toNotes: Record<string, number> = {};
+  if (!input.notesPage && input.kinds) {
+    for (const marker of translated.words.filter((w) => /^→\d+$/u.test(w.text))) {
+      const c = core(marker);
+      const at: { kind: string; box: Box } | undefined = input.kinds.find((k) => c.xMin >= k.box.xMin - 2 && c.xMax <= k.box.xMax + 2 && c.yMin >= k.box.yMin - 2 && c.yMax <= k.box.yMax + 2)
+        ?? input.kinds.filter((k) => overlapX(c, k.box) > 0 && k.box.yMin <= c.yMin).sort((a, b) => b.box.yMin - a.box.yMin)[0];
+      const kind = at?.kind ?? 'unknown';
+      toNotes[kind] = (toNotes[kind] ?? 0) + 1;
+    }
+  }
   return {
     pageNo: input.pageNo,
     overlapPlaces: over.places,
@@ -251,6 +276,7 @@ export function checkPage(input: PageCheckInput): PageCheck {
     styledWords: input.styles?.styledWords ?? 0,
     styleFallbacks: input.styles?.lost ?? 0,
     ...(input.notesPage ? { notesPage: true } : {}),
+    ...(Object.keys(toNotes).length > 0 ? { toNotes } : {}),
     ...(blocks ? { blocks } : {}),
     examples: examples.slice(0, 5),
   };

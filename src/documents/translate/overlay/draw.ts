@@ -10,16 +10,18 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import PDFDocument from 'pdfkit';
 import { PDFDocument as PdfLibDocument } from 'pdf-lib';
-import type { Block, BoundingBox, Page, ParsedDocument, StyledSpan } from '../../document.ts';
+import type { Block, BoundingBox, Page, ParsedDocument, StyledSpan, TableCell } from '../../document.ts';
 import { backgroundOf, isBlank, renderPage, textColourOn, type Raster, type Rgb } from './background.ts';
 import { inkRegions, isDrawingLabel } from './drawings.ts';
 import { fitText, type FitResult } from './fit.ts';
 import { isKeptBlock, isKeptText, keptRegions, keptTextPdf } from './keep.ts';
+import { leastScale, overflowKind } from './kinds.ts';
 import { reflow, type Placed } from './reflow.ts';
 import { drawLine, registerChain, rgbOf, styleLines, widthOf, type StyledText } from './set-line.ts';
 import { fontFor } from './font-chain.ts';
 import { drawNotesPages, markerText, type Note } from './notes.ts';
 import { removeText, type RemoveTextOptions } from './remove-text.ts';
+import { attachSuperscripts } from './superscripts.ts';
 
 type Doc = InstanceType<typeof PDFDocument>;
 /** Where the first baseline sits below the top of the box, in ems (the top of Latin capitals). */
@@ -32,7 +34,7 @@ const PAGE_MARGIN = 0.03;
 export type OverlayOptions = { signal?: AbortSignal; removeText?: RemoveTextOptions };
 
 /** One box to typeset: its translation, and the source block it stands for. */
-type Piece = { text: string; box: BoundingBox; block: Block; grow: boolean; label?: boolean; /** A table cell's own size. */ fontSize?: number; /** The translation's inline styles (styles.ts). */ spans?: StyledSpan[]; /** A table cell's own colour. */ color?: string };
+type Piece = { text: string; box: BoundingBox; block: Block; grow: boolean; label?: boolean; /** A table cell's own size. */ fontSize?: number; /** The translation's inline styles (styles.ts). */ spans?: StyledSpan[]; /** A table cell's own colour. */ color?: string; /** The table cell this piece sets. */ cell?: TableCell };
 /** A piece's fit, and the box it was fitted in (moved down by the reflow, maybe widened to its column). */
 type Fitted = FitResult & { box: BoundingBox };
 /** Blocks that stay at the page's edge: they never move, nor make others move. */
@@ -43,13 +45,19 @@ const RULE_DPI = 72;
 const LABEL_FLOOR = 0.85;
 /** A translation that would shrink below this share of its size first tries the measure of its column. */
 const WIDEN_BELOW = 0.85;
+/** A cell of more words than this is a paragraph in a grid of text columns, not a table's short cell. */
+const CELL_WORDS = 8;
+/** A block narrower than this share of the page (a sidebar, a margin note) keeps its width. */
+const NARROW = 0.3;
 const CJK_CHAR = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
 
 /**
  * `translated.pdf`: same page count and sizes as `source`. `document` is the parsed source, and
  * `translated` the same document with translated texts (same pages, blocks and cells, in order).
  */
-export async function renderOverlayPdf(source: Uint8Array, document: ParsedDocument, translated: ParsedDocument, options: OverlayOptions = {}): Promise<Uint8Array> {
+export async function renderOverlayPdf(source: Uint8Array, parsed: ParsedDocument, translation: ParsedDocument, options: OverlayOptions = {}): Promise<Uint8Array> {
+  // spec (issue 42): "superscript footnote markers stay attached to their word".
+  const { source: document, translated } = attachSuperscripts(parsed, translation);
   const textFree = await removeText(source, { ...options.removeText, signal: options.signal });
   options.signal?.throwIfAborted();
   const out = await PdfLibDocument.load(textFree, { ignoreEncryption: true, updateMetadata: false });
@@ -167,7 +175,7 @@ export function piecesOf(page: Page, translatedPage: Page, keptToo = false): Pie
         if (isKeptText(cell.text)) return;
         // A cell in its own style: a bold header on a coloured row stays bold and in its colour.
         const spans = cell.bold || cell.italic ? [{ text: target.table?.cells[c]?.text ?? cell.text, bold: Boolean(cell.bold), italic: Boolean(cell.italic) }] : undefined;
-        pieces.push({ text: target.table?.cells[c]?.text ?? cell.text, box: cell.bbox, block, grow: false, ...(cell.fontSize ? { fontSize: cell.fontSize } : {}), ...(cell.color ? { color: cell.color } : {}), ...(spans ? { spans } : {}) });
+        pieces.push({ text: target.table?.cells[c]?.text ?? cell.text, box: cell.bbox, block, grow: false, cell, ...(cell.fontSize ? { fontSize: cell.fontSize } : {}), ...(cell.color ? { color: cell.color } : {}), ...(spans ? { spans } : {}) });
       });
       return;
     }
@@ -198,7 +206,7 @@ async function layout(pdf: Doc, page: Page, pieces: Piece[], textFreePage: (() =
   // the last line of a full page), else the page's outer 3 % (a column that ends mid-page leaves room).
   const lowest = Math.min(page.height, ...page.blocks.map((b) => b.bbox.b));
   const bottom = Math.max(page.height * PAGE_MARGIN, lowest <= page.height / 8 ? lowest - 0.5 : 0);
-  const run = (drawn: Piece[], extra: BoundingBox[], empty: (region: BoundingBox) => boolean) => {
+  const run = (drawn: Piece[], extra: BoundingBox[], empty: (region: BoundingBox) => boolean, blank?: (region: BoundingBox) => boolean) => {
     const flows = drawn.map((p) => ({ box: p.box, movable: textFreePage !== undefined && p.grow && !MARGINAL.has(p.block.label) }));
     const moving = new Set(flows.filter((f) => f.movable).map((f) => f.box));
     const fixed = [...page.blocks.map((b) => b.bbox).filter((b) => !moving.has(b)), ...(page.pictures ?? []).map((p) => p.bbox), ...keptRegions(page), ...extra];
@@ -206,12 +214,13 @@ async function layout(pdf: Doc, page: Page, pieces: Piece[], textFreePage: (() =
       flows,
       fixed,
       bottom,
-      fitAt: (k: number, shift: number, limitFor: (box: BoundingBox) => number) => fitPiece(pdf, page, drawn[k]!, shift, limitFor, extra),
+      fitAt: (k: number, shift: number, limitFor: (box: BoundingBox) => number) => fitPiece(pdf, page, drawn[k]!, shift, limitFor, extra, blank),
       empty,
     });
   };
   const still = run(pieces, [], () => false);
-  const grows = still.placed.some((p, k) => pieces[k]!.grow && p.fit.height > pieces[k]!.box.t - pieces[k]!.box.b + 1);
+  // A table cell whose translation takes the free width beside it needs the page looked at too (a panel, a rule).
+  const grows = still.placed.some((p, k) => (pieces[k]!.grow && p.fit.height > pieces[k]!.box.t - pieces[k]!.box.b + 1) || (pieces[k]!.cell !== undefined && p.fit.box.r > pieces[k]!.box.r + 1));
   const mayBeLabel = pieces.some((p) => p.grow && p.block.text.trim().split(/\s+/).length <= 6);
   if (!textFreePage || !(still.wanted || grows || mayBeLabel)) return { placed: still.placed, drawn: pieces, keptLabels };
   const raster = await textFreePage();
@@ -227,7 +236,8 @@ async function layout(pdf: Doc, page: Page, pieces: Piece[], textFreePage: (() =
   }
   // Ink that only surrounds a block (a panel behind it, a label's own box) does not stop it.
   const obstacles = ink.filter((region) => !drawn.some((p) => overlaps(region, p.box)));
-  return { placed: run(drawn, obstacles, (region) => isBlank(raster, page.height, region)).placed, drawn, keptLabels };
+  const blank = (region: BoundingBox) => isBlank(raster, page.height, region);
+  return { placed: run(drawn, obstacles, blank, blank).placed, drawn, keptLabels };
 }
 
 const overlaps = (a: BoundingBox, b: BoundingBox) => a.l < b.r - 0.5 && a.r > b.l + 0.5 && a.b < b.t - 0.5 && a.t > b.b + 0.5;
@@ -240,31 +250,49 @@ function fitsAtOwnSize(pdf: Doc, page: Page, piece: Piece): boolean {
 }
 
 /** Fits a piece with its box `shift` points lower; a growing piece's text may reach down to y = `limitFor(box)`. */
-function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (box: BoundingBox) => number, obstacles: BoundingBox[]): Fitted {
+function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (box: BoundingBox) => number, obstacles: BoundingBox[], blank?: (region: BoundingBox) => boolean): Fitted {
   const { block } = piece;
   const align = alignOf(block);
   const size = sizeOf(piece);
   // A bold word inside a regular block is wider: such a block is measured bold, so it never runs past its box.
   const bold = isBold(block) || (piece.spans ?? []).some((s) => s.bold);
   const indent = indentOf(pdf, block, size);
-  const fitIn = (box: BoundingBox) => fitText({
+  // spec (issue 42): "running text only: nearest free space in its column, then a notes page" — every
+  // other kind stays in place: wrap, free space beside and below, then shrink to its least size.
+  const stays = overflowKind(block, piece.cell !== undefined) !== 'running text';
+  const room = piece.cell ? cellRoom(block, piece.cell, size, blank) : undefined;
+  // spec (issue 42): "a narrow block (sidebar, margin note) keeps its width and breaks lines
+  // proportionally rather than being squeezed into one line" — any block of a few ragged or centred lines.
+  const narrow = block.bbox.r - block.bbox.l < page.width * NARROW;
+  const shares = !piece.cell && block.lineBreaks && (align === 'center' || align === 'right' || (narrow && align !== 'justify')) ? block.lineBreaks.map((b) => b / Math.max(1, block.text.length)) : undefined;
+  // Slanted text leans right by its slant over a capital's height: that much of the measure is kept free.
+  const slant = block.italic || (piece.spans ?? []).some((s) => s.italic) ? ITALIC_SKEW * size * ASCENT : 0;
+  const fitIn = (box: BoundingBox, breaks?: number[]) => fitText({
     text: piece.text,
-    box: { x: box.l + indent, y: page.height - box.t, width: Math.max(1, box.r - box.l - indent), height: Math.max(size, box.t - box.b) },
+    box: { x: box.l + indent, y: page.height - box.t, width: Math.max(1, box.r - box.l - indent - slant), height: Math.max(size, box.t - box.b) },
     fontSize: size,
     lineHeight: block.lineHeight,
-    limitY: page.height - (piece.grow ? limitFor(box) : box.b),
+    limitY: page.height - (room ? room.limit : piece.grow ? limitFor(box) : box.b),
     measure: (text, s) => widthOf(pdf, text, { bold, size: s }),
+    ...(stays ? { minScale: leastScale(page, size), spaceFirst: true } : {}),
+    ...(breaks ? { breaks } : {}),
   });
-  let box = { ...piece.box, t: piece.box.t - shift, b: piece.box.b - shift };
+  let box = room ? room.box : { ...piece.box, t: piece.box.t - shift, b: piece.box.b - shift };
   let fit = fitIn(box);
+  if (shares) {
+    const kept = fitIn(box, shares);
+    if (!kept.belowFloor && !kept.overfull && !kept.overflow && kept.size >= fit.size - 1e-9) return { ...kept, box };
+  }
+  if (narrow && shares) return { ...fit, box };
   // A short line's box ends where its source text ended, so a translation that would have to shrink
   // noticeably (a Chinese line becomes twice as long in English) may use the measure of its column
-  // instead, when that keeps it larger.
-  if ((fit.belowFloor || fit.size < size * WIDEN_BELOW - 1e-9) && piece.grow && (align === 'left' || align === 'justify')) {
+  // instead, when that keeps it larger; a block that stays in place does so before shrinking at all.
+  const widenBelow = WIDEN_BELOW;
+  if ((fit.belowFloor || fit.overfull || fit.size < size * widenBelow - 1e-9) && piece.grow && (align === 'left' || align === 'justify')) {
     const wider = { ...box, r: columnRight(page, box, obstacles) };
     if (wider.r > box.r + 1) {
       const widened = fitIn(wider);
-      const better = fit.belowFloor ? !widened.belowFloor || (widened.overflow?.length ?? 0) < (fit.overflow?.length ?? 0) : widened.size > fit.size + 1e-9;
+      const better = fit.belowFloor ? !widened.belowFloor || (widened.overflow?.length ?? 0) < (fit.overflow?.length ?? 0) : widened.size > fit.size + 1e-9 || (Boolean(fit.overfull) && !widened.overfull);
       if (better) {
         box = wider;
         fit = widened;
@@ -274,10 +302,35 @@ function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (
   return { ...fit, box };
 }
 
+/**
+ * spec (issue 42): "table cells wrap inside the cell, use the cell's free width and the column gap" —
+ * the room a cell's translation may take: from its left edge to just before the next non-empty cell
+ * on its row (or the table's right edge), and down to just above the next cell below it (or the
+ * table's bottom). Empty cells are free space.
+ */
+export function cellRoom(table: Block, cell: TableCell, size: number, blank?: (region: BoundingBox) => boolean): { box: BoundingBox; limit: number } {
+  const gap = Math.max(2, size * 0.4);
+  const others = (table.table?.cells ?? []).filter((c) => c !== cell && c.text.trim() !== '');
+  const sameRow = others.filter((c) => c.bbox.b < cell.bbox.t - 0.5 && c.bbox.t > cell.bbox.b + 0.5);
+  // A cell holding a paragraph (a page laid out as a grid of text columns) wraps inside itself: its
+  // gap to the next column is a gutter, not a table's column gap.
+  const paragraph = cell.text.split(/\s+/).length > CELL_WORDS;
+  let right = paragraph ? cell.bbox.r : Math.max(cell.bbox.r, Math.min(Math.max(table.bbox.r, cell.bbox.r), ...sameRow.filter((c) => c.bbox.l >= cell.bbox.r - 0.5).map((c) => c.bbox.l - gap)));
+  // The free width is free on the page too: no rule, fill or panel the text-free page draws there (checked when the page was looked at).
+  // (The middle of the line's height only: a rule drawn just above or below the row is not in the way.)
+  const inset = (cell.bbox.t - cell.bbox.b) * 0.25;
+  if (blank) while (right > cell.bbox.r + 1 && !blank({ l: cell.bbox.r, r: right, t: cell.bbox.t - inset, b: cell.bbox.b + inset })) right = Math.max(cell.bbox.r, right - Math.max(2, size / 2));
+  const below = others.filter((c) => c.bbox.t <= cell.bbox.b + 0.5 && c.bbox.l < right && c.bbox.r > cell.bbox.l).map((c) => c.bbox.t + gap / 2);
+  const limit = Math.min(cell.bbox.b, Math.max(Math.min(table.bbox.b, cell.bbox.b), ...below));
+  return { box: { ...cell.bbox, r: right }, limit };
+}
+
 /** The size a piece is set at before fitting: a table cell's own, else its block's. */
 const sizeOf = (piece: Piece) => Math.max(3, piece.fontSize || piece.block.fontSize || 10);
-const alignOf = (block: Block) => block.align ?? (block.label === 'title' ? 'center' : 'left');
-const isBold = (block: Block) => block.bold || block.label === 'title' || block.label === 'section_header';
+/** A list item's lines start under its text after a hanging marker: never centred (its first line only looks so). */
+const alignOf = (block: Block) => (block.label === 'list_item' && block.align === 'center' ? 'left' : (block.align ?? (block.label === 'title' ? 'center' : 'left')));
+/** spec (issue 42): "regular italic stays regular italic (no weight added)" — a heading is bold only where the source's is. */
+const isBold = (block: Block) => block.bold;
 /** A list item keeps its marker where the source drew it; the text starts after it. */
 const markerOf = (block: Block) => (block.label === 'list_item' && block.marker ? block.marker : undefined);
 function indentOf(pdf: Doc, block: Block, size: number): number {
@@ -306,7 +359,18 @@ function drawPiece(pdf: Doc, page: Page, piece: Piece, placed: Placed<Fitted>, r
     colour = textColourOn(background);
   }
   pdf.fillColor(colour);
-  if (marker) drawMarker(pdf, marker, box.l, top + fit.size * ASCENT, fit.size, bold);
+  // spec (issue 42): "list bullets and other symbol glyphs … kept in the source's glyphs, colour and
+  // place" — a symbol bullet is set as the source's character at its size where the source drew it
+  // (moved down with its item when the reflow moved it); a number or letter starts the translation.
+  // Both in the marker's own colour. (Not copied from the source: a bullet often shares its text
+  // operation with the item's first words, which would come back with it.)
+  if (marker) {
+    pdf.save();
+    pdf.fillColor(raster ? colour : (rgbOf(block.markerColor) ?? colour));
+    if (block.markerBox) drawSymbolMarker(pdf, marker, block.markerBox.l + 0.5, page.height - block.markerBox.b - block.fontSize * 0.2 + placed.shift, block.fontSize);
+    else drawMarker(pdf, marker, box.l, top + fit.size * ASCENT, fit.size, bold);
+    pdf.restore();
+  }
   // A table cell's text sits in the middle of its cell, as tables are usually set.
   const offset = piece.grow ? 0 : Math.max(0, (box.t - box.b - fit.height) / 2);
   // Text that did not fit at 70 % continues on the notes page; the last line here ends with its marker.
@@ -357,6 +421,12 @@ function drawMarker(pdf: Doc, marker: string, x: number, baseline: number, size:
   if (!bullet) drawLine(pdf, marker, x, baseline, { bold, size });
   else if (fontFor('∙') > 0) drawLine(pdf, '∙', x, baseline, { bold, size });
   else drawLine(pdf, '●', x, baseline - size * 0.18, { bold, size: size * 0.45 });
+}
+
+/** The source's own bullet character at its own size (U+2022 as U+2219, see drawMarker); a character no font has, as drawMarker does. */
+function drawSymbolMarker(pdf: Doc, marker: string, x: number, baseline: number, size: number): void {
+  if (marker !== '•' && fontFor(marker) >= 0) drawLine(pdf, marker, x, baseline, { bold: false, size });
+  else drawMarker(pdf, '•', x, baseline, size, false);
 }
 
 /**

@@ -26,6 +26,20 @@ export type FitInput = {
   measure: Measure;
   /** What ends the last line when the text continues on the notes page ("→12"): its width is kept free. */
   marker?: string;
+  /**
+   * Issue 42: a block that never moves to a notes page (a table cell, a list item, a caption, a
+   * label, a heading, a callout) — below the floor it uses the free space below first, then shrinks
+   * further, down to this share of its size; running text leaves it unset and continues on the notes page.
+   */
+  minScale?: number;
+  /** Issue 42, for the blocks that stay in place: the free space below is used before the text shrinks (wrap, space, then shrink). */
+  spaceFirst?: boolean;
+  /**
+   * Issue 42: "a narrow block (sidebar, margin note) keeps its width and breaks lines proportionally" —
+   * where the source's lines broke, as shares (0–1) of its text: the translation breaks near the same
+   * shares of its own text, and each part wraps on its own in the box.
+   */
+  breaks?: number[];
 };
 
 export type FitResult = {
@@ -36,10 +50,12 @@ export type FitResult = {
   height: number;
   /** Not whole at the floor: even the free space below was too small (the rest is in `overflow`). */
   belowFloor: boolean;
-  /** When below the floor: the height the lines would take at the floor, for the caller to make room (reflow.ts). */
+  /** When below the floor (or, for a block that stays in place, set smaller than the floor): the height the lines would take at the floor, for the caller to make room (reflow.ts). */
   floorHeight?: number;
   /** The text that did not fit, to be continued on the notes page; the last line ends with room for `marker`. */
   overflow?: string;
+  /** A block that never goes to a notes page and did not fit even at its least size: all its lines, taller than its room. */
+  overfull?: boolean;
 };
 
 export const SHRINK_STEP = 0.05;
@@ -51,24 +67,71 @@ export function fitText(input: FitInput): FitResult {
   // A line's glyphs may reach a little below its box (descenders): half a point of slack.
   const boxBottom = input.box.height + 0.5;
   const freeBottom = Math.max(boxBottom, input.limitY - input.box.y);
+  // Words that fit a line unbroken at the least size allowed: a broken one at a larger size means "smaller" (a long URL that never fits may break).
+  const leastSize = input.fontSize * Math.min(SHRINK_FLOOR, input.minScale ?? SHRINK_FLOOR);
+  const words = tokenize(input.text).filter((t) => t !== ' ' && !CJK.test(t) && input.measure(t, leastSize) <= input.box.width);
   const attempt = (scale: number) => {
     const size = input.fontSize * scale;
-    const lines = wrap(input.text, input.box.width, (t) => input.measure(t, size));
-    // The first line needs one size, every further line one line height.
-    const height = size + (lines.length - 1) * size * lineFactor;
+    const widthOf = (t: string) => input.measure(t, size);
+    const lines = input.breaks && input.breaks.length > 0 ? proportionalParts(input.text, input.breaks).flatMap((part) => wrap(part, input.box.width, widthOf)) : wrap(input.text, input.box.width, widthOf);
+    // The first line needs one size, every further line one line height. A word cut inside itself
+    // (one word wider than the line) counts as not fitting: smaller comes before a broken word.
+    const broken = words.some((t) => widthOf(t) > input.box.width + 0.01);
+    const height = size + (lines.length - 1) * size * lineFactor + (broken ? Infinity : 0);
     return { size, lineHeight: size * lineFactor, lines, height, belowFloor: false };
   };
-  // 1. Shrink in steps down to the floor while the text fits the box.
+  // 1. Shrink in steps down to the floor while the text fits the box (or, space first, the box and the free space below it).
+  const room = input.spaceFirst ? freeBottom : boxBottom;
   for (let scale = 1; scale >= SHRINK_FLOOR - 1e-9; scale -= SHRINK_STEP) {
     const result = attempt(scale);
-    if (result.height <= boxBottom) return result;
+    if (result.height <= room) return result;
   }
   // 2. At the floor, grow downwards into free space.
   const atFloor = attempt(SHRINK_FLOOR);
   if (atFloor.height <= freeBottom) return atFloor;
+  if (input.minScale !== undefined && input.minScale < SHRINK_FLOOR) {
+    // 2b. A block that stays in place (issue 42): smaller, in the free space, down to its own least size.
+    // `floorHeight` tells the caller (reflow.ts) the room the text would need at the floor, so the
+    // blocks below may move down before it is set smaller.
+    for (let scale = SHRINK_FLOOR - SHRINK_STEP; scale >= input.minScale - 1e-9; scale -= SHRINK_STEP) {
+      const result = attempt(scale);
+      if (result.height <= freeBottom) return { ...result, floorHeight: finite(atFloor, lineFactor) };
+    }
+    const least = attempt(input.minScale);
+    if (least.height <= freeBottom) return { ...least, floorHeight: finite(atFloor, lineFactor) };
+  }
+  if (input.minScale !== undefined) {
+    // Nothing smaller is allowed and nothing goes to the notes page: the whole text at its least size,
+    // as many lines as it takes (`overfull`, for the caller to know).
+    const least = attempt(Math.min(SHRINK_FLOOR, input.minScale));
+    return { ...least, height: finite(least, lineFactor), overfull: true, floorHeight: finite(atFloor, lineFactor) };
+  }
   // 3. Still too long: never smaller, never over another block — the lines that fit at the floor stay,
   // ending with the marker, and the rest continues elsewhere.
-  return { ...cut(atFloor, freeBottom, input), belowFloor: true, floorHeight: atFloor.height };
+  return { ...cut({ ...atFloor, height: finite(atFloor, lineFactor) }, freeBottom, input), belowFloor: true, floorHeight: finite(atFloor, lineFactor) };
+}
+
+/** The height of a fit's lines, a broken word aside. */
+const finite = (fit: { size: number; lineHeight: number; lines: string[] }, _factor: number) => fit.size + (fit.lines.length - 1) * fit.lineHeight;
+
+/**
+ * The text cut near the same shares of its length as the source's lines (`shares`, 0–1): at the
+ * space nearest each share, or between two CJK characters; never an empty part.
+ */
+export function proportionalParts(text: string, shares: number[]): string[] {
+  const clean = text.replace(/\s+/g, ' ').trim();
+  const cuts: number[] = [];
+  for (const share of shares) {
+    const target = Math.round(share * clean.length);
+    let best = -1;
+    for (let i = 1; i < clean.length; i++) {
+      const canBreak = clean[i] === ' ' || (CJK.test(clean[i]!) && CJK.test(clean[i - 1]!));
+      if (canBreak && i > (cuts.at(-1) ?? 0) && (best < 0 || Math.abs(i - target) < Math.abs(best - target))) best = i;
+    }
+    if (best > 0) cuts.push(best);
+  }
+  const parts = [...cuts, clean.length].map((end, k) => clean.slice(k === 0 ? 0 : cuts[k - 1], end).trim());
+  return parts.filter((p) => p !== '');
 }
 
 /** The text after the characters of `kept` (spaces aside): line breaks inside a word leave no space behind. */

@@ -97,7 +97,7 @@ export function reflow<F extends FitResult>(input: ReflowInput<F>): { placed: Pl
     const flow = flows[i]!;
     const limit = limitOf(i);
     let fit = fitAt(i);
-    if (fit.belowFloor && flow.movable && fit.floorHeight !== undefined) {
+    if (flow.movable && fit.floorHeight !== undefined) {
       // Where the text at the floor would end, but never past what stays below.
       const needed = Math.max(flow.box.t - shift[i]! - fit.floorHeight, stayLimit(i));
       const below = [...column(i)];
