@@ -41,7 +41,15 @@ export const STRICT_OUTBOUND_POLICY: OutboundPolicy = Object.freeze({ allowLoopb
 
 /** The policy from the settings (reads the test CA file once, at start). */
 export function outboundPolicy(settings: { allowLoopbackForTests: boolean; testCaFile?: string | undefined }): OutboundPolicy {
-  return { allowLoopbackForTests: settings.allowLoopbackForTests, testCa: settings.testCaFile ? readFileSync(settings.testCaFile, 'utf8') : undefined };
+  let testCa: string | undefined;
+  if (settings.testCaFile) {
+    try {
+      testCa = readFileSync(settings.testCaFile, 'utf8');
+    } catch (error) {
+      throw new Error(`SIGNET_OUTBOUND_TEST_CA_FILE: cannot read ${settings.testCaFile} (${(error as { code?: string }).code ?? 'error'}); give the path of a PEM certificate, or unset it`, { cause: error });
+    }
+  }
+  return { allowLoopbackForTests: settings.allowLoopbackForTests, testCa };
 }
 
 export type GuardedFetchOptions = {
@@ -94,15 +102,23 @@ export function isAllowedAddress(address: string, policy: OutboundPolicy): boole
 }
 
 /** The addresses of `host` (a name or a literal), every one checked; throws when any is not allowed. */
-async function checkedAddresses(host: string, policy: OutboundPolicy): Promise<LookupAddress[]> {
+async function checkedAddresses(host: string, policy: OutboundPolicy, signal: AbortSignal): Promise<LookupAddress[]> {
   const literal = host.startsWith('[') ? host.slice(1, -1) : host;
   let addresses: LookupAddress[];
   if (isIP(literal) !== 0) {
     addresses = [{ address: literal, family: isIP(literal) }];
   } else {
-    addresses = await new Promise<LookupAddress[]>((resolve, reject) =>
-      dnsLookup(literal, { all: true, verbatim: true }, (error, found) => (error ? reject(new OutboundFetchError('dns', `The host ${literal} could not be resolved.`)) : resolve(found))),
-    );
+    // The resolver has its own, longer time-outs: the fetch's deadline bounds the lookup too.
+    addresses = await new Promise<LookupAddress[]>((resolve, reject) => {
+      const onAbort = () => reject(signal.reason);
+      if (signal.aborted) return onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      dnsLookup(literal, { all: true, verbatim: true }, (error, found) => {
+        signal.removeEventListener('abort', onAbort);
+        if (error) reject(new OutboundFetchError('dns', `The host ${literal} could not be resolved.`));
+        else resolve(found);
+      });
+    });
     if (addresses.length === 0) throw new OutboundFetchError('dns', `The host ${literal} has no address.`);
   }
   // Every address, not the first: a name with one public and one private address is refused, so which
@@ -202,7 +218,7 @@ export async function guardedFetch(url: string | URL, options: GuardedFetchOptio
   try {
     let current = start;
     for (let hop = 0; ; hop++) {
-      const [address] = await checkedAddresses(current.hostname, policy);
+      const [address] = await checkedAddresses(current.hostname, policy, signal);
       const conditional: Record<string, string> = {};
       if (hop === 0 && cached) {
         if (cached.entry.etag) conditional['if-none-match'] = cached.entry.etag;
