@@ -13,6 +13,8 @@ export type Figures = {
   rss_mb: number;
   /** requests per CPU-second of the server, its PostgreSQL backends included (the issue's measure) */
   per_cpu_s: number;
+  /** its inverse: microseconds of server CPU per request (issue 44: the fixed cost, beside bare node's) */
+  cpu_us: number;
 };
 
 export type Summary = Figures & {
@@ -70,6 +72,7 @@ export function summarize(cell: Cell): Summary {
     serverCpu: median(cell.rounds.map((r) => r.serverCpu)),
     helperCpu: median(cell.rounds.map((r) => r.helperCpu ?? 0)),
     per_cpu_s: Math.round(median(cell.rounds.map((r) => r.rps / r.serverCpu))),
+    cpu_us: Math.round(1e6 / median(cell.rounds.map((r) => r.rps / r.serverCpu))),
     foreignCpu: cell.rounds.reduce((sum, r) => sum + r.foreignCpu, 0) / cell.rounds.length,
     exhaustedRounds: cell.rounds.filter((r) => r.exhausted).length,
   };
@@ -90,7 +93,7 @@ export function latestJson(run: BenchRun): LatestJson {
     out[workload] = {} as Record<TargetName, Figures | null>;
     for (const target of TARGET_NAMES) {
       const s = all[workload]?.[target];
-      out[workload][target] = s ? { rps: s.rps, p50_ms: s.p50_ms, p99_ms: s.p99_ms, errors: s.errors, rss_mb: s.rss_mb, per_cpu_s: s.per_cpu_s } : null;
+      out[workload][target] = s ? { rps: s.rps, p50_ms: s.p50_ms, p99_ms: s.p99_ms, errors: s.errors, rss_mb: s.rss_mb, per_cpu_s: s.per_cpu_s, cpu_us: s.cpu_us } : null;
     }
   }
   return out;
@@ -103,9 +106,14 @@ const pct = (n: number) => `${Math.round(n * 100)}%`;
 /** Load generator at or near one full core: the target may be faster than the figure says. */
 export const LOADGEN_BOUND = 0.9;
 
+/** Bare node's CPU-µs per request in this workload (it answers every request alike), else in userinfo: the floor of HTTP here. */
+function bareCpuUs(all: ReturnType<typeof summaries>, workload: WorkloadName): number | undefined {
+  return (all[workload]?.['bare-node'] ?? all.userinfo?.['bare-node'])?.cpu_us;
+}
+
 export function table(run: BenchRun): string {
   const all = summaries(run);
-  const head = ['workload', 'target', 'req/s', 'spread', 'p50 ms', 'p99 ms', 'errors', 'peak RSS MB', 'server CPU', 'of it DB', 'req/CPU-s', '× oidc per CPU-s', 'loadgen CPU', 'others CPU', '× oidc-provider', '× bare node'];
+  const head = ['workload', 'target', 'req/s', 'spread', 'p50 ms', 'p99 ms', 'errors', 'peak RSS MB', 'server CPU', 'of it DB', 'req/CPU-s', 'CPU-µs/req', '× bare CPU-µs', '× oidc per CPU-s', 'loadgen CPU', 'others CPU', '× oidc-provider', '× bare node'];
   const rows: string[][] = [];
   for (const [workload, byTarget] of Object.entries(all) as Array<[WorkloadName, Partial<Record<TargetName, Summary>>]>) {
     for (const target of TARGET_NAMES) {
@@ -123,6 +131,8 @@ export function table(run: BenchRun): string {
         pct(s.serverCpu),
         pct(s.helperCpu),
         s.per_cpu_s.toLocaleString('en-US'),
+        String(s.cpu_us),
+        fmtRatio(ratio(s.cpu_us, bareCpuUs(all, workload))),
         fmtRatio(ratio(s.per_cpu_s, byTarget['oidc-provider']?.per_cpu_s)),
         pct(s.loadgenCpu) + (s.loadgenCpu >= LOADGEN_BOUND ? ' BOUND' : ''),
         pct(s.foreignCpu),
@@ -150,12 +160,23 @@ export function bar(run: BenchRun): string[] {
     ['userinfo', 'signet-sqlite', 3, 'userinfo on SQLite'],
     ['userinfo', 'signet-postgres', 1, 'userinfo on PostgreSQL'],
     ['refresh', 'signet-sqlite', 1, 'refresh on SQLite (every rotation durable)'],
-    ['refresh', 'signet-postgres', 0.5, 'refresh on PostgreSQL'],
+    ['refresh', 'signet-postgres', 0.6, 'refresh on PostgreSQL'],
     ['code', 'signet-sqlite', 1, 'code on SQLite'],
   ];
   for (const [w, t, min, label] of bars) check(`${label} ≥ ${min}× oidc-provider per CPU-second`, perCpu(w, t), (v) => v >= min, fmtRatio);
   for (const [t, max] of [['signet-sqlite', 130], ['signet-postgres', 150]] as const) {
     check(`peak RSS of ${t} under mixed < ${max} MB`, get('mixed', t)?.rss_mb, (v) => v < max, (v) => `${v} MB`);
+  }
+  // Issue 44: what a request costs beyond HTTP itself — each workload's CPU-µs per request beside bare node's.
+  const bare = bareCpuUs(all, 'userinfo');
+  if (bare !== undefined) {
+    const costs = (['userinfo', 'refresh', 'code'] as const).flatMap((w) =>
+      (['signet-sqlite', 'signet-postgres', 'oidc-provider'] as const).flatMap((t) => {
+        const s = get(w, t);
+        return s ? [`${w} ${t} ${s.cpu_us} (${fmtRatio(s.cpu_us / bare)})`] : [];
+      }),
+    );
+    lines.push(`  CPU-µs per request, bare node ${bare}: ${costs.join('; ')}`);
   }
   const errors = Object.values(all).flatMap((byTarget) => Object.values(byTarget ?? {})).reduce((sum, s) => sum + s.errors, 0);
   check('0 errors in every row', errors, (v) => v === 0, (v) => `${v} errors`);

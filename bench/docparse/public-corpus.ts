@@ -28,6 +28,10 @@ const entrySchema = z.object({
   // "page": the whole page is truth (NID, TEDS, MHS); "tables": only its tables are (TEDS only).
   scope: z.enum(['page', 'tables']),
   notes: z.string().optional(),
+  // A second truth not written here (issue 41): another project's published ground truth for the same file,
+  // rendered to `<id>.docling.md` by bench/docparse/docling-truth.ts. `pages`: which of the source's pages
+  // each of this file's pages is; `whole`: the truth has no pages and is the whole document's.
+  second_truth: z.object({ repo: z.string().min(1), path: z.string().min(1), commit: z.string().min(1), pages: z.array(z.number().int().positive()).optional(), whole: z.boolean().optional() }).optional(),
 });
 export type ManifestEntry = z.infer<typeof entrySchema>;
 
@@ -36,7 +40,12 @@ export type PublicDocument = ManifestEntry & {
   pdfPath: string;
   /** The truth Markdown of each page, by page number (1-based, within this file). */
   truthPages: Map<number, string>;
+  /** The second truth's pages (`second_truth`); with `whole`, page 1 is the whole document's truth. */
+  secondTruthPages?: Map<number, string>;
 };
+
+/** The second truth's file beside the set's own: `<id>.docling.md`. */
+export const secondTruthFile = (dir: string, id: string) => path.join(dir, `${id}.docling.md`);
 
 /** Every set folder (one holding a manifest.json), in name order. */
 export function corpusSets(root = PUBLIC_CORPUS): string[] {
@@ -78,6 +87,7 @@ export function manifestProblems(root: string, set: string): string[] {
     for (const n of truth.keys()) if (n < 1 || n > pages) problems.push(`${set}/${id}: truth has <!-- page ${n} --> but the file has ${pages} pages`);
     if (scope === 'page') for (let n = 1; n <= pages; n += 1) if (!truth.has(n)) problems.push(`${set}/${id}: no <!-- page ${n} --> in ${id}.md`);
     if (scope === 'tables' && ![...truth.values()].some((md) => /<table|^\|.*\|\s*$/m.test(md))) problems.push(`${set}/${id}: scope "tables" but ${id}.md has no table`);
+    if (entry.data.second_truth && !existsSync(secondTruthFile(dir, id))) problems.push(`${set}/${id}: second_truth given but ${id}.docling.md does not exist (node bench/docparse/docling-truth.ts)`);
   });
   return problems;
 }
@@ -100,7 +110,8 @@ export function publicDocuments(options: { root?: string; sets?: string[]; onMal
     const entries = z.array(entrySchema).parse(JSON.parse(readFileSync(path.join(root, set, 'manifest.json'), 'utf8')));
     for (const entry of entries) {
       const truthPages = markdownPages(readFileSync(path.join(root, set, `${entry.id}.md`), 'utf8'));
-      documents.push({ ...entry, set, pdfPath: path.join(root, set, entry.file), truthPages });
+      const second = entry.second_truth ? markdownPages(readFileSync(secondTruthFile(path.join(root, set), entry.id), 'utf8')) : undefined;
+      documents.push({ ...entry, set, pdfPath: path.join(root, set, entry.file), truthPages, ...(second ? { secondTruthPages: second } : {}) });
     }
   }
   return documents;

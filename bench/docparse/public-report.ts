@@ -74,6 +74,30 @@ export function scoreTable(pages: PageResult[], engines: EngineName[]): string {
   return lines.join('\n');
 }
 
+/**
+ * Issue 41's two truths side by side: for the files with a second truth, each measure against this
+ * corpus's truth ("own") and against the other project's ("docling"), per class and for them all.
+ */
+export function twoTruthTable(own: PageResult[], second: PageResult[], engines: EngineName[]): string {
+  const files = new Set(second.map((p) => `${p.set}/${p.id}`));
+  const ownPages = own.filter((p) => files.has(`${p.set}/${p.id}`));
+  const shown = engines.filter((e) => e !== 'pdftotext');
+  const keys = ['nid', 'teds', 'mhs'] as const;
+  const name = (e: EngineName) => (e === 'signet' ? 'Signet' : e);
+  const header = ['rows', 'files', ...keys.flatMap((k) => shown.flatMap((e) => [`${k.toUpperCase()} ${name(e)} own`, `${k.toUpperCase()} ${name(e)} docling`])), 'pages with NID / TEDS / MHS: own; docling'];
+  const lines = [`| ${header.join(' | ')} |`, `|---|${header.slice(1).map(() => '---:').join('|')}|`];
+  const classes = [...new Set(second.map((p) => p.class))].sort();
+  const rows = [...classes.map((c) => ({ label: `class: ${c}`, own: ownPages.filter((p) => p.class === c), second: second.filter((p) => p.class === c) })), { label: '**all files with both truths**', own: ownPages, second }];
+  for (const row of rows) {
+    const a = summarise(row.own, shown);
+    const b = summarise(row.second, shown);
+    const count = (s: Summary) => `${s.figures.signet?.nidPages ?? 0} / ${s.figures.signet?.tedsPages ?? 0} / ${s.figures.signet?.mhsPages ?? 0}`;
+    const cells = [row.label, String(new Set(row.second.map((p) => p.id)).size), ...keys.flatMap((k) => shown.flatMap((e) => [fixed(a.figures[e]?.[k]), fixed(b.figures[e]?.[k])])), `${count(a)}; ${count(b)}`];
+    lines.push(`| ${cells.join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
+
 export type Timing = { batch: string; files: number; pages: number; seconds: Partial<Record<EngineName, number>>; cpuSeconds: Partial<Record<EngineName, number>>; peakTreeMb?: Partial<Record<EngineName, number>>; peakProcessMb?: Partial<Record<EngineName, number>> };
 
 /** The batches added up: the whole corpus, for each program that ran every batch. */
@@ -110,9 +134,9 @@ export function timingTable(batches: Timing[], engines: EngineName[]): string {
 }
 
 /** The pages where Signet scores lowest on a figure, with opendataloader's score beside. */
-export function worstPages(pages: PageResult[], key: keyof Figures, count = 12): string {
+export function worstPages(pages: PageResult[], key: keyof Figures, count = 12, truth?: string): string {
   const scored = pages.filter((p) => p.scores.signet?.[key] !== undefined).sort((a, b) => (a.scores.signet?.[key] ?? 0) - (b.scores.signet?.[key] ?? 0));
-  const lines = [`| ${key.toUpperCase()}: worst pages for Signet | class | Signet | opendataloader |`, '|---|---|---:|---:|'];
+  const lines = [`| ${key.toUpperCase()}: worst pages for Signet${truth ? ` on ${truth}` : ''} | class | Signet | opendataloader |`, '|---|---|---:|---:|'];
   for (const p of scored.slice(0, count)) lines.push(`| ${p.set}/${p.id} p. ${p.page} | ${p.class} | ${fixed(p.scores.signet?.[key])} | ${fixed(p.scores.opendataloader?.[key])} |`);
   return lines.join('\n');
 }

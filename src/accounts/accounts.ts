@@ -23,6 +23,7 @@ export type AccountErrorCode =
   | 'invalid_address'
   | 'invalid_role'
   | 'invalid_sub'
+  | 'service_account'
   | 'not_found';
 
 export class AccountError extends Error {

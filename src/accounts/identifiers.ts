@@ -1,5 +1,15 @@
 // E-mail and phone normalisation: one account per address and per number.
-import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import { createRequire } from 'node:module';
+
+/**
+ * libphonenumber-js (~110 modules and its metadata, ~1.7 MB of heap) is loaded at the first phone
+ * number, not by every process that imports accounts: a server that only answers tokens never needs it
+ * (issue 44, memory). Its CommonJS build, so it loads synchronously.
+ */
+function phoneNumbers(): typeof import('libphonenumber-js') {
+  return (loaded ??= createRequire(import.meta.url)('libphonenumber-js') as typeof import('libphonenumber-js'));
+}
+let loaded: typeof import('libphonenumber-js') | undefined;
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
@@ -11,7 +21,7 @@ export function normalizeEmail(value: string): string | undefined {
 
 /** E.164 form (`+4915112345678`), or undefined when the number is not valid. Numbers must carry a country code. */
 export function normalizePhone(value: string): string | undefined {
-  const phone = parsePhoneNumberFromString(value.trim());
+  const phone = phoneNumbers().parsePhoneNumberFromString(value.trim());
   return phone && phone.isValid() ? phone.number : undefined;
 }
 

@@ -8,7 +8,7 @@ import * as changes from './operator-changes.ts';
 import { clientCreateBody, clientIdParams, clientList, clientPatchBody, errorResponses, ref } from './schemas.ts';
 
 type ClientParams = { Params: { client_id: string } };
-type OidcFields = { oidc?: boolean; post_logout_redirect_uris?: string[]; id_token_signed_response_alg?: 'ES256' | 'RS256' | null };
+type OidcFields = { oidc?: boolean; post_logout_redirect_uris?: string[]; id_token_signed_response_alg?: 'ES256' | 'RS256' | null; grants?: string[] };
 type CreateBody = { name: string; redirect_uris: string[]; scopes?: string[]; public?: boolean; allowed_origins?: string[] } & OidcFields;
 type PatchBody = { name?: string; redirect_uris?: string[]; scopes?: string[]; allowed_origins?: string[]; enabled?: boolean } & OidcFields;
 const notFound = { 404: { ...ref('Error'), description: 'no application with this client_id' } } as const;
@@ -45,6 +45,7 @@ export async function clientRoutes(app: FastifyInstance, { ctx }: { ctx: AdminCo
         oidc: b.oidc,
         postLogoutRedirectUris: b.post_logout_redirect_uris,
         idTokenAlg: b.id_token_signed_response_alg,
+        grants: b.grants,
       });
       return reply.code(201).send(toView(client, clientSecret));
     },
@@ -82,6 +83,7 @@ export async function clientRoutes(app: FastifyInstance, { ctx }: { ctx: AdminCo
         oidc: b.oidc,
         postLogoutRedirectUris: b.post_logout_redirect_uris,
         idTokenAlg: b.id_token_signed_response_alg,
+        grants: b.grants,
       });
       return toView(client);
     },

@@ -87,8 +87,18 @@ export type AccountPatch = {
   disabled?: boolean | undefined;
 };
 
+/**
+ * issue 43: an application's service identity is no person — it gets no e-mail, phone, password or
+ * role, so nothing can ever sign in as it (disable or delete the application instead).
+ */
+async function refuseServiceAccount(db: Db, sub: string): Promise<void> {
+  const owner = await clients.findClientByServiceSub(db, sub);
+  if (owner) throw new accounts.AccountError('service_account', `${sub} is the service identity of the application ${owner.clientId} (client_credentials), not a person; change the application instead (signet client update|disable ${owner.clientId})`);
+}
+
 /** Applies the profile fields, then `disabled` when it changes the account's state; one event for each. */
 export async function updateAccountAsOperator(op: OperatorContext, sub: string, patch: AccountPatch): Promise<accounts.Profile> {
+  await refuseServiceAccount(op.db, sub);
   const fields = (['name', 'email', 'phone_number', 'picture', 'email_verified', 'phone_number_verified'] as const).filter((f) => patch[f] !== undefined);
   let profile: accounts.Profile | undefined;
   if (fields.length > 0) {
@@ -181,12 +191,18 @@ export async function resetFactorsAsOperator(op: OperatorContext, sub: string): 
 
 /** `user set-password`: a new password, and every session ends. */
 export async function setPasswordAsOperator(op: OperatorContext, sub: string, password: string): Promise<void> {
-  await audited(op, { type: 'account.password_set', sub }, () => accounts.setPassword(op.db, op.clock, sub, password));
+  await audited(op, { type: 'account.password_set', sub }, async () => {
+    await refuseServiceAccount(op.db, sub);
+    await accounts.setPassword(op.db, op.clock, sub, password);
+  });
 }
 
 /** `user role add SUB operator`: gives the role. Returns false when the person already held it. */
 export async function addRoleAsOperator(op: OperatorContext, sub: string, role: string): Promise<boolean> {
-  return audited(op, { type: 'account.role_added', sub, detail: { role } }, () => roles.addRole(op.db, op.clock, sub, role));
+  return audited(op, { type: 'account.role_added', sub, detail: { role } }, async () => {
+    await refuseServiceAccount(op.db, sub);
+    return roles.addRole(op.db, op.clock, sub, role);
+  });
 }
 
 /** `user role remove SUB operator`. */
@@ -214,6 +230,7 @@ function clientFields(input: Partial<clients.ClientInput> & clients.ClientChange
     ['oidc', 'oidc'],
     ['postLogoutRedirectUris', 'post_logout_redirect_uris'],
     ['idTokenAlg', 'id_token_signed_response_alg'],
+    ['grants', 'grants'],
   ];
   return names.filter(([key]) => input[key] !== undefined).map(([, name]) => name);
 }
@@ -247,7 +264,15 @@ export async function rotateClientSecretAsOperator(op: OperatorContext, clientId
 
 /** Removes the application with its grants, codes and tokens. */
 export async function deleteClientAsOperator(op: OperatorContext, clientId: string): Promise<void> {
-  await audited(op, { type: 'client.deleted', clientId }, () => clients.deleteClient(op.db, clientId));
+  await audited(op, { type: 'client.deleted', clientId }, async () => {
+    // issue 43: the files of its service identity's tasks go first (the records follow by cascade).
+    const serviceSub = (await clients.findClient(op.db, clientId))?.serviceSub;
+    if (serviceSub) {
+      const { deleteTaskFilesOf } = await import('../tasks/tasks.ts');
+      await deleteTaskFilesOf(op.db, op.objects, serviceSub);
+    }
+    await clients.deleteClient(op.db, clientId);
+  });
 }
 
 // ---- tasks ----

@@ -68,6 +68,7 @@ export const sharedSchemas = [
       oidc: { type: 'boolean', description: 'OpenID Connect: an id_token when granted openid' },
       post_logout_redirect_uris: { type: 'array', items: { type: 'string' } },
       id_token_signed_response_alg: { type: ['string', 'null'], description: 'ES256 or RS256; null: the deployment default' },
+      grants: { type: 'array', items: { type: 'string', enum: ['client_credentials', 'device_code'] }, description: 'issue 43: extra grants beyond authorization_code and refresh_token' },
       dynamic: { type: 'boolean', description: 'issue 39: the application registered itself (POST /oauth/register, RFC 7591); its name is unverified' },
       created_at: isoTime,
       updated_at: isoTime,
@@ -218,13 +219,14 @@ export const clientCreateBody = {
   required: ['name', 'redirect_uris'],
   properties: {
     name: { type: 'string', maxLength: 200 },
-    redirect_uris: { ...stringList('registered callbacks, compared byte for byte'), minItems: 1 },
+    redirect_uris: stringList('registered callbacks, compared byte for byte; at least one unless `grants` is given'),
     scopes: { type: 'array', items: { type: 'string', enum: [...KNOWN_SCOPES] }, description: 'default: openid profile' },
     public: { type: 'boolean', description: 'a public client (PKCE, no secret)' },
     allowed_origins: stringList('browser origins allowed to call the token endpoint'),
     oidc: { type: 'boolean', description: 'OpenID Connect (issue 28): an id_token when the application is granted openid; false: none, ever' },
     post_logout_redirect_uris: stringList('RP-initiated logout callbacks, compared byte for byte'),
     id_token_signed_response_alg: { type: ['string', 'null'], enum: ['ES256', 'RS256', null], description: 'null: SIGNET_ID_TOKEN_ALG' },
+    grants: { type: 'array', items: { type: 'string', enum: ['client_credentials', 'device_code'] }, maxItems: 2, description: 'issue 43: extra grants (client_credentials needs a confidential application)' },
   },
 } as const;
 
@@ -242,6 +244,7 @@ export const clientPatchBody = {
     oidc: { type: 'boolean', description: 'OpenID Connect (issue 28): an id_token when the application is granted openid; false: none, ever' },
     post_logout_redirect_uris: stringList('RP-initiated logout callbacks, compared byte for byte'),
     id_token_signed_response_alg: { type: ['string', 'null'], enum: ['ES256', 'RS256', null], description: 'null: SIGNET_ID_TOKEN_ALG' },
+    grants: { type: 'array', items: { type: 'string', enum: ['client_credentials', 'device_code'] }, maxItems: 2, description: 'issue 43: extra grants (client_credentials needs a confidential application)' },
   },
 } as const;
 

@@ -4,36 +4,74 @@
 // without passing the registry down to the sign-in and token code. With `serve --processes` each
 // worker's set is counted in its own registry and the primary's /metrics sums them (counters' default
 // aggregation in prom-client's cluster support; see web/metrics.ts).
-import { Counter, type Registry } from 'prom-client';
-import type { AuditType } from './audit.ts';
+import { createRequire } from 'node:module';
+import type { Counter, Registry } from 'prom-client';
+import type { AuditType } from './audit-types.ts';
 
 export type SigninOutcome = 'succeeded' | 'failed' | 'throttled' | 'locked';
-export type IssuingGrant = 'authorization_code' | 'refresh_token';
+/** issue 43: client_credentials and the device grant (RFC 8628's device_code) are counted too. */
+export type IssuingGrant = 'authorization_code' | 'refresh_token' | 'client_credentials' | 'device_code';
+
+/**
+ * prom-client (with @opentelemetry/api, ~80 modules, ~2 MB of heap) is loaded when metrics are wanted,
+ * not by every process that imports this file: with SIGNET_METRICS_ADDR=off a server never loads it
+ * (issue 44, memory). CommonJS, so it loads synchronously.
+ */
+export function promClient(): typeof import('prom-client') {
+  return (loaded ??= createRequire(import.meta.url)('prom-client') as typeof import('prom-client'));
+}
+let loaded: typeof import('prom-client') | undefined;
+
+function makeCounters() {
+  const { Counter } = promClient();
+  return {
+    signins: new Counter({
+      name: 'signet_signins_total',
+      help: 'Sign-in attempts, by outcome (succeeded, failed, throttled, locked)',
+      labelNames: ['outcome'] as const,
+      registers: [],
+    }),
+    tokensIssued: new Counter({
+      name: 'signet_tokens_issued_total',
+      help: 'Tokens issued at the token endpoint, by grant (client_credentials: an access token alone)',
+      labelNames: ['grant'] as const,
+      registers: [],
+    }),
+    idpSignins: new Counter({
+      name: 'signet_idp_signins_total',
+      help: 'Sign-ins through upstream identity providers, by provider slug and outcome (succeeded, failed)',
+      labelNames: ['provider', 'outcome'] as const,
+      registers: [],
+    }),
+    refreshReplays: new Counter({
+      name: 'signet_refresh_replays_total',
+      help: 'Rotated refresh tokens presented again (every token of that person for that application revoked)',
+      registers: [],
+    }),
+  };
+}
+
+/**
+ * The counters exist once something reads them: a metrics registry (startServer registers them when
+ * metrics are on) or a test. Until then nobody could read a count, so none is kept — and a server with
+ * SIGNET_METRICS_ADDR=off never loads prom-client (issue 44, memory).
+ */
+let counters: ReturnType<typeof makeCounters> | undefined;
+const made = () => (counters ??= makeCounters());
 
 export const auditCounters = {
-  signins: new Counter({
-    name: 'signet_signins_total',
-    help: 'Sign-in attempts, by outcome (succeeded, failed, throttled, locked)',
-    labelNames: ['outcome'] as const,
-    registers: [],
-  }),
-  tokensIssued: new Counter({
-    name: 'signet_tokens_issued_total',
-    help: 'Access and refresh token pairs issued at the token endpoint, by grant',
-    labelNames: ['grant'] as const,
-    registers: [],
-  }),
-  idpSignins: new Counter({
-    name: 'signet_idp_signins_total',
-    help: 'Sign-ins through upstream identity providers, by provider slug and outcome (succeeded, failed)',
-    labelNames: ['provider', 'outcome'] as const,
-    registers: [],
-  }),
-  refreshReplays: new Counter({
-    name: 'signet_refresh_replays_total',
-    help: 'Rotated refresh tokens presented again (every token of that person for that application revoked)',
-    registers: [],
-  }),
+  get signins() {
+    return made().signins;
+  },
+  get tokensIssued() {
+    return made().tokensIssued;
+  },
+  get idpSignins() {
+    return made().idpSignins;
+  },
+  get refreshReplays() {
+    return made().refreshReplays;
+  },
 };
 
 /** Adds the counters to a registry (each registry once). */
@@ -51,16 +89,16 @@ export function registerAuditCounters(registry: Registry): void {
 
 /** Counts an audit event if a counter follows its type (recordAudit calls this). */
 export function countAuditEvent(type: AuditType): void {
-  if (type.startsWith('signin.')) auditCounters.signins.inc({ outcome: type.slice('signin.'.length) as SigninOutcome });
-  else if (type === 'token.replay_detected') auditCounters.refreshReplays.inc();
+  if (type.startsWith('signin.')) counters?.signins.inc({ outcome: type.slice('signin.'.length) as SigninOutcome });
+  else if (type === 'token.replay_detected') counters?.refreshReplays.inc();
 }
 
 /** issue 33: "sign-ins by provider in /metrics" — one per finished upstream sign-in attempt. */
 export function countIdpSignIn(provider: string, outcome: 'succeeded' | 'failed'): void {
-  auditCounters.idpSignins.inc({ provider, outcome });
+  counters?.idpSignins.inc({ provider, outcome });
 }
 
 /** Call once per successful token response with its grant_type. */
 export function countTokensIssued(grant: IssuingGrant): void {
-  auditCounters.tokensIssued.inc({ grant });
+  counters?.tokensIssued.inc({ grant });
 }

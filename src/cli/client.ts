@@ -26,6 +26,8 @@ const listView: HumanView = {
     // issue 39: registered itself (POST /oauth/register); its name is its own, unverified
     { header: 'dynamic', value: (c) => c.dynamic },
     { header: 'scopes', value: (c) => c.scopes },
+    // issue 43: the extra grants it opted into (--grant)
+    { header: 'grants', value: (c) => c.grants },
     { header: 'redirect_uris', value: (c) => c.redirect_uris },
     { header: 'created', value: (c) => shortTime(c.created_at) },
   ],
@@ -48,25 +50,27 @@ export function registerClientCommands(program: Command, run: Run): void {
     .command('create')
     .description('register an application')
     .requiredOption('--name <name>', 'shown to people on the consent page (required)')
-    .requiredOption('--redirect-uri <uri>', 'a registered callback, repeat for more (required)', collect)
+    .option('--redirect-uri <uri>', 'a registered callback, repeat for more (required), unless the application uses only --grant', collect)
     .option('--scope <scopes>', 'permitted scopes', 'openid profile')
     .option('--public', 'a public client (PKCE, no secret)', false)
     .option('--allowed-origin <origin>', 'browser origin allowed to call the token endpoint (repeat for more)', collect)
     .option('--oidc', 'OpenID Connect: an id_token when it asks for openid (without it, never)', false)
     .option('--post-logout-redirect-uri <uri>', 'where logout may return to, compared byte for byte (repeat for more)', collect)
     .option('--id-token-alg <alg>', 'ES256 or RS256 (default: SIGNET_ID_TOKEN_ALG)')
+    .option('--grant <grant>', 'an extra grant: client_credentials (a service acting as itself) or device_code (RFC 8628); repeat for both', collect)
     .option('--json', 'print JSON')
-    .action((o: { name: string; redirectUri: string[]; scope: string; public: boolean; allowedOrigin?: string[]; oidc: boolean; postLogoutRedirectUri?: string[]; idTokenAlg?: string; json?: boolean }) =>
+    .action((o: { name: string; redirectUri?: string[]; scope: string; public: boolean; allowedOrigin?: string[]; oidc: boolean; postLogoutRedirectUri?: string[]; idTokenAlg?: string; grant?: string[]; json?: boolean }) =>
       run(async (ctx) => {
         const { client: created, clientSecret } = await createClientAsOperator(cliOperator(ctx), {
           name: o.name,
-          redirectUris: o.redirectUri,
+          redirectUris: o.redirectUri ?? [],
           scopes: scopeList(o.scope),
           isPublic: o.public,
           allowedOrigins: o.allowedOrigin ?? [],
           oidc: o.oidc,
           postLogoutRedirectUris: o.postLogoutRedirectUri ?? [],
           idTokenAlg: idTokenAlgOption(o.idTokenAlg),
+          grants: o.grant ?? [],
         });
         return clients.toView(created, clientSecret);
       }, o, secretView),
@@ -99,8 +103,10 @@ export function registerClientCommands(program: Command, run: Run): void {
     .option('--post-logout-redirect-uri <uri>', 'replaces the logout callbacks (repeat for more)', collect)
     .option('--no-post-logout-redirect-uris', 'removes every logout callback')
     .option('--id-token-alg <alg>', 'ES256, RS256, or default (SIGNET_ID_TOKEN_ALG)')
+    .option('--grant <grant>', 'replaces the extra grants: client_credentials, device_code (repeat for both)', collect)
+    .option('--no-grants', 'removes every extra grant (the spec\'s two grants only)')
     .option('--json', 'print JSON')
-    .action((id: string, o: { name?: string; redirectUri?: string[]; scope?: string; allowedOrigin?: string[]; allowedOrigins?: boolean; oidc?: boolean; postLogoutRedirectUri?: string[]; postLogoutRedirectUris?: boolean; idTokenAlg?: string; json?: boolean }) =>
+    .action((id: string, o: { name?: string; redirectUri?: string[]; scope?: string; allowedOrigin?: string[]; allowedOrigins?: boolean; oidc?: boolean; postLogoutRedirectUri?: string[]; postLogoutRedirectUris?: boolean; idTokenAlg?: string; grant?: string[]; grants?: boolean; json?: boolean }) =>
       run(async (ctx) => {
         const changes: clients.ClientChanges = {
           name: o.name,
@@ -110,8 +116,9 @@ export function registerClientCommands(program: Command, run: Run): void {
           oidc: o.oidc,
           postLogoutRedirectUris: o.postLogoutRedirectUris === false ? [] : o.postLogoutRedirectUri,
           idTokenAlg: o.idTokenAlg === undefined ? undefined : o.idTokenAlg === 'default' ? null : idTokenAlgOption(o.idTokenAlg),
+          grants: o.grants === false ? [] : o.grant,
         };
-        if (Object.values(changes).every((v) => v === undefined)) throw new UsageError('nothing to change: give --name, --redirect-uri, --scope, --allowed-origin, --oidc/--no-oidc, --post-logout-redirect-uri or --id-token-alg');
+        if (Object.values(changes).every((v) => v === undefined)) throw new UsageError('nothing to change: give --name, --redirect-uri, --scope, --allowed-origin, --oidc/--no-oidc, --post-logout-redirect-uri, --id-token-alg or --grant/--no-grants');
         return clients.toView(await updateClientAsOperator(cliOperator(ctx), id, changes));
       }, o),
     );

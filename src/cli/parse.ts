@@ -8,6 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
+import type { FurnitureMode } from '../documents/document.ts';
 import type { OcrLanguages, OcrMode } from '../documents/pdf/ocr-page.ts';
 import { cellText, formatTable, UsageError, wantsJson } from './output.ts';
 import { fail } from './run.ts';
@@ -16,7 +17,7 @@ import { stageResults, type Staged } from './parse-output.ts';
 
 export type ParseFormat = 'md' | 'json' | 'html' | 'text';
 
-type ParseOptions = { out?: string; format: string; ocr: OcrMode; lang?: string; json?: boolean; pictures: boolean; threads?: string };
+type ParseOptions = { out?: string; format: string; ocr: OcrMode; lang?: string; json?: boolean; pictures: boolean; threads?: string; furniture: FurnitureMode; remote?: boolean };
 
 /** What the summary says of one file. */
 export type FileSummary =
@@ -60,7 +61,7 @@ export async function parseLanguages(value: string, ocr: OcrMode): Promise<strin
 /** The engine's reasons speak to someone who uploaded the file; here it is a file on their disk. */
 const forLocalFile = (message: string) => message.replace(/; upload a PDF document\.$/, '.').replace(/upload it again/g, 'parse it again');
 
-type RunFileOptions = { out?: string; formats: ParseFormat[]; ocrMode: OcrMode; ocrLanguages: OcrLanguages; pictures: boolean; signal: AbortSignal; threads: number };
+type RunFileOptions = { out?: string; formats: ParseFormat[]; ocrMode: OcrMode; ocrLanguages: OcrLanguages; pictures: boolean; signal: AbortSignal; threads: number; furniture: FurnitureMode };
 
 /** Parses one input and writes its results; throws with a one-line reason when it fails. */
 async function parseFile(input: string, options: RunFileOptions, progress: ProgressLine): Promise<Parsed> {
@@ -86,6 +87,7 @@ async function parseFile(input: string, options: RunFileOptions, progress: Progr
       ocrMode: options.ocrMode,
       ocrLanguages: options.ocrLanguages,
       threads: options.threads,
+      furniture: options.furniture,
       // Without pictures nothing is rendered: a picture's caption stays in the text.
       ...(options.pictures ? { onPicture: (file: string, png: Uint8Array) => target.writePicture(file, png) } : {}),
       onProgress: (done, total) => progress.show(`${input}: ${done}/${total} pages`),
@@ -121,7 +123,35 @@ export async function threadsOf(option: string | undefined): Promise<number> {
   }
 }
 
+/** issue 43: `--remote` — the files go to the server of `signet login`; results are written as here. */
+async function remoteParseCommand(inputs: string[], o: ParseOptions): Promise<void> {
+  let formats: ParseFormat[];
+  try {
+    formats = parseFormats(o.format);
+    if (o.out !== undefined) await checkOutFolder(o.out);
+    if (o.threads !== undefined) throw new UsageError('--threads is for parsing on this machine; leave it out with --remote');
+    if (o.lang !== undefined && !/^[A-Za-z0-9_]+(\+[A-Za-z0-9_]+)*$/.test(o.lang)) throw new UsageError(`--lang takes tesseract language names joined by +, e.g. eng+chi_sim (not "${o.lang}")`);
+  } catch (error) {
+    fail(error instanceof Error ? error.message : String(error), 2);
+  }
+  const { parseRemoteFiles } = await import('./remote/parse-remote.ts');
+  const results = await parseRemoteFiles(inputs, { out: o.out, formats, ocr: o.ocr, ...(o.lang === undefined ? {} : { lang: o.lang }) });
+  const failed = results.filter((r) => 'error' in r).length;
+  const summary = { files: results, parsed: results.length - failed, failed };
+  if (wantsJson(o)) process.stdout.write(`${JSON.stringify(summary)}\n`);
+  else {
+    process.stdout.write(`${formatTable(results.map((r) => ({ ...r })), [
+      { header: 'input', value: (row) => row.input },
+      { header: 'pages', value: (row) => row.pages },
+      { header: 'seconds', value: (row) => row.seconds },
+      { header: 'result', value: (row) => cellText('error' in row ? `failed: ${String(row.error)}` : row.outputs) },
+    ])}\n`);
+  }
+  process.exitCode = failed > 0 ? 1 : 0;
+}
+
 async function parseCommand(inputs: string[], o: ParseOptions): Promise<void> {
+  if (o.remote) return remoteParseCommand(inputs, o);
   let formats: ParseFormat[];
   let ocrLanguages: OcrLanguages = 'auto';
   let threads: number;
@@ -184,7 +214,7 @@ async function parseCommand(inputs: string[], o: ParseOptions): Promise<void> {
         if (earlier !== undefined) throw new Error(`its results would overwrite those of ${earlier} (same name, same folder); parse it on its own with another --out`);
         // The plain text links to no picture: with --format text alone, none is cut.
         const pictures = o.pictures && formats.some((format) => format !== 'text');
-        done[index] = await parseFile(input, { out: o.out, formats, ocrMode: o.ocr, ocrLanguages, pictures, signal: controller.signal, threads: perFile }, progress);
+        done[index] = await parseFile(input, { out: o.out, formats, ocrMode: o.ocr, ocrLanguages, pictures, signal: controller.signal, threads: perFile, furniture: o.furniture }, progress);
       } catch (error) {
         if (controller.signal.aborted) return;
         done[index] = { input, error: oneLine(error instanceof Error ? error.message : String(error)) };
@@ -225,9 +255,11 @@ export function registerParseCommand(program: Command): void {
     .option('--format <formats>', 'md, json, html, text, or several joined by commas', 'md,json')
     .addOption(new Option('--ocr <mode>', 'auto: OCR the pages without a text layer; off: never; force: every page').choices(['auto', 'off', 'force']).default('auto'))
     .option('--lang <languages>', 'OCR languages, tesseract names joined by + (e.g. eng+chi_sim); default: English, and Chinese too when English reads poorly')
+    .addOption(new Option('--furniture <mode>', 'page headers, footers and page numbers in the Markdown, HTML and text: drop (left out; the JSON keeps them under furniture) or keep').choices(['drop', 'keep']).default('drop'))
     .option('--no-pictures', 'do not cut the pictures out as PNG files (faster; their captions stay in the text)')
     .option('--threads <n>', 'reader processes to use: a long file\'s pages, or several files, side by side (default: SIGNET_PARSE_THREADS, else the cores up to 4)')
+    .option('--remote', 'parse on the server of signet login (POST /v1/convert/file, as the signed-in person); results written here as usual')
     .option('--json', 'print the summary as JSON')
-    .addHelpText('after', `\nExample:\n  $ npx signet parse report.pdf scan.pdf --out parsed/    # parsed/report.md, parsed/report.json, parsed/report/pictures/`)
+    .addHelpText('after', `\nExample:\n  $ npx signet parse report.pdf scan.pdf --out parsed/    # parsed/report.md, parsed/report.json, parsed/report/pictures/\n  $ npx signet parse report.pdf --remote                  # on the server of signet login`)
     .action((files: string[], o: ParseOptions) => parseCommand(files, o));
 }

@@ -18,7 +18,7 @@ import { checkOutFolder, oneLine, plural, ProgressLine, readFailure, resultName,
 import { cellText, formatTable, UsageError, wantsJson } from './output.ts';
 import { fail } from './run.ts';
 
-type TranslateOptions = { to: string; from?: string; engine?: string; glossary?: string; out?: string; json?: boolean };
+type TranslateOptions = { to: string; from?: string; engine?: string; glossary?: string; out?: string; json?: boolean; remote?: boolean };
 
 /** A file's layout check, added up over its pages (overlay/check.ts says what each number means). */
 export type CheckTotals = {
@@ -194,15 +194,20 @@ async function translateCommand(inputs: string[], o: TranslateOptions): Promise<
     from = o.from === undefined ? undefined : checkLanguage('--from', o.from);
     if (o.out !== undefined) await checkOutFolder(o.out);
     if (o.glossary !== undefined) glossary = await readGlossary(o.glossary);
-    translator = await chooseTranslator(o.engine);
+    if (o.remote && o.engine !== undefined) throw new UsageError('--engine chooses the engine on this machine; the server uses its own with --remote');
+    if (!o.remote) translator = await chooseTranslator(o.engine);
   } catch (error) {
     // A wrong argument or setting: nothing read or written.
     fail(error instanceof Error ? error.message : String(error), error instanceof SettingsError ? 78 : 2);
   }
-  const results: TranslateSummary[] = await runEachInput(
+  // issue 43: --remote — a translation task on the server of `signet login`, its files written here.
+  const { translateRemoteFiles } = o.remote ? await import('./remote/translate-remote.ts') : { translateRemoteFiles: undefined };
+  const results: TranslateSummary[] = translateRemoteFiles
+    ? await translateRemoteFiles(inputs, { out: o.out, to, ...(from === undefined ? {} : { from }), ...(glossary === undefined ? {} : { glossary: JSON.stringify(glossary) }) })
+    : await runEachInput(
     inputs,
     { out: o.out, verb: 'translate', past: 'translated' },
-    (input, signal, progress) => translateFile(input, { out: o.out, to, from, translator, glossary, signal }, progress),
+    (input, signal, progress) => translateFile(input, { out: o.out, to, from, translator: translator!, glossary, signal }, progress),
     (result) => `${result.input}: ${plural(result.pages, 'page')} ${result.from}→${result.to} in ${result.seconds.toFixed(1)} s`,
   );
   const failed = results.filter((r) => 'error' in r).length;
@@ -229,6 +234,7 @@ export function registerTranslateCommand(program: Command): void {
     .addOption(new Option('--engine <engine>', 'the translation engine (default: SIGNET_TRANSLATE_ENGINE, else apertium); libretranslate and openai take SIGNET_TRANSLATE_URL, openai SIGNET_TRANSLATE_MODEL').choices([...TRANSLATE_ENGINES]))
     .option('--glossary <file>', 'a JSON file of "term": "translation" pairs kept in every translation')
     .option('--out <dir>', 'where NAME.LANG.pdf and NAME.LANG.bilingual.pdf go; created when missing (default: beside each input)')
+    .option('--remote', 'translate on the server of signet login (a translation task, as the signed-in person); results written here as usual')
     .option('--json', 'print the summary as JSON')
     .addHelpText('after', `\nExample:\n  $ npx signet translate report.pdf --to es --engine apertium --out translated/    # translated/report.es.pdf, translated/report.es.bilingual.pdf`)
     .action((files: string[], o: TranslateOptions) => translateCommand(files, o));

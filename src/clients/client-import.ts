@@ -3,14 +3,17 @@
 // hash of the secret, so an instance with the same SIGNET_SECRET accepts the application's old secret.
 import type { Clock } from '../config/clock.ts';
 import type { Db } from '../db/database.ts';
-import { checkName, checkOrigin, checkPostLogoutRedirectUris, checkRedirectUri, checkScopes, ClientError, listClients, toView, type Client, type ClientView, type RegistrationMetadata } from './clients.ts';
+import { createServiceAccount } from '../accounts/service-accounts.ts';
+import { BUILT_IN_CLI_CLIENT_ID, checkGrants, checkName, checkOrigin, checkPostLogoutRedirectUris, checkRedirectUri, checkScopes, ClientError, listClients, toView, type Client, type ClientView, type RegistrationMetadata } from './clients.ts';
 import * as store from './clients.store.ts';
 
 /** An application as an export describes it: its client_id and settings, and the keyed hash of its secret when the export had secrets. */
-export type ImportedClient = Omit<Client, 'scopes' | 'secretHash' | 'createdAt' | 'updatedAt' | 'dynamic' | 'registration'> & {
+export type ImportedClient = Omit<Client, 'scopes' | 'secretHash' | 'createdAt' | 'updatedAt' | 'grants' | 'serviceSub' | 'dynamic' | 'registration'> & {
   scopes: string[];
   /** issue 39: it registered itself (RFC 7591 or a Client ID Metadata Document), with this metadata; undefined: an operator's application */
   registration?: unknown;
+  /** issue 43: the extra grants (absent in exports from before it: none) */
+  grants?: string[] | undefined;
   /** the keyed hash of the secret (HMAC-SHA-256 under a key from SIGNET_SECRET); undefined: not in the file */
   secretHash?: string | undefined;
   createdAt?: number | undefined;
@@ -66,7 +69,8 @@ export async function importClient(db: Db, clock: Clock, input: ImportedClient):
   const registration = input.registration === undefined ? undefined : checkImportedRegistration(input.registration);
   if (!clientIdAcceptable(input.clientId, registration)) throw new ClientError('invalid_client_id', `the client_id ${JSON.stringify(input.clientId.slice(0, 60))} is not one Signet issues (letters, digits, - . _ ~)`);
   if (input.secretHash !== undefined && !KEYED_HASH.test(input.secretHash)) throw new ClientError('invalid_secret_hash', 'secret_hash is not a keyed hash as Signet writes them (43 base64url characters)');
-  if (input.redirectUris.length === 0) throw new ClientError('invalid_redirect_uri', 'at least one redirect URI is required');
+  const grants = checkGrants(input.grants ?? []);
+  if (input.redirectUris.length === 0 && grants.length === 0) throw new ClientError('invalid_redirect_uri', 'at least one redirect URI is required');
   const now = clock();
   const fields = {
     name: checkName(input.name),
@@ -81,14 +85,18 @@ export async function importClient(db: Db, clock: Clock, input: ImportedClient):
     // issue 39: a self-registered application stays one (consent page, expiry of unused registrations)
     dynamic: registration ? 1 : 0,
     registration: registration ? JSON.stringify(registration) : null,
+    grants: JSON.stringify(grants),
     updated_at: now,
   } as const;
   const secret = input.isPublic ? { secret_hash: null } : input.secretHash === undefined ? {} : { secret_hash: input.secretHash };
-  if (await store.findClient(db, input.clientId)) {
-    await store.updateClient(db, input.clientId, { ...fields, ...secret });
+  const existing = await store.findClient(db, input.clientId);
+  // issue 43: an application with client_credentials acts as its own service identity (made here when it has none).
+  const serviceSub = grants.includes('client_credentials') && !existing?.service_sub ? { service_sub: await createServiceAccount(db, clock, input.clientId) } : {};
+  if (existing) {
+    await store.updateClient(db, input.clientId, { ...fields, ...secret, ...serviceSub });
     return 'updated';
   }
-  await store.insertClient(db, { client_id: input.clientId, secret_hash: null, ...fields, ...secret, created_at: input.createdAt ?? now });
+  await store.insertClient(db, { client_id: input.clientId, secret_hash: null, ...fields, ...secret, ...serviceSub, created_at: input.createdAt ?? now });
   return 'created';
 }
 
@@ -97,6 +105,8 @@ export type ExportedClient = ClientView & { registration?: RegistrationMetadata;
 
 export async function* exportClients(db: Db, options: { includeSecrets: boolean }): AsyncGenerator<ExportedClient> {
   for (const client of await listClients(db)) {
+    // issue 43: every instance registers the command line's application itself (migration 0018).
+    if (client.clientId === BUILT_IN_CLI_CLIENT_ID) continue;
     const view: ExportedClient = toView(client);
     if (client.dynamic && client.registration) view.registration = client.registration;
     if (options.includeSecrets && client.secretHash !== null) view.secret_hash = client.secretHash;

@@ -1,5 +1,6 @@
 // The only place with queries on clients.
 import { sql } from 'kysely';
+import { compiledOnce } from '../db/compiled-query.ts';
 import type { Db } from '../db/database.ts';
 import type { ClientsTable } from '../db/schema.ts';
 import { forgetClient } from './clients.cache.ts';
@@ -11,8 +12,10 @@ export async function insertClient(db: Db, row: ClientRow): Promise<void> {
   forgetClient(db, row.client_id);
 }
 
+const findClientStatement = compiledOnce(['clientId'], (db, p) => db.selectFrom('clients').selectAll().where('client_id', '=', p.clientId));
+
 export async function findClient(db: Db, clientId: string): Promise<ClientRow | undefined> {
-  return db.selectFrom('clients').selectAll().where('client_id', '=', clientId).executeTakeFirst();
+  return (await findClientStatement(db, { clientId })).rows[0];
 }
 
 export async function listClients(db: Db): Promise<ClientRow[]> {
@@ -30,6 +33,11 @@ export async function deleteClient(db: Db, clientId: string): Promise<boolean> {
   const result = await db.deleteFrom('clients').where('client_id', '=', clientId).executeTakeFirst();
   forgetClient(db, clientId);
   return result.numDeletedRows > 0n;
+}
+
+/** issue 43: the application whose service identity this sub is. */
+export async function findClientByServiceSub(db: Db, sub: string): Promise<ClientRow | undefined> {
+  return db.selectFrom('clients').selectAll().where('service_sub', '=', sub).executeTakeFirst();
 }
 
 /**

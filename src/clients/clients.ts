@@ -4,10 +4,29 @@ import type { Clock } from '../config/clock.ts';
 import type { Db } from '../db/database.ts';
 import { isKnownScope, formatScope, KNOWN_SCOPES, DEFAULT_SCOPE, type Scope } from '../oauth/scopes.ts';
 import { keyedHash, matchesKeyedHash, newOpaqueToken } from '../oauth/secrets.ts';
-import { cachedClientRow } from './clients.cache.ts';
+import { createServiceAccount, deleteServiceAccount } from '../accounts/service-accounts.ts';
+import { cachedClientRow, forgetClient } from './clients.cache.ts';
 import * as store from './clients.store.ts';
 
-export type ClientErrorCode = 'invalid_name' | 'invalid_client_id' | 'invalid_secret_hash' | 'invalid_redirect_uri' | 'invalid_scope' | 'invalid_origin' | 'not_found' | 'public_client' | 'invalid_registration';
+export type ClientErrorCode = 'invalid_name' | 'invalid_client_id' | 'invalid_secret_hash' | 'invalid_redirect_uri' | 'invalid_scope' | 'invalid_origin' | 'not_found' | 'public_client' | 'invalid_grant' | 'invalid_registration';
+
+/**
+ * issue 43: the grants an application may opt into beyond the spec's two (`--grant`), as RFC 7591
+ * would not spell them: `device_code` stands for RFC 8628's `urn:ietf:params:oauth:grant-type:device_code`.
+ * Without any, an application has exactly `authorization_code` and `refresh_token`.
+ */
+export const EXTRA_GRANTS = ['client_credentials', 'device_code'] as const;
+export type ExtraGrant = (typeof EXTRA_GRANTS)[number];
+
+/**
+ * issue 43: the built-in public application of `signet login` (device grant only), registered by
+ * migration 0018 on every instance — so `signet export` leaves it out (the other instance has its own).
+ */
+export const BUILT_IN_CLI_CLIENT_ID = 'signet-cli';
+
+export function isExtraGrant(value: string): value is ExtraGrant {
+  return (EXTRA_GRANTS as readonly string[]).includes(value);
+}
 
 export class ClientError extends Error {
   readonly code: ClientErrorCode;
@@ -33,6 +52,10 @@ export type Client = {
   postLogoutRedirectUris: string[];
   /** how its id_tokens are signed; null: the deployment's SIGNET_ID_TOKEN_ALG */
   idTokenAlg: 'ES256' | 'RS256' | null;
+  /** issue 43: the extra grants it opted into (empty: the spec's two grants only) */
+  grants: ExtraGrant[];
+  /** issue 43: the sub of its service identity (client_credentials), else null */
+  serviceSub: string | null;
   /** keyed hash of the secret; null for public clients */
   secretHash: string | null;
   /** issue 39: registered itself at POST /oauth/register (RFC 7591); its name is its own claim, unverified */
@@ -70,6 +93,8 @@ export type ClientView = {
   post_logout_redirect_uris: string[];
   /** null: the deployment's default (SIGNET_ID_TOKEN_ALG) */
   id_token_signed_response_alg: 'ES256' | 'RS256' | null;
+  /** issue 43: the extra grants (`--grant`): client_credentials, device_code */
+  grants: ExtraGrant[];
   /** issue 39: registered itself (POST /oauth/register) */
   dynamic: boolean;
   created_at: string;
@@ -119,6 +144,8 @@ export function clientFromRow(row: store.ClientRow): Client {
     oidc: row.oidc === 1,
     postLogoutRedirectUris: row.post_logout_redirect_uris ? (JSON.parse(row.post_logout_redirect_uris) as string[]) : [],
     idTokenAlg: row.id_token_alg === 'ES256' || row.id_token_alg === 'RS256' ? row.id_token_alg : null,
+    grants: row.grants ? (JSON.parse(row.grants) as string[]).filter(isExtraGrant) : [],
+    serviceSub: row.service_sub ?? null,
     secretHash: row.secret_hash,
     dynamic: row.dynamic === 1,
     registration: row.registration ? (JSON.parse(row.registration) as RegistrationMetadata) : null,
@@ -140,6 +167,7 @@ export function toView(client: Client, clientSecret?: string): ClientView {
     oidc: client.oidc,
     post_logout_redirect_uris: client.postLogoutRedirectUris,
     id_token_signed_response_alg: client.idTokenAlg,
+    grants: client.grants,
     dynamic: client.dynamic,
     created_at: new Date(client.createdAt).toISOString(),
     updated_at: new Date(client.updatedAt).toISOString(),
@@ -189,11 +217,30 @@ export type ClientInput = {
   oidc?: boolean | undefined;
   postLogoutRedirectUris?: string[] | undefined;
   idTokenAlg?: 'ES256' | 'RS256' | null | undefined;
+  /** issue 43: extra grants (`--grant client_credentials`, `--grant device_code`) */
+  grants?: string[] | undefined;
   /** issue 39: the application registered itself (RFC 7591) with this metadata; its redirect URIs were checked by oauth/registration */
   dynamic?: RegistrationMetadata | undefined;
   /** issue 39: a Client ID Metadata Document's URL is its own client_id; every other application gets a new one */
   clientId?: string | undefined;
 };
+
+/** Checks `--grant` values: known names, each once, in a stable order. */
+export function checkGrants(grants: readonly string[]): ExtraGrant[] {
+  const unknown = grants.filter((g) => !isExtraGrant(g));
+  if (unknown.length > 0) throw new ClientError('invalid_grant', `unknown grant ${unknown.map((g) => `"${g}"`).join(', ')}; the extra grants are ${EXTRA_GRANTS.join(' and ')} (authorization_code and refresh_token every application has)`);
+  return EXTRA_GRANTS.filter((g) => grants.includes(g));
+}
+
+/**
+ * RFC 6749 §4.4: "The client credentials grant type MUST only be used by confidential clients" —
+ * a public application cannot authenticate as itself.
+ */
+function checkGrantsFit(grants: readonly ExtraGrant[], isPublic: boolean): void {
+  if (isPublic && grants.includes('client_credentials')) {
+    throw new ClientError('invalid_grant', 'client_credentials needs a confidential application (it authenticates with its client_secret); drop --public or the grant');
+  }
+}
 
 /** RP-Initiated Logout 1.0 §3: a post-logout callback is checked as a redirect URI and compared byte for byte. */
 export function checkPostLogoutRedirectUris(uris: string[]): string {
@@ -218,15 +265,19 @@ export function newClientId(): string {
 /** Registers an application. The secret (confidential clients only) is returned once and stored only as a keyed hash. */
 export async function registerClient(db: Db, clock: Clock, hashKey: Buffer, input: ClientInput): Promise<{ client: Client; clientSecret?: string }> {
   const name = checkName(input.name);
-  if (input.redirectUris.length === 0) throw new ClientError('invalid_redirect_uri', 'at least one redirect URI is required (--redirect-uri)');
+  const grants = checkGrants(input.grants ?? []);
+  // An application that only uses the extra grants never redirects a browser: it may have no callback.
+  if (input.redirectUris.length === 0 && grants.length === 0) throw new ClientError('invalid_redirect_uri', 'at least one redirect URI is required (--redirect-uri), unless the application uses only --grant client_credentials / device_code');
   const redirectUris = [...new Set(input.redirectUris.map(checkRedirectUri))];
   const scopes = checkScopes(input.scopes ?? [...DEFAULT_SCOPE]);
   const allowedOrigins = [...new Set((input.allowedOrigins ?? []).map(checkOrigin))];
   const isPublic = input.isPublic ?? false;
+  checkGrantsFit(grants, isPublic);
   const clientSecret = isPublic ? undefined : newOpaqueToken();
   const now = clock();
+  const clientId = newClientId();
   const row: store.ClientRow = {
-    client_id: input.clientId ?? newClientId(),
+    client_id: clientId,
     name,
     secret_hash: clientSecret === undefined ? null : keyedHash(hashKey, clientSecret),
     redirect_uris: JSON.stringify(redirectUris),
@@ -239,9 +290,19 @@ export async function registerClient(db: Db, clock: Clock, hashKey: Buffer, inpu
     oidc: input.oidc ? 1 : 0,
     post_logout_redirect_uris: checkPostLogoutRedirectUris(input.postLogoutRedirectUris ?? []),
     id_token_alg: input.idTokenAlg ?? null,
+    grants: JSON.stringify(grants),
+    service_sub: null,
     ...(input.dynamic ? { dynamic: 1, registration: JSON.stringify(input.dynamic) } : {}),
   };
-  await store.insertClient(db, row);
+  await db.transaction().execute(async (trx) => {
+    await store.insertClient(trx, row);
+    // issue 43: the application's own identity for client_credentials, made with it.
+    if (grants.includes('client_credentials')) {
+      row.service_sub = await createServiceAccount(trx, clock, clientId);
+      await store.updateClient(trx, clientId, { service_sub: row.service_sub });
+    }
+  });
+  forgetClient(db, clientId);
   return clientSecret === undefined ? { client: clientFromRow(row) } : { client: clientFromRow(row), clientSecret };
 }
 
@@ -260,7 +321,24 @@ export async function findClient(db: Db, clientId: string): Promise<Client | und
 export async function findClientCached(db: Db, clientId: string): Promise<Client | undefined> {
   if (clientId.includes('\u0000')) return undefined;
   const row = await cachedClientRow(db, clientId, store.findClient);
-  return row && clientFromRow(row);
+  if (row === undefined) return undefined;
+  // One record per cached row, not a new one (and new copies of its lists) on every request (issue 44);
+  // frozen, lists included, since every hot-path caller shares it.
+  let client = cachedRecords.get(row);
+  if (client === undefined) cachedRecords.set(row, (client = frozenClient(clientFromRow(row))));
+  return client;
+}
+
+/** The record of each row the client cache holds; goes with the row when the cache lets it go. */
+const cachedRecords = new WeakMap<store.ClientRow, Client>();
+
+function frozenClient(client: Client): Client {
+  Object.freeze(client.redirectUris);
+  Object.freeze(client.scopes);
+  Object.freeze(client.allowedOrigins);
+  Object.freeze(client.postLogoutRedirectUris);
+  if (client.registration) Object.freeze(client.registration);
+  return Object.freeze(client);
 }
 
 export async function getClient(db: Db, clientId: string): Promise<Client> {
@@ -282,13 +360,24 @@ export type ClientChanges = {
   oidc?: boolean | undefined;
   postLogoutRedirectUris?: string[] | undefined;
   idTokenAlg?: 'ES256' | 'RS256' | null | undefined;
+  /** issue 43: replaces the extra grants ([] removes them all) */
+  grants?: string[] | undefined;
 };
 
 export async function updateClient(db: Db, clock: Clock, clientId: string, changes: ClientChanges): Promise<Client> {
   const row: Partial<store.ClientRow> = { updated_at: clock() };
+  if (changes.grants !== undefined) {
+    const current = await getClient(db, clientId);
+    const grants = checkGrants(changes.grants);
+    checkGrantsFit(grants, current.isPublic);
+    row.grants = JSON.stringify(grants);
+    // The service identity is made when client_credentials is first given and kept when it is taken
+    // away (its tasks stay; the grant is refused at the token endpoint, so no new token names it).
+    if (grants.includes('client_credentials') && current.serviceSub === null) row.service_sub = await createServiceAccount(db, clock, clientId);
+  }
   if (changes.name !== undefined) row.name = checkName(changes.name);
   if (changes.redirectUris !== undefined) {
-    if (changes.redirectUris.length === 0) throw new ClientError('invalid_redirect_uri', 'at least one redirect URI is required');
+    if (changes.redirectUris.length === 0 && (changes.grants ?? (await getClient(db, clientId)).grants).length === 0) throw new ClientError('invalid_redirect_uri', 'at least one redirect URI is required');
     row.redirect_uris = JSON.stringify([...new Set(changes.redirectUris.map(checkRedirectUri))]);
   }
   if (changes.scopes !== undefined) row.scopes = JSON.stringify(checkScopes(changes.scopes));
@@ -336,7 +425,19 @@ export async function deleteUnusedDynamicClients(db: Db, createdBefore: number):
 
 /** Removes the application with its grants, codes and tokens. */
 export async function deleteClient(db: Db, clientId: string): Promise<void> {
-  if (!(await store.deleteClient(db, clientId))) throw new ClientError('not_found', `no application with client_id ${clientId}`);
+  const client = await findClient(db, clientId);
+  await db.transaction().execute(async (trx) => {
+    if (!(await store.deleteClient(trx, clientId))) throw new ClientError('not_found', `no application with client_id ${clientId}`);
+    // issue 43: its service identity goes with it (and that identity's tasks and tokens, by cascade).
+    if (client?.serviceSub) await deleteServiceAccount(trx, client.serviceSub);
+  });
+  forgetClient(db, clientId);
+}
+
+/** issue 43: the application whose service identity `sub` is, if it is one. */
+export async function findClientByServiceSub(db: Db, sub: string): Promise<Client | undefined> {
+  const row = await store.findClientByServiceSub(db, sub);
+  return row && clientFromRow(row);
 }
 
 /**

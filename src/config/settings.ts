@@ -28,6 +28,14 @@ const wholeNumber = (unit: string, min: number, max: number, fallback: number) =
     .default(fallback);
 };
 
+/**
+ * PostgreSQL connections per process unless set: two per core of this machine, 2 to 10 (issue 44, "a pool
+ * sized to the cores"). One process's event loop keeps about two statements in flight per core busy;
+ * more connections only add backends competing for the same cores (the benchmark's PostgreSQL runs
+ * beside the server), each holding memory.
+ */
+const DEFAULT_POOL_SIZE = Math.min(10, Math.max(2, 2 * availableParallelism()));
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** An origin such as `https://id.example.com` or `http://localhost:8080`: scheme, host, optional port, nothing else. */
@@ -89,7 +97,7 @@ const schema = z.object({
       (v) => v === undefined || v === '' || /^postgres(ql)?:\/\//.test(v) || /^sqlite:/.test(v),
       'expected postgres://USER@HOST:PORT/DB or sqlite:PATH',
     ),
-  SIGNET_DATABASE_POOL_SIZE: wholeNumber('connections', 1, 1000, 10),
+  SIGNET_DATABASE_POOL_SIZE: wholeNumber('connections', 1, 1000, DEFAULT_POOL_SIZE),
   SIGNET_DATABASE_TIMEOUT_SECONDS: wholeNumber('seconds', 1, 300, 5),
   SIGNET_SHUTDOWN_SECONDS: wholeNumber('seconds', 1, 3600, 25),
   SIGNET_STORAGE_URL: z

@@ -40,6 +40,7 @@ import * as m0013 from './migrations/0013_upstream_providers.ts';
 import * as m0014 from './migrations/0014_foreign_password_hashes.ts';
 import * as m0015 from './migrations/0015_worker_heartbeats.ts';
 import * as m0016 from './migrations/0016_agents_oauth.ts';
+import * as m0018 from './migrations/0018_services_and_devices.ts';
 
 export type Db = Kysely<Database>;
 export type Dialect = 'sqlite' | 'postgres';
@@ -54,6 +55,14 @@ export type DatabaseHandle = {
   roundTrips?: () => number;
   close(): Promise<void>;
 };
+
+/** The SQLite connection of each handle, by its adapter (which its transactions share). */
+const sqliteConnections = new WeakMap<object, TrackedSqlite>();
+
+/** The connection of a handle (or a transaction on it) on SQLite, for statements run at once (compiled-query.ts); undefined on PostgreSQL. */
+export function sqliteConnectionOf(db: Db): TrackedSqlite | undefined {
+  return sqliteConnections.get(db.getExecutor().adapter);
+}
 
 /** Whether a handle (or a transaction on it) talks to PostgreSQL: some statements are written for it alone. */
 export function isPostgres(db: Db): boolean {
@@ -78,6 +87,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0014_foreign_password_hashes': m0014,
   '0015_worker_heartbeats': m0015,
   '0016_agents_oauth': m0016,
+  '0018_services_and_devices': m0018,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
@@ -149,6 +159,7 @@ export function openDatabase(database: Settings['database']): DatabaseHandle {
   sqlite.pragma('busy_timeout = 0');
   const tracked = new TrackedSqlite(sqlite, wal ? new GroupCommit(`${database.file}-wal`, path.dirname(database.file)) : undefined);
   const db = new Kysely<Database>({ dialect: new DurableSqliteDialect(tracked, database.timeoutMs ?? DEFAULT_SQLITE_LOCK_WAIT_MS) });
+  sqliteConnections.set(db.getExecutor().adapter, tracked);
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }
 

@@ -39,6 +39,10 @@ export interface ClientsTable {
   post_logout_redirect_uris?: string;
   /** 'ES256' | 'RS256', or null for the deployment's default */
   id_token_alg?: string | null;
+  /** issue 43: JSON array of the extra grants ("client_credentials", "device_code"); '[]': the spec's two */
+  grants?: string;
+  /** issue 43: the service identity (a users row that cannot sign in) of an application with client_credentials */
+  service_sub?: string | null;
   /** issue 39: 1 when the application registered itself (RFC 7591, POST /oauth/register) */
   dynamic?: Flag;
   /** issue 39: JSON of the RFC 7591 metadata a dynamic client registered, or null */
@@ -137,6 +141,8 @@ export interface TokenChainsTable {
   code_challenge_method: string | null;
   /** JSON of what the chain's id_tokens say about the sign-in (iss, nonce, auth_time, amr, acr, sid), or null */
   id_token_context?: string | null;
+  /** issue 43: "client_credentials" or "device_code"; null (or absent): an authorization code's chain */
+  grant_type?: string | null;
   /** issue 39: the RFC 8707 resource the code and every token of the chain are for, or null */
   resource?: string | null;
 }
@@ -286,6 +292,24 @@ export interface Database {
   upstream_pending_links: UpstreamPendingLinksTable;
   imported_passwords: ImportedPasswordsTable;
   worker_heartbeats: WorkerHeartbeatsTable;
+  device_authorizations: DeviceAuthorizationsTable;
+}
+
+/** issue 43: an RFC 8628 device authorization (migration 0018; oauth/device/). */
+export interface DeviceAuthorizationsTable {
+  device_code_hash: string;
+  user_code_hash: string;
+  client_id: string;
+  scope: string;
+  created_at: number;
+  expires_at: number;
+  interval_seconds: number;
+  last_polled_at: number | null;
+  status: 'pending' | 'approved' | 'denied' | 'redeemed';
+  sub: string | null;
+  granted_scope: string | null;
+  decided_at: number | null;
+  confirm_hash: string | null;
 }
 
 /** A password brought in by `signet import` (migration 0014; accounts/imported-passwords.store.ts). */

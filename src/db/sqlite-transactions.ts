@@ -3,8 +3,9 @@
 // driver that begins transactions IMMEDIATE and answers a write only once its commit is on disk.
 // Split from database.ts, which sets the dialects up.
 import { open, type FileHandle } from 'node:fs/promises';
-import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type QueryResult, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import type SQLite from 'better-sqlite3';
+import { isSqliteBusy } from './errors.ts';
 import { LockContention, PatientSqliteConnection } from './sqlite-locks.ts';
 
 /** WAL size, in pages, at which a commit checkpoints (see openDatabase). */
@@ -138,6 +139,48 @@ export class TrackedSqlite implements SqliteDatabase {
       statement.used = false;
       this.statements.set(sqlText, statement);
     }
+  }
+
+  /**
+   * Runs one statement now, on this connection, as Kysely's SQLite driver would (the same result
+   * shape), but without its connection queue: for the hot paths (compiled-query.ts executeCompiled).
+   * Only when that is what the queue would have done — `owner`: the caller runs inside the open
+   * transaction (a transaction's handle), so the statement is part of it; otherwise no transaction
+   * may be open, since one belongs to another request, held across its awaits, and a statement run
+   * now would become part of it (or read what it has not committed). Undefined when it cannot run
+   * now, and nothing happened: another request's transaction is open; another process holds the
+   * write lock (SQLITE_BUSY on a statement alone, which PatientSqliteConnection waits out); a
+   * streamed read holds the connection. The caller then goes through Kysely, which waits its turn.
+   * `commit` is the number of the commit an autocommit write made: the caller waits for
+   * commits.syncThrough(commit) before answering, as DurableSqliteDriver.releaseConnection does.
+   */
+  runNow<Row>(sqlText: string, parameters: readonly unknown[], owner: boolean): { result: QueryResult<Row>; commit: number | undefined } | undefined {
+    // A closed handle answers as Kysely's path does.
+    if (!this.sqlite.open) return undefined;
+    const alone = !this.sqlite.inTransaction;
+    if (!alone && !owner) return undefined;
+    const before = this.commits?.committed ?? 0;
+    let result: QueryResult<Row>;
+    try {
+      const statement = this.prepare(sqlText);
+      if (statement.reader) {
+        result = { rows: statement.all(parameters) as Row[] };
+      } else {
+        const { changes, lastInsertRowid } = statement.run(parameters);
+        result = {
+          numAffectedRows: changes !== undefined && changes !== null ? BigInt(changes) : undefined,
+          insertId: lastInsertRowid !== undefined && lastInsertRowid !== null ? BigInt(lastInsertRowid) : undefined,
+          rows: [],
+        };
+      }
+    } catch (error) {
+      if (alone && isSqliteBusy(error)) return undefined;
+      // better-sqlite3 refuses any statement while an iterator (Kysely's streamQuery) is open.
+      if (error instanceof TypeError && /busy executing a query/.test(error.message)) return undefined;
+      throw error;
+    }
+    const after = this.commits?.committed ?? 0;
+    return { result, commit: alone && after > before ? after : undefined };
   }
 
   /** Whether the connection is inside a transaction (SQLite may have ended one itself after an error). */

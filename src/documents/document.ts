@@ -128,6 +128,11 @@ export type Page = {
   textSource?: TextSource;
   /** Sentences a person understands about this page ("Page 3 has no text layer and …"). */
   notes?: string[];
+  /**
+   * What the page's structure tree gave: `used`, its roles and order came from the tags; `all-p`, the
+   * tree tagged every text block P and the page was laid out as untagged (layout/tagged.ts judgeTags).
+   */
+  tags?: 'used' | 'all-p';
 };
 
 export type ParsedDocument = { pages: Page[]; notes?: string[] };
@@ -137,3 +142,26 @@ export type OnProgress = (done: number, total: number) => void | Promise<void>;
 
 /** Page headers and footers: labelled in the JSON, left out of the body and the Markdown. */
 export const FURNITURE: ReadonlySet<BlockLabel> = new Set(['page_header', 'page_footer']);
+
+/** Whether the page furniture (running heads and footers, page numbers, tagged artifacts) is shown with the body. */
+export type FurnitureMode = 'drop' | 'keep';
+
+/**
+ * spec (issue 41): page headers and footers are "left out of the Markdown and HTML by default
+ * (`--furniture keep` to keep them)". The one place they are left out: every reader of the body (the
+ * Markdown and HTML exports) takes the document through this; the docling JSON keeps them, labelled, under `furniture`.
+ */
+export function withoutFurniture(doc: ParsedDocument): ParsedDocument {
+  return { ...doc, pages: doc.pages.map((page) => (page.blocks.some((b) => FURNITURE.has(b.label)) ? pageBody(page) : page)) };
+}
+
+/** The page without its furniture; a caption's table, an index into the blocks, is counted again among those left. */
+function pageBody(page: Page): Page {
+  const newIndex: number[] = [];
+  let kept = 0;
+  for (const block of page.blocks) newIndex.push(FURNITURE.has(block.label) ? -1 : kept++);
+  const blocks = page.blocks
+    .filter((b) => !FURNITURE.has(b.label))
+    .map((b) => (b.captionOf?.kind === 'table' ? { ...b, captionOf: { kind: 'table' as const, index: newIndex[b.captionOf.index] ?? -1 } } : b));
+  return { ...page, blocks };
+}

@@ -1,6 +1,6 @@
 // The document engine's one entry, called by a parsing task and by `signet parse`: a PDF in; the
 // parsed document (pdf/ → layout/), its Markdown, docling-style JSON, HTML and plain text (export/) out.
-import type { ParsedDocument } from './document.ts';
+import { withoutFurniture, type FurnitureMode, type ParsedDocument } from './document.ts';
 import { toDoclingJson } from './export/docling.ts';
 import { toHtml } from './export/html.ts';
 import { toMarkdown } from './export/markdown.ts';
@@ -15,6 +15,8 @@ export type DocparseOptions = ExtractOptions & {
    * results keep `pictures/` beside `document.md` (none); `signet parse` writes `NAME/pictures/`.
    */
   pictureDir?: string;
+  /** Page headers and footers in the Markdown, HTML and text: left out (`drop`, the default) or kept where they are printed (`keep`); the JSON has them under `furniture` either way. */
+  furniture?: FurnitureMode;
   /** The HTML's <title> when the document has no title of its own (default: `name`). */
   title?: string;
   /** The document's language for the HTML's `lang` when it is known (a BCP 47 tag); guessed from the text otherwise. */
@@ -43,11 +45,13 @@ function picturesUnder(document: ParsedDocument, dir: string): ParsedDocument {
 export async function runDocparse(data: Uint8Array, options: DocparseOptions): Promise<DocparseResult> {
   const document = await extractDocument(data, options);
   const linked = options.pictureDir ? picturesUnder(document, options.pictureDir) : document;
+  // spec (issue 41): page furniture is left out of the Markdown, HTML and text unless kept.
+  const shown = options.furniture === 'keep' ? linked : withoutFurniture(linked);
   return {
-    markdown: toMarkdown(linked),
+    markdown: toMarkdown(shown),
     json: `${JSON.stringify(toDoclingJson(linked, options.name ?? 'document'), null, 2)}\n`,
-    html: toHtml(linked, { title: options.title ?? options.name, ...(options.lang ? { lang: options.lang } : {}) }),
-    text: toText(document),
+    html: toHtml(shown, { title: options.title ?? options.name, ...(options.lang ? { lang: options.lang } : {}) }),
+    text: toText(options.furniture === 'keep' ? document : withoutFurniture(document)),
     document,
   };
 }

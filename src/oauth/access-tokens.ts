@@ -7,7 +7,7 @@ import type { Db } from '../db/database.ts';
 import { DETAIL_UNKNOWN_TOKEN, OAuthError } from './errors.ts';
 import { keyedHash } from './secrets.ts';
 import { ACCESS_TOKEN_LIFETIME_MS } from './token/issue-tokens.ts';
-import { accessTokenId, decodeAccessToken } from './token-format.ts';
+import { decodeAccessTokenOnce } from './token-format.ts';
 import * as store from './tokens.store.ts';
 
 export const DESCRIPTION_INVALID_ACCESS_TOKEN = 'The access token is unknown, expired or revoked. Refresh it, or sign the person in again.';
@@ -37,17 +37,39 @@ export type VerifiedAccessToken = {
 };
 
 /**
+ * issue 43: what a live access token of an application's service identity grants (client_credentials):
+ * the application acting as itself — no person. `service.sub` owns what the token creates (tasks).
+ */
+export type VerifiedServiceToken = {
+  client: Client;
+  service: { sub: string };
+  scope: string;
+  resource: string | null;
+  issuedAt: number;
+  expiresAt: number;
+};
+
+export const DESCRIPTION_SERVICE_TOKEN = 'This access token was issued to an application acting as itself (client_credentials): it names no person, so it is not accepted here.';
+
+/**
  * A live access token: known, not revoked, not expired, its application enabled and its person present
  * and not disabled; else `invalid_token` (401). The token and its person are read in one statement;
  * the application from the client cache.
+ *
+ * issue 43: a token of an application's service identity (client_credentials) names no person. It is
+ * refused with `invalid_token` (401) unless the caller accepts services (`{ services: true }`: the
+ * document APIs), so every person-only check — userinfo, and any caller written before — stays one.
  */
-export async function verifyAccessToken(db: Db, hashKey: Buffer, now: number, accessToken: string): Promise<VerifiedAccessToken> {
+export async function verifyAccessToken(db: Db, hashKey: Buffer, now: number, accessToken: string): Promise<VerifiedAccessToken>;
+export async function verifyAccessToken(db: Db, hashKey: Buffer, now: number, accessToken: string, accept: { services: true }): Promise<VerifiedAccessToken | VerifiedServiceToken>;
+export async function verifyAccessToken(db: Db, hashKey: Buffer, now: number, accessToken: string, accept: { services?: boolean } = {}): Promise<VerifiedAccessToken | VerifiedServiceToken> {
   const refuse = (detail: string) => new OAuthError('invalid_token', DESCRIPTION_INVALID_ACCESS_TOKEN, { detail });
-  const fields = decodeAccessToken(hashKey, accessToken);
+  // One SHA-256 for a token seen before, its MAC's two HMACs the first time (decodeAccessTokenOnce).
+  const fields = decodeAccessTokenOnce(hashKey, accessToken);
   let valid: { clientId: string; scope: string; resource: string | null; issuedAt: number; person: store.TokenPersonRow | undefined };
   if (fields) {
     // A chain-format token: its chain, the deny list and its person in one statement.
-    const found = await store.findChainForAccessToken(db, fields.chainId, accessTokenId(fields));
+    const found = await store.findChainForAccessToken(db, fields.chainId, fields.id);
     if (!found || fields.generation > found.chain.generation) throw refuse(DETAIL_UNKNOWN_TOKEN);
     if (found.chain.revoked_at !== null || found.denied) throw refuse('access token revoked');
     // spec "Access token — Lifetime: 2 hours"
@@ -70,7 +92,12 @@ export async function verifyAccessToken(db: Db, hashKey: Buffer, now: number, ac
   if (!client || !client.enabled) throw refuse('application missing or disabled');
   const { person } = valid;
   if (!person || person.disabled === 1) throw refuse('account missing or disabled');
-  return { client, person, scope: valid.scope, resource: valid.resource, issuedAt: valid.issuedAt, expiresAt: valid.issuedAt + ACCESS_TOKEN_LIFETIME_MS };
+  const times = { issuedAt: valid.issuedAt, expiresAt: valid.issuedAt + ACCESS_TOKEN_LIFETIME_MS };
+  if (client.serviceSub !== null && person.sub === client.serviceSub) {
+    if (!accept.services) throw new OAuthError('invalid_token', DESCRIPTION_SERVICE_TOKEN, { detail: 'service token where a person is needed' });
+    return { client, service: { sub: person.sub }, scope: valid.scope, resource: valid.resource, ...times };
+  }
+  return { client, person, scope: valid.scope, resource: valid.resource, ...times };
 }
 
 /** Whether a space-separated scope string holds `name`. */

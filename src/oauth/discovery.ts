@@ -2,7 +2,7 @@
 // Default: an accurate document for the host that serves it. SIGNET_COMPAT=legacy: the legacy
 // service's document with its documented defects, reproduced on purpose.
 import { CLAIMS_BY_SCOPE, KNOWN_SCOPES, SPEC_SCOPES } from './scopes.ts';
-import { SUPPORTED_GRANT_TYPES } from './token/grants.ts';
+import { ALL_GRANT_TYPES, SUPPORTED_GRANT_TYPES } from './token/grants.ts';
 import { ACR_VALUES_SUPPORTED, ID_TOKEN_CLAIMS } from './oidc/id-token.ts';
 import { SIGNING_ALGS } from './oidc/keys.ts';
 import { LOCALES } from '../web/i18n/i18n.ts';
@@ -54,6 +54,20 @@ export function accurateDiscovery(servedOrigin: string): DiscoveryDocument {
     request_uri_parameter_supported: false,
     // RFC 9207: every callback carries `iss` (mix-up defence); clients may then require it.
     authorization_response_iss_parameter_supported: true,
+    ...servicesAndDevicesFields(servedOrigin),
+  };
+}
+
+/**
+ * issue 43: the opt-in grants (client_credentials, RFC 8628's device grant) and the device
+ * authorization endpoint (RFC 8628 §4), for the accurate document — and so for the RFC 8414 metadata
+ * built from it. Applications that did not opt in are refused either grant as the spec refuses any
+ * unknown one; the legacy document (SIGNET_COMPAT=legacy) keeps the spec's two.
+ */
+export function servicesAndDevicesFields(servedOrigin: string): DiscoveryDocument {
+  return {
+    grant_types_supported: [...ALL_GRANT_TYPES],
+    device_authorization_endpoint: `${servedOrigin}/oauth/device_authorization`,
   };
 }
 

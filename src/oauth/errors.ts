@@ -20,7 +20,11 @@ export type OAuthErrorCode =
   | 'invalid_target'
   /** RFC 7591 §3.2.2: registration errors */
   | 'invalid_redirect_uri'
-  | 'invalid_client_metadata';
+  | 'invalid_client_metadata'
+  // RFC 8628 §3.5 (issue 43): the device grant's answers while the person has not decided yet
+  | 'authorization_pending'
+  | 'slow_down'
+  | 'expired_token';
 
 /**
  * Log-only details that other code reads to tell refusals apart: the rate limits (rate-limits.ts) count
@@ -52,6 +56,10 @@ const DEFAULT_STATUS: Record<OAuthErrorCode, number> = {
   invalid_target: 400,
   invalid_redirect_uri: 400,
   invalid_client_metadata: 400,
+  // RFC 8628 §3.5: "the authorization server responds with … an error response as defined in Section 5.2 of [RFC6749]" — 400
+  authorization_pending: 400,
+  slow_down: 400,
+  expired_token: 400,
 };
 
 /** For the operator's log: which application ran into which of the spec's risky rules. */

@@ -23,7 +23,7 @@ import { readRefreshToken } from './token/refresh-token.ts';
 /** RFC 7662 §2.2: the answer for a live token. */
 export type ActiveIntrospection = {
   active: true;
-  /** the person the token is for (their `sub`, as userinfo and id_tokens give it) */
+  /** the person the token is for (their `sub`, as userinfo and id_tokens give it); for client_credentials, the application's service identity */
   sub: string;
   client_id: string;
   scope: string;
@@ -51,7 +51,8 @@ const seconds = (ms: number) => Math.floor(ms / 1000);
 async function introspectAccessToken(db: Db, hashKey: Buffer, now: number, caller: Client, token: string, issuer: string): Promise<Introspection | undefined> {
   let verified;
   try {
-    verified = await verifyAccessToken(db, hashKey, now, token);
+    // issue 43: a client_credentials token (the application acting as itself) is live too
+    verified = await verifyAccessToken(db, hashKey, now, token, { services: true });
   } catch (error) {
     if (error instanceof OAuthError) return undefined;
     throw error;
@@ -59,7 +60,10 @@ async function introspectAccessToken(db: Db, hashKey: Buffer, now: number, calle
   if (verified.client.clientId !== caller.clientId && !resourceNamesCaller(caller, verified.resource)) return INACTIVE;
   return {
     active: true,
-    sub: verified.person.sub,
+    // RFC 7662 §2.2 `sub`: "usually a machine-readable identifier of the resource owner who authorized
+    // this token" — the person; for a client_credentials token the application's service identity
+    // (the `sub` that owns the tasks it creates), never a person.
+    sub: 'person' in verified ? verified.person.sub : verified.service.sub,
     client_id: verified.client.clientId,
     scope: verified.scope,
     exp: seconds(verified.expiresAt),

@@ -138,7 +138,9 @@ export function clientEndpointLimits(db: Db, clock: Clock): FailureLimits {
     db,
     clock,
     perAddress: CLIENT_ENDPOINT_FAILURES_PER_ADDRESS,
-    countsAsFailure: () => true,
+    // RFC 8628 §3.5: a device polls until the person decides — "authorization_pending" and "slow_down"
+    // are the protocol's answers to a well-behaved device, not failures (slow_down is its own limit).
+    countsAsFailure: (error) => error.error !== 'authorization_pending' && error.error !== 'slow_down',
     perClient: {
       limit: CLIENT_AUTHENTICATION_FAILURES_PER_CLIENT,
       // An unknown client_id has no application to protect, and must not grow a counter per made-up id.

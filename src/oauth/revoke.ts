@@ -4,7 +4,7 @@ import { checkClientSecret, requireClient } from './client-auth.ts';
 import type { OAuthParams } from './form-params.ts';
 import { keyedHash } from './secrets.ts';
 import { ACCESS_TOKEN_LIFETIME_MS } from './token/issue-tokens.ts';
-import { accessTokenId, decodeAccessToken, decodeRefreshToken } from './token-format.ts';
+import { decodeAccessTokenOnce, decodeRefreshToken } from './token-format.ts';
 import * as store from './tokens.store.ts';
 
 /**
@@ -28,10 +28,10 @@ export async function revokeToken(db: Db, hashKey: Buffer, now: number, params: 
     if (refresh) return (await store.revokeChainRefresh(db, refresh.chainId, refresh.generation, client.clientId, now)) ? 'revoked' : 'nothing_revoked';
     return (await store.revokeToken(db, 'refresh', keyedHash(hashKey, token), client.clientId, now)) ? 'revoked' : 'nothing_revoked';
   }
-  const access = decodeAccessToken(hashKey, token);
+  // The same remembered check as userinfo's (a token used there is not MACed again).
+  const access = decodeAccessTokenOnce(hashKey, token);
   if (access) {
-    const id = accessTokenId(access);
-    return (await store.denyAccessToken(db, { id, ...access }, client.clientId, now, ACCESS_TOKEN_LIFETIME_MS)) ? 'revoked' : 'nothing_revoked';
+    return (await store.denyAccessToken(db, access, client.clientId, now, ACCESS_TOKEN_LIFETIME_MS)) ? 'revoked' : 'nothing_revoked';
   }
   // Not an access token: a live refresh token of this application sent without the hint stays valid (spec).
   const refresh = decodeRefreshToken(hashKey, token);

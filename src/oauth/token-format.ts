@@ -22,7 +22,7 @@
 // Nothing stored reveals a usable token: the chain row has no MAC, and the key never leaves the
 // process. Tokens from before this format (random values stored as keyed hashes) fail the MAC check
 // and are looked up as before, until their chains end.
-import { createHmac, createSecretKey, hkdfSync, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { createHmac, createSecretKey, hash, hkdfSync, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { KNOWN_SCOPES, scopeList } from './scopes.ts';
 
 const CHAIN_ID_BYTES = 10;
@@ -169,6 +169,38 @@ export function decodeAccessToken(hashKey: Buffer, presented: string): AccessTok
   const scope = scopeFromBits(body.readUInt8(CHAIN_ID_BYTES + 8));
   if (generation < 1 || scope === undefined) return undefined;
   return { chainId: body.subarray(0, CHAIN_ID_BYTES).toString('base64url'), generation, issuedOffset: body.readUInt32BE(CHAIN_ID_BYTES + 4), scope };
+}
+
+/**
+ * Access tokens whose MAC has checked, so a token presented again (userinfo, /mcp and the document APIs
+ * see the same bearer value on every call) costs one SHA-256 instead of the two HMACs of its MAC and
+ * mask: about 0.4 µs instead of 8–13. What a token says never changes once its MAC checks (its fields
+ * are signed, the key lives as long as the process), so nothing here can go stale; whether the token
+ * is still *live* is the database's to say on every request (verifyAccessToken). Keyed by the SHA-256
+ * of the presented value, not the value: no bearer token is kept in memory. A value whose MAC fails is
+ * not remembered (random values cannot push the real ones out), and the map holds at most
+ * VERIFIED_ACCESS_TOKENS_MAX entries, the oldest going first (~0.6 MB full).
+ */
+const VERIFIED_ACCESS_TOKENS_MAX = 4096;
+const verifiedAccessTokens = new WeakMap<Buffer, Map<string, VerifiedAccessTokenFields>>();
+
+/** An access token's fields with its deny-list key (accessTokenId), made once with them. */
+export type VerifiedAccessTokenFields = Readonly<AccessTokenFields & { id: string }>;
+
+/** decodeAccessToken, remembered per token-hash key (see VERIFIED_ACCESS_TOKENS_MAX). */
+export function decodeAccessTokenOnce(hashKey: Buffer, presented: string): VerifiedAccessTokenFields | undefined {
+  if (presented.length !== 44) return undefined;
+  let verified = verifiedAccessTokens.get(hashKey);
+  if (verified === undefined) verifiedAccessTokens.set(hashKey, (verified = new Map()));
+  const key = hash('sha256', presented, 'base64');
+  const known = verified.get(key);
+  if (known !== undefined) return known;
+  const fields = decodeAccessToken(hashKey, presented);
+  if (fields === undefined) return undefined;
+  if (verified.size >= VERIFIED_ACCESS_TOKENS_MAX) verified.delete(verified.keys().next().value!);
+  const frozen = Object.freeze({ ...fields, id: accessTokenId(fields) });
+  verified.set(key, frozen);
+  return frozen;
 }
 
 /** The deny-list key of one access token: its chain and generation (no bearer value; useless without the MAC). */

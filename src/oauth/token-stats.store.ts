@@ -12,3 +12,15 @@ export async function countChainsIssuedSince(db: Db, since: number): Promise<num
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
+
+/** issue 43: the same, by the grant that started each chain (null: an authorization code). */
+export async function countChainsIssuedSinceByGrant(db: Db, since: number): Promise<Array<{ grant: string | null; n: number }>> {
+  const rows = await db
+    .selectFrom('token_chains')
+    .select((eb) => ['grant_type', eb.fn.countAll<number | string | bigint>().as('n')])
+    .where('created_at', '>=', since)
+    .where('generation', '>=', 1)
+    .groupBy('grant_type')
+    .execute();
+  return rows.map((r) => ({ grant: r.grant_type ?? null, n: Number(r.n) }));
+}

@@ -66,6 +66,7 @@ export function signetClient(record: JsonObject): ImportedClient {
     oidc: optionalBoolean(record, 'oidc') ?? false,
     postLogoutRedirectUris: stringList(record, 'post_logout_redirect_uris'),
     idTokenAlg: alg,
+    grants: stringList(record, 'grants'),
     secretHash: optionalString(record, 'secret_hash'),
     createdAt: time(record, 'created_at'),
     // issue 39: a self-registered application (dynamic: true) carries what it registered

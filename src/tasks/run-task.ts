@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { toHtml } from '../documents/export/html.ts';
 import { toMarkdown } from '../documents/export/markdown.ts';
+import { withoutFurniture } from '../documents/document.ts';
 import { runDocparse } from '../documents/parse.ts';
 import type { OnProgress, ParsedDocument } from '../documents/document.ts';
 import type { OcrEngine } from '../documents/ocr/ocr.ts';
@@ -100,9 +101,11 @@ export async function runTask(
     if (task.source_lang === null) notes = [...notes, `The text was taken to be in ${pair.source} (no source language was given).`];
     const glossary = task.glossary ? (JSON.parse(task.glossary) as Record<string, string>) : undefined;
     const translated = await translateDocument(document, deps.translator, pair, { signal: options.signal, onProgress: options.onProgress, glossary });
-    outputs.push({ name: 'translated.md', contentType: 'text/markdown; charset=utf-8', data: toMarkdown(translated) });
+    // Page furniture is left out of the translated Markdown and HTML as of the parsed ones (spec, issue 41).
+    const body = withoutFurniture(translated);
+    outputs.push({ name: 'translated.md', contentType: 'text/markdown; charset=utf-8', data: toMarkdown(body) });
     // The translation as HTML too, in the target language (no pictures: a translation cuts none).
-    outputs.push({ name: 'translated.html', contentType: 'text/html; charset=utf-8', data: toHtml(translated, { title: task.source_name.replace(/\.pdf$/i, ''), ...(task.target_lang ? { lang: task.target_lang } : {}) }) });
+    outputs.push({ name: 'translated.html', contentType: 'text/html; charset=utf-8', data: toHtml(body, { title: task.source_name.replace(/\.pdf$/i, ''), ...(task.target_lang ? { lang: task.target_lang } : {}) }) });
     outputs.push(...(await layoutKeepingOutputs(pdf, document, translated, options.signal)));
     const translationNotes = [...(translated.notes ?? [])];
     const glyphs = outputs.some((o) => o.name === 'translated.pdf') ? missingGlyphsNote(translated) : undefined;

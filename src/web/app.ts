@@ -24,6 +24,7 @@ import { createMetadataDocumentCache } from '../oauth/registration/client-id-met
 import { outboundPolicy } from '../net/guarded-fetch.ts';
 import { tokenRoutes } from '../oauth/token/token.routes.ts';
 import { userinfoRoutes } from '../oauth/userinfo.routes.ts';
+import { deviceAuthorizationRoutes } from '../oauth/device/device-authorization.routes.ts';
 import { healthRoutes } from './health.routes.ts';
 import { requestMetrics, type Metrics } from './metrics.ts';
 import { hosts } from './plugins/hosts.ts';
@@ -255,6 +256,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(revokeRoutes, { ctx: endpoints });
   await app.register(introspectRoutes, { ctx: endpoints });
   await app.register(userinfoRoutes, { ctx: endpoints });
+  // issue 43: RFC 8628's device authorization endpoint (the /device page is with the other pages)
+  await app.register(deviceAuthorizationRoutes, { ctx: endpoints });
   await app.register(discoveryRoutes, { settings: deps.settings, signing: { db: deps.db, sealKey: deps.keys.signingKey, clock: deps.clock } });
   // issue 39: authorization for AI agents — RFC 9728 / RFC 8414 metadata and RFC 7591 registration
   await app.register(resourceMetadataRoutes, { registration: deps.settings.clientRegistration });

@@ -1,7 +1,7 @@
 // Periodic sweeps of expired rows: pending authorization requests, sessions, sign-in counters, codes
 // and tokens, account links, settled account mail and its request counters, passkey challenges,
-// half-signed-in states, self-registered applications never used (issue 39). Every process may run
-// them; they are idempotent deletes.
+// half-signed-in states, self-registered applications never used (issue 39), device authorizations
+// (issue 43). Every process may run them; they are idempotent deletes.
 import type { Logger } from 'pino';
 import { forgetExpiredAccountTokens } from '../accounts/account-tokens.ts';
 import { forgetExpiredPasskeyChallenges } from '../accounts/factors/passkeys.ts';
@@ -14,6 +14,7 @@ import { forgetStaleCounters } from '../accounts/throttle.ts';
 import { MINUTE, type Clock } from '../config/clock.ts';
 import type { Db } from '../db/database.ts';
 import { forgetExpiredPendingRequests } from '../oauth/authorization-requests.ts';
+import { forgetExpiredDeviceAuthorizations } from '../oauth/device/device-authorizations.ts';
 import { forgetExpiredCodesAndTokens } from '../oauth/expiry.ts';
 import { forgetUnusedRegistrations } from '../oauth/registration/registration.ts';
 import { recordAudit } from '../audit/audit.ts';
@@ -38,6 +39,8 @@ export async function sweepExpired(db: Db, clock: Clock): Promise<Record<string,
     upstreamStates: await forgetExpiredUpstreamStates(db, clock),
     silentWorkers: await forgetSilentWorkers(db, clock),
     unusedRegistrations: await forgetUnusedRegistrations(db, clock),
+    // issue 43: RFC 8628 device authorizations a day after they ended
+    deviceAuthorizations: await forgetExpiredDeviceAuthorizations(db, clock()),
   };
 }
 

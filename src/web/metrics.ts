@@ -1,12 +1,15 @@
 // Prometheus metrics on their own listener (SIGNET_METRICS_ADDR), never on the public port.
 // With `serve --processes N` the listener is the primary's, and reports the sum of every process.
 import http from 'node:http';
-import { AggregatorRegistry, Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Counter, Histogram, Registry } from 'prom-client';
 import fp from 'fastify-plugin';
+import { promClient } from '../audit/audit-metrics.ts';
+
 
 export type Metrics = { registry: Registry; requests: Counter<'method' | 'route' | 'status'>; duration: Histogram<'method' | 'route'> };
 
 export function createMetrics(): Metrics {
+  const { Registry, Counter, Histogram, collectDefaultMetrics } = promClient();
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'signet_' });
   const requests = new Counter({
@@ -67,7 +70,7 @@ export function startMetricsServer(source: MetricsSource, host: string, port: nu
  * listener on the same port and a scrape would see one random process's counters.
  */
 export function startClusterMetricsServer(host: string, port: number): Promise<http.Server> {
-  const aggregator = new AggregatorRegistry();
+  const aggregator = new (promClient().AggregatorRegistry)();
   return startMetricsServer({ contentType: aggregator.contentType, metrics: () => aggregator.clusterMetrics() }, host, port);
 }
 
@@ -75,7 +78,8 @@ export function startClusterMetricsServer(host: string, port: number): Promise<h
  * In a `serve --processes` worker: answer the primary's requests for this process's metrics, from
  * `registry` (before the server has made its registry: an empty one, as nothing was served yet).
  */
-export function answerClusterPrimary(registry: Registry = new Registry()): void {
+export function answerClusterPrimary(registry: Registry = new (promClient().Registry)()): void {
+  const { AggregatorRegistry } = promClient();
   AggregatorRegistry.setRegistries(registry);
   // prom-client installs the worker's answering listener only in this constructor (once per process).
   new AggregatorRegistry();

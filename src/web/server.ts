@@ -12,7 +12,6 @@ import { migrate, openDatabase } from '../db/database.ts';
 import { ensureSigningKeys } from '../oauth/oidc/keys.ts';
 import { openObjectStore, parseStorageUrl } from '../storage/open.ts';
 import { createFanout } from '../notifications/fanout.ts';
-import { createTranslator } from '../documents/translate/create.ts';
 import { buildApp, capConnections, CONNECTION_LIMITS } from './app.ts';
 import { startHousekeeping } from './housekeeping.ts';
 import { createLogger } from './logging.ts';
@@ -34,7 +33,8 @@ export async function startServer(settings: Settings, logDestination?: Destinati
   // process for its registry and sums them; a listener per worker on the shared port would not.
   if (metrics && cluster.isWorker) answerClusterPrimary(metrics.registry);
   const objects = openObjectStore(parseStorageUrl(settings.storageUrl));
-  const translator = settings.translate.engine ? createTranslator(settings.translate) : undefined;
+  // The translation engines' code is loaded only when one is configured (the web process asks it for its language pairs).
+  const translator = settings.translate.engine ? (await import('../documents/translate/create.ts')).createTranslator(settings.translate) : undefined;
   // Live notifications: LISTEN (PostgreSQL) or a short poll (SQLite), so streams on this process
   // receive what any process records — another server, or `signet worker`.
   const fanout = createFanout({ db: database.db, database: settings.database, logger });

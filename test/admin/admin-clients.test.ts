@@ -12,6 +12,24 @@ type AuditEvent = { type: string; client_id: string | null; outcome: string; det
 const CLIENT_CREATE_KEYS = ['client_id', 'client_secret', 'name', 'redirect_uris', 'scopes', 'public', 'enabled', 'allowed_origins'];
 
 forEachDatabase('admin API: clients', (open) => {
+  test('issue 43: POST /admin/v1/clients with grants (no redirect URI needed), shown as `grants`; PATCH replaces them; a public client_credentials application is 400', async () => {
+    const f = await adminFixture(await open());
+    const res = await f.admin('POST', '/admin/v1/clients', { body: { name: 'Converter', redirect_uris: [], grants: ['client_credentials', 'device_code'] } });
+    assert.equal(res.statusCode, 201, res.body);
+    const created = res.json<ClientView & { grants: string[] }>();
+    assert.deepEqual(created.grants, ['client_credentials', 'device_code']);
+    const patched = await f.admin('PATCH', `/admin/v1/clients/${created.client_id}`, { body: { grants: ['device_code'] } });
+    assert.deepEqual(patched.json<{ grants: string[] }>().grants, ['device_code']);
+    const plain = (await f.admin('POST', '/admin/v1/clients', { body: { name: 'Plain', redirect_uris: ['https://app.example/cb'] } })).json<{ grants: string[] }>();
+    assert.deepEqual(plain.grants, []);
+    const refused = await f.admin('POST', '/admin/v1/clients', { body: { name: 'Public service', redirect_uris: [], public: true, grants: ['client_credentials'] } });
+    assert.equal(refused.statusCode, 400);
+    assert.equal(refused.json<{ error: string }>().error, 'invalid_grant');
+    await f.app.close();
+    await f.adminApp.close();
+  });
+
+
   test('POST /admin/v1/clients answers as `client create` prints (client_secret once, for a confidential client); GET and the list never show it', async () => {
     const f = await adminFixture(await open());
     const res = await f.admin('POST', '/admin/v1/clients', { body: { name: 'Example App', redirect_uris: ['https://app.example/cb'], scopes: ['openid', 'email'] } });

@@ -29,5 +29,7 @@ test('each workload runs against signet-sqlite for 2 s with zero errors', { time
     // Issue 20: "latest.json gains per_cpu_s for every workload and target".
     const figures = latestJson(run)[workload]['signet-sqlite'];
     assert.ok(figures && Number.isFinite(figures.per_cpu_s) && figures.per_cpu_s > 0, `${workload}: per_cpu_s ${JSON.stringify(figures)}`);
+    // Issue 44: "The bench report shows each workload's CPU-µs per request".
+    assert.ok(Number.isFinite(figures.cpu_us) && figures.cpu_us > 0, `${workload}: cpu_us ${JSON.stringify(figures)}`);
   }
 });

@@ -6,7 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import * as client from 'openid-client';
 import { createAccount } from '../../src/accounts/accounts.ts';
-import { registerClient, updateClient } from '../../src/clients/clients.ts';
+import { findClient, registerClient, updateClient } from '../../src/clients/clients.ts';
 import { DAY, HOUR } from '../../src/config/clock.ts';
 import { issueTokenPair } from '../../src/oauth/token/issue-tokens.ts';
 import { TEST_BASE_URL } from '../helpers/app.ts';
@@ -136,6 +136,18 @@ forEachDatabase('token introspection (RFC 7662)', (open) => {
     }
   });
 
+  test('issue 43: a client_credentials token (the application acting as itself) is active with sub = the application\'s service identity, never a person; to another application it is {"active":false}', async () => {
+    const service = await registerClient(f.deps.db, f.clock, f.deps.keys.tokenHash, { name: 'Nightly converter', redirectUris: [], scopes: ['openid', 'documents'], grants: ['client_credentials'] });
+    const issued = await f.post('/oauth/token', { grant_type: 'client_credentials', client_id: service.client.clientId, client_secret: service.clientSecret!, scope: 'documents' });
+    assert.equal(issued.statusCode, 200, issued.body);
+    const accessToken = issued.json<{ access_token: string }>().access_token;
+    const res = await f.post('/oauth/introspect', { client_id: service.client.clientId, client_secret: service.clientSecret!, token: accessToken });
+    const now = Math.floor(f.clock() / 1000);
+    assert.deepEqual(res.json(), { active: true, sub: service.client.serviceSub, client_id: service.client.clientId, scope: 'documents', exp: now + 7200, iat: now, token_type: 'Bearer', iss: TEST_BASE_URL });
+    assert.notEqual(res.json<{ sub: string }>().sub, f.sub);
+    await inactive({ token: accessToken }, "another application's client_credentials token");
+  });
+
   test('discovery and RFC 8414 metadata list introspection_endpoint with client_secret_post', async () => {
     for (const path of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server']) {
       const doc = (await f.app.inject({ url: path, headers: { host: new URL(TEST_BASE_URL).host } })).json<Record<string, unknown>>();
@@ -174,7 +186,7 @@ describe('token introspection with real client libraries', () => {
     server = await startSignet(database);
     const { db, clock, keys } = server.deps;
     sub = (await createAccount(db, clock, { email: 'grace@example.com', name: 'Grace Hopper', emailVerified: true, password: 'compiler-1952-flowmatic' })).sub;
-    const registered = await registerClient(db, clock, keys.tokenHash, { name: 'Team API', redirectUris: ['https://api.example/cb'], scopes: ['openid', 'profile', 'documents'] });
+    const registered = await registerClient(db, clock, keys.tokenHash, { name: 'Team API', redirectUris: ['https://api.example/cb'], scopes: ['openid', 'profile', 'documents'], grants: ['client_credentials'] });
     resourceServer = { clientId: registered.client.clientId, clientSecret: registered.clientSecret! };
     const other = await registerClient(db, clock, keys.tokenHash, { name: 'Other', redirectUris: ['https://other.example/cb'], scopes: ['openid'] });
     tokens = await issueTokenPair(db, keys.tokenHash, clock(), { clientId: resourceServer.clientId, sub, scope: 'openid documents', expiresAt: clock() + 30 * DAY });
@@ -200,6 +212,11 @@ describe('token introspection with real client libraries', () => {
     assert.equal(refresh.active, true);
     assert.equal(refresh.token_type, 'refresh_token');
     assert.deepEqual({ ...(await client.tokenIntrospection(config, others.access_token)) }, { active: false });
+    // issue 43: its own client_credentials token (openid-client's clientCredentialsGrant), sub = its service identity
+    const own = await client.clientCredentialsGrant(config, { scope: 'documents' });
+    const service = await client.tokenIntrospection(config, own.access_token);
+    assert.equal(service.active, true);
+    assert.equal(service.sub, (await findClient(server.deps.db, resourceServer.clientId))!.serviceSub);
     assert.deepEqual({ ...(await client.tokenIntrospection(config, 'unknown')) }, { active: false });
   });
 

@@ -3,7 +3,7 @@
 // edit, Rotate secret, Disable / Enable and Delete after typing its name — through operator-changes.ts.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ClientError, findClient, listClients, type Client } from '../../clients/clients.ts';
-import { field } from '../../web/pages/forms.ts';
+import { field, fields } from '../../web/pages/forms.ts';
 import * as changes from '../operator-changes.ts';
 import { operatorOf, requireOperator, stepUpNeeded, type ConsoleContext } from './console-auth.ts';
 import { consoleLocale, consoleMessages, renderConsole } from './render.ts';
@@ -20,7 +20,7 @@ export async function consoleApplicationRoutes(app: FastifyInstance, { ctx }: { 
   const changing = { preHandler: [app.csrfProtection, guard] };
   const wordsOf = (request: FastifyRequest) => consoleMessages(consoleLocale(request));
 
-  async function showList(request: FastifyRequest, reply: FastifyReply, extra: { status?: number; error?: string; form?: Record<string, string | boolean> } = {}) {
+  async function showList(request: FastifyRequest, reply: FastifyReply, extra: { status?: number; error?: string; form?: Record<string, string | boolean | string[]> } = {}) {
     const q = field(request.query, 'q').trim().toLowerCase();
     const page = Math.max(0, Math.min(10_000, Number(field(request.query, 'page')) || 0));
     const all = (await listClients(ctx.db)).filter((cl) => !q || cl.name.toLowerCase().includes(q) || cl.clientId === q);
@@ -37,7 +37,7 @@ export async function consoleApplicationRoutes(app: FastifyInstance, { ctx }: { 
         nav: 'applications',
         error: extra.error,
         notice: field(request.query, 'notice') === 'deleted' ? c.apps.deleted : undefined,
-        data: () => ({ q, apps, page, next: all.length > (page + 1) * PAGE, form: extra.form ?? { name: '', redirectUris: '', scopes: 'openid profile email', isPublic: false, allowedOrigins: '' } }),
+        data: () => ({ q, apps, page, next: all.length > (page + 1) * PAGE, form: extra.form ?? { name: '', redirectUris: '', scopes: 'openid profile email', isPublic: false, allowedOrigins: '', grants: [] } }),
       },
       ctx.productName,
     );
@@ -72,6 +72,7 @@ export async function consoleApplicationRoutes(app: FastifyInstance, { ctx }: { 
       scopes: field(request.body, 'scopes').slice(0, 500),
       isPublic: field(request.body, 'public') === '1',
       allowedOrigins: field(request.body, 'allowed_origins').slice(0, 5_000),
+      grants: fields(request.body, 'grant').slice(0, 5),
     };
     try {
       const scopes = form.scopes.split(/\s+/).filter(Boolean);
@@ -82,6 +83,7 @@ export async function consoleApplicationRoutes(app: FastifyInstance, { ctx }: { 
         ...(scopes.length > 0 ? { scopes } : {}),
         isPublic: form.isPublic,
         ...(origins.length > 0 ? { allowedOrigins: origins } : {}),
+        grants: form.grants,
       });
       // spec: "the secret shown once" — on this answer only, never stored or shown again.
       return showApplication(request, reply, created.client, { status: 201, secret: created.clientSecret, notice: wordsOf(request).apps.created });
@@ -112,6 +114,7 @@ export async function consoleApplicationRoutes(app: FastifyInstance, { ctx }: { 
         redirectUris: lines(field(request.body, 'redirect_uris').slice(0, 10_000)),
         scopes: field(request.body, 'scopes').slice(0, 500).split(/\s+/).filter(Boolean),
         allowedOrigins: lines(field(request.body, 'allowed_origins').slice(0, 5_000)),
+        grants: fields(request.body, 'grant').slice(0, 5),
       });
     } catch (error) {
       if (error instanceof ClientError) return showApplication(request, reply, client, { status: 400, error: error.message });

@@ -6,7 +6,7 @@ import { countAccounts, countLiveSessions } from '../../accounts/account-admin.t
 import { lockedAccounts } from '../../accounts/throttle.ts';
 import { countAuditEventsSince } from '../../audit/audit.ts';
 import { DAY, MINUTE } from '../../config/clock.ts';
-import { tokenGrantsSince } from '../../oauth/token-stats.ts';
+import { tokenGrantsByGrantSince, tokenGrantsSince } from '../../oauth/token-stats.ts';
 import { queueSummary } from '../../tasks/tasks.ts';
 import { countLiveWorkers } from '../../worker/heartbeats.ts';
 import { outboxCounts } from '../mail-outbox.ts';
@@ -27,6 +27,7 @@ export async function consoleOverviewRoutes(app: FastifyInstance, { ctx }: { ctx
       signins: signins.get('signin.succeeded') ?? 0,
       failed: (signins.get('signin.failed') ?? 0) + (signins.get('signin.locked') ?? 0),
       tokens: await tokenGrantsSince(ctx.db, since),
+      byGrant: await tokenGrantsByGrantSince(ctx.db, since),
       locked: (await lockedAccounts(ctx.db, ctx.clock)).length,
       mail: (await outboxCounts(ctx.db)).pending,
       workers: await countLiveWorkers(ctx.db, ctx.clock),
@@ -48,6 +49,9 @@ export async function consoleOverviewRoutes(app: FastifyInstance, { ctx }: { ctx
             { label: c.overview.failed, value: String(numbers.failed), href: `/admin/audit?type=signin.failed&from=${since24h}` },
             { label: c.overview.locked, value: String(numbers.locked), href: '/admin/people?locked=1' },
             { label: c.overview.tokens, value: String(numbers.tokens), href: '/admin/applications' },
+            // issue 43: shown once an application uses them — service tokens and device sign-ins among the grants
+            ...(numbers.byGrant.client_credentials > 0 ? [{ label: c.overview.serviceTokens, value: String(numbers.byGrant.client_credentials), href: `/admin/audit?type=token.client_credentials&from=${since24h}` }] : []),
+            ...(numbers.byGrant.device_code > 0 ? [{ label: c.overview.deviceSignins, value: String(numbers.byGrant.device_code), href: `/admin/audit?type=device.approved&from=${since24h}` }] : []),
             { label: c.overview.queued, value: String(queue.counts.queued), href: '/admin/tasks?status=queued' },
             { label: c.overview.running, value: String(queue.counts.running), href: '/admin/tasks?status=running' },
             { label: c.overview.failedTasks, value: String(queue.counts.failed), href: '/admin/tasks?status=failed' },

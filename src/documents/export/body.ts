@@ -1,5 +1,6 @@
 // What every export writes of a page, in reading order: the body's blocks (page headers and footers
-// left out), consecutive list items as one list, a paragraph continued from the previous column
+// only where the document still holds them: documents/document.ts withoutFurniture takes them out
+// before every export unless they are kept), consecutive list items as one list, a paragraph continued from the previous column
 // joined to the piece it continues, and each picture before the first block that starts below its
 // top. markdown.ts, html.ts and text.ts each render these parts; none decides again what is body.
 import { FURNITURE, type Block, type Page, type Picture } from '../document.ts';
@@ -30,7 +31,14 @@ export function pageBody(page: Page): BodyPart[] {
       endList();
       parts.push({ kind: 'picture', picture: pictures.shift() as Picture });
     }
-    if (FURNITURE.has(block.label)) continue; // page headers and footers are not part of the body
+    // Page headers and footers reach here only when kept (`--furniture keep`): the document goes through
+    // withoutFurniture (documents/document.ts) before every export otherwise. Kept, each is a line as printed.
+    if (FURNITURE.has(block.label)) {
+      endList();
+      parts.push({ kind: 'block', block, index, text: block.text });
+      paragraph = undefined;
+      continue;
+    }
     if (captioned.has(block) || block.inPicture) continue; // a picture's labels are part of its image
     if (block.label === 'list_item') {
       list.push(block);

@@ -29,14 +29,42 @@ export function markFurniture(pages: Page[]): Page[] {
     }
   }
   const needed = Math.max(2, Math.ceil(pages.length / 2));
+  const samePlace = samePlaceRepeats(pages);
   return pages.map((page) => ({
     ...page,
     blocks: page.blocks.map((block) => {
       const zone = furnitureZone(block, page);
       const repeats = zone !== undefined && (pagesWith.get(furnitureKey(zone, block.text))?.size ?? 0) >= needed;
-      return repeats ? { ...block, label: zone } : block;
+      if (repeats) return { ...block, label: zone };
+      if (block.label !== 'table' && (samePlace.get(placeKey(block))?.size ?? 0) >= needed) return { ...block, label: (block.bbox.t + block.bbox.b) / 2 > page.height / 2 ? 'page_header' : 'page_footer' };
+      return block;
     }),
   }));
+}
+
+/** The same text in the same box, to a few points: a slide master's or page template's line. */
+const PLACE_GRID = 4;
+const placeKey = (block: Block) => `${[block.bbox.l, block.bbox.t, block.bbox.r].map((v) => Math.round(v / PLACE_GRID)).join(',')}:${block.text.replace(/\s+/g, ' ').trim()}`;
+/** Outside the head and foot zones a line is furniture only in documents of at least this many pages. */
+const SAME_PLACE_MIN_PAGES = 3;
+
+/**
+ * spec (issue 41): "lines that repeat at the same place across pages (page headers, footers, page
+ * numbers, running titles, slide footers)" — wherever the template puts them (a slide deck's site
+ * address and author line in its side band): the same text, in the same box, on half the pages or
+ * more, in a document of three pages or more.
+ */
+function samePlaceRepeats(pages: Page[]): Map<string, Set<number>> {
+  const at = new Map<string, Set<number>>();
+  if (pages.length < SAME_PLACE_MIN_PAGES) return at;
+  for (const page of pages) {
+    for (const block of page.blocks) {
+      if (block.label === 'table' || block.text.trim() === '') continue;
+      const key = placeKey(block);
+      at.set(key, (at.get(key) ?? new Set()).add(page.pageNo));
+    }
+  }
+  return at;
 }
 
 /** "3", "iv", "Page 3", "3 of 18", "- 3 -", "7-45" (chapter 7, page 45), "A-3": a page number alone in its block. */

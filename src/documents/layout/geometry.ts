@@ -24,6 +24,13 @@ export type TextRun = {
   color?: string;
   /** The marked-content id (MCID) of the run's text in a tagged PDF: its link to the structure tree (a run never mixes ids). */
   mcid?: number;
+  /**
+   * The run's writing direction in the unrotated page, counter-clockwise degrees to the nearest
+   * quarter turn: 90 runs up the page, 270 down it, 180 upside down; absent when it runs left to right.
+   */
+  direction?: 90 | 180 | 270;
+  /** Drawn as a tagged PDF's /Artifact (running heads, footers, page numbers): page furniture, never body text. */
+  artifact?: boolean;
 };
 
 /** An image or figure region drawn on the page. */

@@ -9,8 +9,12 @@ const MAX_HEADING_CHARS = 150;
 const MAX_BOLD_HEADING_CHARS = 100;
 const MAX_WRAPPED_BOLD_HEADING_CHARS = 60;
 
-/** Table cells count towards the body's size when they hold this many times the text of the flow. */
-const TABLE_BODY_SHARE = 20;
+/**
+ * Table cells count towards the body's size when they hold this many times the text of the flow
+ * (spec, issue 41: an office document of tables under headings has its body in the cells, and its
+ * headings are what is set larger than them).
+ */
+const TABLE_BODY_SHARE = 2;
 
 export type BodyStyle = { size: number; bold: boolean; italic?: boolean };
 
@@ -43,6 +47,11 @@ const SELF_EVIDENT_NUMBER = [
 ];
 const LIST_LIKE_NUMBER = [/^\(\d{1,2}\)\s*[\p{Lu}\p{Lo}「『“"]/u, /^\d{1,2}\.?\s+[\p{Lu}\p{Lo}]/u, /^(?:[A-H]|[IVX]{1,4})\.\s+\p{Lu}/u];
 const SENTENCE_END = /[.,;:!?。，；：！？]$/u;
+/** "Label: value": a label of a few words without digits (a numbered "Chapter 3: …" is a heading), a colon, then the value. */
+const FIELD_WITH_VALUE = /^[\p{L}][\p{L}'’()/ -]{0,40}(?<!\s):\s+\S/u;
+const isField = (block: Block) => block.marker === undefined && FIELD_WITH_VALUE.test(block.text);
+/** A page with this many field lines or more is a form. */
+const MIN_FORM_FIELDS = 3;
 /** A numbered heading fits on a line: at most this many characters. */
 const MAX_NUMBERED_HEADING_CHARS = 80;
 /** An italic heading at the body size is a few words. */
@@ -89,7 +98,11 @@ export function isHeading(block: Block, body: BodyStyle, page?: Page): boolean {
   // A figure's or table's caption set in bold, and a table of contents' entry with its dot leaders, are no headings.
   if (isCaptionText(block.text) || DOT_LEADERS.test(block.text)) return false;
   const lines = (block.bbox.t - block.bbox.b) / (LINE_PITCH * block.fontSize);
-  const larger = block.fontSize >= body.size * SAME_SIZE && block.text.length <= MAX_HEADING_CHARS && lines <= 3;
+  // spec (issue 41): "form pages' headings" — on a form (a page with three or more "Label: value"
+  // lines), a field's label with its value ("Agency: Bureau of …", "Date of Incident: 01/09/2015") is a
+  // field; and a larger line ending a sentence with its full stop is a filled-in answer, not a heading.
+  if (isField(block) && page !== undefined && page.blocks.filter(isField).length >= MIN_FORM_FIELDS) return false;
+  const larger = block.fontSize >= body.size * SAME_SIZE && block.text.length <= MAX_HEADING_CHARS && lines <= 3 && !/\p{L}{2}\.$/u.test(block.text);
   // …a bold heading wrapped onto a second line of a narrow column is one too, when it stays short
   // (and is not an address or a phone number set in bold: no run of four digits).
   const boldLines = lines < 1 ? block.text.length <= MAX_BOLD_HEADING_CHARS : lines < 2.5 && block.text.length <= MAX_WRAPPED_BOLD_HEADING_CHARS && !/\d{4}/u.test(block.text);

@@ -25,7 +25,11 @@ export function labelDocument(doc: ParsedDocument): ParsedDocument {
   // rest are the author's word.
   // Where the author tagged headings (H, H1–H6) anywhere, the other tags are taken at their word too.
   const authored = pages.some((p) => p.blocks.some((b) => b.tag !== undefined && /^H[1-6]?$/.test(b.tag)));
-  const guessed = (b: Block, page: ParsedDocument['pages'][number]) => (b.tag === undefined || (!authored && WEAK_TAGS.has(b.tag))) && isHeading(b, body, page);
+  // spec (issue 41): "where the tags are trusted, heading levels and titles come from them and nothing untagged is
+  // promoted to a heading" — in a document whose author tagged headings, a page laid out from its tags, or one
+  // whose tree tagged all its text P, has no headings but the tagged ones.
+  const tagsSpeak = (page: ParsedDocument['pages'][number]) => authored && page.tags !== undefined;
+  const guessed = (b: Block, page: ParsedDocument['pages'][number]) => !tagsSpeak(page) && (b.tag === undefined || (!authored && WEAK_TAGS.has(b.tag))) && isHeading(b, body, page);
   const headingSizes = pages.flatMap((p) => p.blocks.filter((b) => guessed(b, p) && sectionNumber(b) === undefined).map((b) => b.fontSize));
   const numberedSizes = new Map<number, number>();
   for (const page of pages) {

@@ -14,9 +14,15 @@ const MAX_TITLE_CHARS = 200;
  * above the body size.
  */
 export function taggedTitle(page: Page | undefined, body: BodyStyle): Block | undefined {
-  const candidates = (page?.blocks ?? []).filter((b) => b.tag === 'P' && (b.label === 'text' || b.label === 'section_header') && !b.inPicture && b.fontSize >= TITLE_SIZE * body.size && b.text.length <= MAX_TITLE_CHARS);
+  const candidates = (page?.blocks ?? []).filter((b) => b.tag === 'P' && (b.label === 'text' || b.label === 'section_header') && !b.inPicture && b.fontSize >= TITLE_SIZE * body.size && b.text.length <= MAX_TITLE_CHARS && !isLetterhead(b.text));
   return candidates.reduce<Block | undefined>((big, b) => (!big || b.fontSize > big.fontSize ? b : big), undefined);
 }
+
+/** A web or mail address, or a phone or fax number: what a letterhead or address block holds and a title never does. */
+const CONTACT = /\b(?:www\.|https?:\/\/)|[\w.+-]+@[\w-]+\.\w|\b(?:phone|tel|fax|telefon)\b\.?\s*:?\s*\+?\d/iu;
+
+/** spec (issue 41): "a letterhead or address block is never a heading" (the tagged invoice's company name, address, phone and web). */
+export const isLetterhead = (text: string) => CONTACT.test(text);
 
 /** The page with only its untagged blocks: a tagged heading is the title only when tagged Title or the document's one H1. */
 export const untagged = (page: Page | undefined): Page | undefined => page && { ...page, blocks: page.blocks.filter((b) => b.tag === undefined) };

@@ -28,7 +28,7 @@ const ALL_P_MIN_UNITS = 3;
 
 const chars = (runs: TextRun[]) => runs.reduce((n, run) => n + run.text.replace(/\s/gu, '').length, 0);
 
-export type TagVerdict = { usable: true; units: Unit[] } | { usable: false; reason: string };
+export type TagVerdict = { usable: true; units: Unit[] } | { usable: false; reason: string; allP?: true };
 
 /** Whether the page's tags can be trusted for its roles and reading order, and why not. */
 export function judgeTags(content: PageContent): TagVerdict {
@@ -44,7 +44,7 @@ export function judgeTags(content: PageContent): TagVerdict {
   const textUnits = units.filter((unit) => unit.kind === 'text' && unit.role !== 'furniture' && unit.role !== 'caption');
   // Figures, tables and their captions aside: a page whose every text block is a P has tags that say nothing of its headings or lists.
   const plain = textUnits.every((unit) => unit.kind === 'text' && unit.tag === 'P');
-  if (plain && textUnits.length >= ALL_P_MIN_UNITS) return { usable: false, reason: 'everything on it is tagged P' };
+  if (plain && textUnits.length >= ALL_P_MIN_UNITS) return { usable: false, reason: 'everything on it is tagged P', allP: true };
   return { usable: true, units };
 }
 
@@ -93,7 +93,7 @@ export function layoutTaggedPage(content: PageContent): Page | undefined {
   const merged = joinLineParagraphs(blocks);
   const rest = runs.filter((run) => run.mcid === undefined || !used.has(run.mcid));
   const untagged = readingOrder(groupBlocks(groupLines(rest)));
-  return { pageNo: content.pageNo, width: content.width, height: content.height, blocks: [...placeUntagged(merged, untagged, content.height), ...labels], pictures };
+  return { pageNo: content.pageNo, width: content.width, height: content.height, blocks: [...placeUntagged(merged, untagged, content.height), ...labels], pictures, tags: 'used' };
 }
 
 /** A line this close under the one above (in em of its size, box to box) is the next line of its paragraph. */

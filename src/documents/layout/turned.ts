@@ -19,7 +19,18 @@ const MIN_OVERLAPPING_SHARE = 0.25;
  */
 export function textTurn(runs: TextRun[]): Turn {
   const text = runs.filter((r) => r.text.trim() !== '' && r.width > 0);
-  if (text.length < 4) return 0;
+  // spec (issue 41): "a run's writing direction in PageContent" — where the reader gives it, most of the
+  // page's letters running up (or down) it decide; a slide printed sideways is read with its text upright.
+  const letters = (direction: TextRun['direction']) => text.filter((r) => r.direction === direction).reduce((n, r) => n + r.text.length, 0);
+  const all = text.reduce((n, r) => n + r.text.length, 0);
+  if (letters(90) > all / 2) return 90;
+  if (letters(270) > all / 2) return 270;
+  if (text.some((r) => r.direction !== undefined) || text.length < 4) return text.length < 4 ? 0 : guessTurn(text);
+  return guessTurn(text);
+}
+
+/** Without writing directions (OCR, older readers): the turn guessed from where the runs lie. */
+function guessTurn(text: TextRun[]): Turn {
   const byBaseline = [...text].sort((a, b) => a.y - b.y || a.x - b.x);
   let overlapping = 0;
   for (let i = 0; i < byBaseline.length; i += 1) {

@@ -17,15 +17,15 @@ const SAME_BASELINE = 0.5;
 /** One character of the text page (page points, unrotated, before the crop box origin is taken off). */
 type Char = { text: string; x: number; y: number; left: number; right: number; bottom: number; top: number; size: number; object: number; rtl: boolean };
 
-type RunKey = { style: FontStyle; font: number; size: number; color: string; mcid: number };
+type RunKey = { style: FontStyle; font: number; size: number; color: string; mcid: number; artifact: boolean };
 
 const RTL = /[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]/u;
 
 const hex = (n: number) => Math.max(0, Math.min(255, n)).toString(16).padStart(2, '0');
 
 /** Per text object: its font (and that font's style), fill colour and marked-content id, read once. */
-function objectFacts(pdfium: Pdfium, scratch: Scratch, fonts: Map<number, FontStyle>) {
-  const cache = new Map<number, { font: number; style: FontStyle; color: string; mcid: number; scale: number }>();
+function objectFacts(pdfium: Pdfium, scratch: Scratch, fonts: Map<number, FontStyle>, artifacts: Set<number>) {
+  const cache = new Map<number, { font: number; style: FontStyle; color: string; mcid: number; scale: number; artifact: boolean }>();
   return (object: number) => {
     let facts = cache.get(object);
     if (facts) return facts;
@@ -43,10 +43,60 @@ function objectFacts(pdfium: Pdfium, scratch: Scratch, fonts: Map<number, FontSt
     const mcid = pdfium.FPDFPageObj_GetMarkedContentID(object);
     // The character's size is the font size (Tf) times the text matrix's vertical scale, as pdf.js reports it.
     const scale = pdfium.FPDFPageObj_GetMatrix(object, scratch.ptr) ? Math.hypot(scratch.f32(2), scratch.f32(3)) || Math.hypot(scratch.f32(0), scratch.f32(1)) : 1;
-    facts = { font, style, color, mcid, scale };
+    facts = { font, style, color, mcid, scale, artifact: mcid < 0 && artifacts.has(object) };
     cache.set(object, facts);
     return facts;
   };
+}
+
+const ARTIFACT = 'Artifact';
+
+/**
+ * Whether the object is drawn inside marked content named /Artifact (ISO 32000-1 §14.8.2.2): a tagged
+ * PDF's running heads, footers, page numbers and backgrounds, which belong to no structure element.
+ */
+function markedArtifact(pdfium: Pdfium, scratch: Scratch, object: number): boolean {
+  const count = pdfium.FPDFPageObj_CountMarks(object);
+  for (let i = 0; i < count; i += 1) {
+    const mark = pdfium.FPDFPageObj_GetMark(object, i);
+    // The name as UTF-16LE into the scratch's last 32 bytes, its length (bytes, terminator included) into slot 6.
+    if (mark === 0 || !pdfium.FPDFPageObjMark_GetName(mark, scratch.at(1, 32), 32, scratch.at(6, 4))) continue;
+    const bytes = scratch.u32(6);
+    if (bytes !== 2 * (ARTIFACT.length + 1)) continue;
+    let name = '';
+    for (let c = 0; c < ARTIFACT.length; c += 1) name += String.fromCharCode(scratch.u16(16 + c));
+    if (name === ARTIFACT) return true;
+  }
+  return false;
+}
+
+/** fpdf_edit.h: FPDF_PAGEOBJ_TEXT and FPDF_PAGEOBJ_FORM. */
+const TEXT_OBJECT = 1;
+const FORM_OBJECT = 5;
+/** Form XObjects nested deeper than this are not walked (a hostile file can nest them without end). */
+const MAX_FORM_DEPTH = 12;
+
+/**
+ * The text objects drawn as /Artifact: marked so themselves, or inside a form XObject whose drawing is
+ * (a slide master's running title and footer, drawn once as a form and placed on every page).
+ */
+function artifactTexts(pdfium: Pdfium, scratch: Scratch, page: number): Set<number> {
+  const found = new Set<number>();
+  const walk = (object: number, inArtifact: boolean, depth: number) => {
+    const type = pdfium.FPDFPageObj_GetType(object);
+    if (type !== TEXT_OBJECT && type !== FORM_OBJECT) return;
+    const artifact = inArtifact || markedArtifact(pdfium, scratch, object);
+    if (type === TEXT_OBJECT) {
+      if (artifact) found.add(object);
+      return;
+    }
+    if (depth >= MAX_FORM_DEPTH) return;
+    const count = pdfium.FPDFFormObj_CountObjects(object);
+    for (let i = 0; i < count; i += 1) walk(pdfium.FPDFFormObj_GetObject(object, i), artifact, depth + 1);
+  };
+  const count = pdfium.FPDFPage_CountObjects(page);
+  for (let i = 0; i < count; i += 1) walk(pdfium.FPDFPage_GetObject(page, i), false, 0);
+  return found;
 }
 
 /**
@@ -70,7 +120,7 @@ function readChars(pdfium: Pdfium, page: number, fonts: Map<number, FontStyle>):
   if (textPage === 0) return [];
   const scratch = new Scratch(pdfium, 64);
   try {
-    const facts = objectFacts(pdfium, scratch, fonts);
+    const facts = objectFacts(pdfium, scratch, fonts, artifactTexts(pdfium, scratch, page));
     const count = pdfium.FPDFText_CountChars(textPage);
     const chars: ReadChar[] = [];
     for (let i = 0; i < count; i += 1) {
@@ -89,7 +139,7 @@ function readChars(pdfium: Pdfium, page: number, fonts: Map<number, FontStyle>):
       const size = pdfium.FPDFText_GetFontSize(textPage, i) * fact.scale;
       const angle = pdfium.FPDFText_GetCharAngle(textPage, i);
       const text = String.fromCodePoint(shown);
-      const key: RunKey = { style: fact.style, font: fact.font, size: Math.round(size * 100) / 100, color: fact.color, mcid: fact.mcid };
+      const key: RunKey = { style: fact.style, font: fact.font, size: Math.round(size * 100) / 100, color: fact.color, mcid: fact.mcid, artifact: fact.artifact };
       chars.push({ text, x, y, left: Math.min(left, right), right: Math.max(left, right), bottom: Math.min(bottom, top), top: Math.max(bottom, top), size, object, rtl: RTL.test(text), key, angle });
     }
     return chars;
@@ -221,7 +271,7 @@ function groupRuns(chars: ReadChar[], origin: { x: number; y: number }): TextRun
   return runs;
 }
 
-const sameKey = (a: RunKey, b: RunKey) => a.font === b.font && Math.abs(a.size - b.size) <= 0.01 * Math.max(a.size, b.size) && a.color === b.color && a.mcid === b.mcid;
+const sameKey = (a: RunKey, b: RunKey) => a.artifact === b.artifact && a.font === b.font && Math.abs(a.size - b.size) <= 0.01 * Math.max(a.size, b.size) && a.color === b.color && a.mcid === b.mcid;
 
 /** How `char` continues the run ending in `last`: closely, after a word space, or not at all. */
 function joining(last: Char, char: Char, angle: number): 'close' | 'space' | 'split' {
@@ -266,5 +316,14 @@ function toRun(chars: Char[], key: RunKey, origin: { x: number; y: number }, ang
     height: key.size,
     color: key.color,
     ...(key.mcid >= 0 ? { mcid: key.mcid } : {}),
+    ...(key.artifact ? { artifact: true } : {}),
+    ...directionOf(angle),
   };
+}
+
+/** FPDFText_GetCharAngle (clockwise radians) as a writing direction counter-clockwise, to the nearest quarter turn. */
+function directionOf(angle: number): { direction?: 90 | 180 | 270 } {
+  const degrees = (((360 - (angle * 180) / Math.PI) % 360) + 360) % 360;
+  const quarter = (Math.round(degrees / 90) % 4) * 90;
+  return quarter === 0 ? {} : { direction: quarter as 90 | 180 | 270 };
 }

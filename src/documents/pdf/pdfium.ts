@@ -82,6 +82,7 @@ const HOT_CALLS = {
   FPDFPageObj_GetMatrix: 'boolean',
   FPDFPageObj_GetFillColor: 'boolean',
   FPDFPageObj_GetMarkedContentID: 'number',
+  FPDFPageObj_CountMarks: 'number',
   FPDFPath_GetPathSegment: 'number',
   FPDFPathSegment_GetPoint: 'boolean',
   FPDFPathSegment_GetType: 'number',
@@ -222,6 +223,9 @@ export class Scratch {
   }
   u32(i: number): number {
     return this.data().getUint32(this.ptr + 4 * i, true);
+  }
+  u16(i: number): number {
+    return this.data().getUint16(this.ptr + 2 * i, true);
   }
   free(): void {
     this.pdfium.pdfium.wasmExports.free(this.ptr);

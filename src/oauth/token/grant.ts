@@ -35,9 +35,15 @@ export type TokenResponse = {
   id_token?: string;
 };
 
-export interface GrantHandler<Checked> {
+/** issue 43: an access token alone (client_credentials, RFC 6749 §4.4.3: no refresh token, no id_token). */
+export type AccessOnlyResponse = Omit<TokenResponse, 'refresh_token' | 'id_token'>;
+
+/** What the token endpoint answers with: a pair (the spec's two grants, the device grant) or an access token alone. */
+export type TokenEndpointResponse = TokenResponse | AccessOnlyResponse;
+
+export interface GrantHandler<Checked, Response extends TokenEndpointResponse = TokenResponse> {
   /** Every rule of the grant; throws OAuthError. Nothing is consumed here. */
   check(ctx: TokenContext, params: OAuthParams): Promise<Checked>;
   /** Consumes what was presented (one conditional UPDATE) and issues the new tokens in the same transaction. */
-  issue(ctx: TokenContext, checked: Checked): Promise<TokenResponse>;
+  issue(ctx: TokenContext, checked: Checked): Promise<Response>;
 }

@@ -187,7 +187,10 @@ export const refreshTokenGrant: GrantHandler<CheckedRefresh> = {
     // spec: "client_secret — always; no PKCE branch on this grant". Issue 39: a public application that
     // registered itself (RFC 7591, token_endpoint_auth_method none) has no secret; OAuth 2.1 §4.3.1 lets
     // it refresh with its client_id alone — its refresh tokens rotate, and a replay revokes them all.
-    if (!(client.dynamic && client.isPublic && clientSecret === undefined)) checkClientSecret(ctx.hashKey, client, clientSecret);
+    // Issue 43: so may a public application registered with --grant device_code (a device or a command
+    // line, which cannot keep a secret either; RFC 6749 §6).
+    const secretless = client.isPublic && (client.dynamic || client.grants.includes('device_code'));
+    if (!(secretless && clientSecret === undefined)) checkClientSecret(ctx.hashKey, client, clientSecret);
     const requestedScope = params.optional('scope');
     const requestedResource = params.optional('resource');
     const fields = decodeRefreshToken(ctx.hashKey, presented);

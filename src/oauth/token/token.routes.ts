@@ -9,6 +9,7 @@ import { acceptFormBodiesOnly, clientIdIn, OAuthParams } from '../form-params.ts
 import { clientEndpointLimits } from '../rate-limits.ts';
 import type { IdTokenSigning } from '../oidc/id-token.ts';
 import { handleTokenRequest } from './grants.ts';
+import { DEVICE_CODE_GRANT_TYPE } from '../device/device-authorizations.ts';
 
 /** What the token, revocation and userinfo endpoints need: the database, the clock and the key of keyed hashes (keys.tokenHash). */
 export type OAuthEndpointContext = { db: Db; clock: Clock; hashKey: Buffer };
@@ -66,7 +67,8 @@ export async function tokenRoutes(app: FastifyInstance, { ctx, idTokens }: { ctx
       // Never the tokens themselves: which grant, for which application.
       const grantType = params.optional('grant_type');
       request.log.info({ grantType, clientId: params.optional('client_id') }, 'tokens issued');
-      if (grantType === 'authorization_code' || grantType === 'refresh_token') countTokensIssued(grantType);
+      const counted = grantType === DEVICE_CODE_GRANT_TYPE ? 'device_code' : grantType;
+      if (counted === 'authorization_code' || counted === 'refresh_token' || counted === 'client_credentials' || counted === 'device_code') countTokensIssued(counted);
       return reply.code(200).type('application/json; charset=utf-8').send(response);
     } catch (error) {
       // Only a refusal is counted: a request that succeeds touches no counter.

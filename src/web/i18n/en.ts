@@ -443,6 +443,24 @@ export const en = {
     cancelLink: 'Cancel',
   },
   // issue 33: signing in through another identity provider
+  // issue 43: the /device page (RFC 8628): the code from a device, then sign-in and consent
+  device: {
+    title: 'Connect a device',
+    heading: 'Connect a device',
+    intro: 'Enter the code shown on your device or in your terminal.',
+    codeLabel: 'Code',
+    codeHint: '8 letters, for example BCDF-GHJK. Upper or lower case, with or without the dash.',
+    continueButton: 'Continue',
+    wrongCode: 'That code is not valid or has expired. Check the code on your device, or start again there for a new one.',
+    throttled: (wait: string) => `Too many codes were entered from here. Try again in ${wait}.`,
+    consentIntro: 'A device or command-line tool asks to act on your behalf. Allow it only if you started this on your own device just now.',
+    approvedTitle: 'Device connected',
+    approved: 'You can return to your device.',
+    deniedTitle: 'Device not connected',
+    denied: 'The device was not given access. You can return to your device.',
+    expired: 'This code has expired or was already used. Start again on your device for a new code.',
+    again: 'Enter another code',
+  },
   idp: {
     signInWith: (name: string) => `Sign in with ${name}`,
     divider: 'or',

@@ -15,7 +15,7 @@ import { SECOND } from '../../config/clock.ts';
 import type { Messages } from '../i18n/en.ts';
 import { field } from './forms.ts';
 import type { SecondStepPageContext } from './second-step.routes.ts';
-import { waitText } from './signin.routes.ts';
+import { waitText } from './signin-flow.ts';
 import { showRecoveryCodes, showSetup } from './two-step-pages.ts';
 import { localeOf, localPath, renderPage } from './view.ts';
 

@@ -5,7 +5,7 @@ import { AccountError, MAX_NAME_LENGTH, updateAccount } from '../../accounts/acc
 import type { AccountLinkContext } from '../../accounts/account-tokens.ts';
 import { requestEmailVerification } from '../../accounts/email-verification.ts';
 import { SECOND } from '../../config/clock.ts';
-import { waitText } from './signin.routes.ts';
+import { waitText } from './signin-flow.ts';
 import { showAccount, type AccountPageContext } from './account-page.ts';
 import { field } from './forms.ts';
 import { localeOf } from './view.ts';

@@ -7,7 +7,7 @@ import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../accounts/passwor
 import { endOtherSessions, endSessionByHandle } from '../../accounts/sessions.ts';
 import { recordAudit } from '../../audit/audit.ts';
 import { SECOND } from '../../config/clock.ts';
-import { waitText } from './signin.routes.ts';
+import { waitText } from './signin-flow.ts';
 import { showAccount, type AccountPageContext } from './account-page.ts';
 import { field } from './forms.ts';
 

@@ -8,12 +8,23 @@ import { continueAuthorization, decide } from '../../consent/decision.ts';
 import { refuseFramedNavigation } from '../../oauth/framing.ts';
 import { findPendingRequest, forBrowser, signInRequired, type FlowContext, type PendingRequest } from '../../oauth/authorization-requests.ts';
 import type { Session } from '../../accounts/sessions.ts';
-import { CLAIMS_BY_SCOPE, formatScope } from '../../oauth/scopes.ts';
+import { CLAIMS_BY_SCOPE, formatScope, type Scope } from '../../oauth/scopes.ts';
 import { redirectHost } from '../../oauth/registration/registration.ts';
 import type { Messages } from '../i18n/en.ts';
 import { allowFormRedirectTo } from '../plugins/security-headers.ts';
 import { field, fields } from './forms.ts';
 import { localeOf, renderError, renderPage } from './view.ts';
+
+/** The consent page's rows: each requested scope with what it releases, `openid` fixed (also the /device page's, issue 43). */
+export function consentScopeRows(t: Messages, scope: readonly Scope[]) {
+  return scope.map((name) => ({
+    name,
+    label: t.scopeLabel[name],
+    claims: name === 'documents' ? t.documentsAccess : CLAIMS_BY_SCOPE[name].length > 0 ? t.claimsReleased(CLAIMS_BY_SCOPE[name].join(', ')) : t.claimsNone,
+    fixed: name === 'openid',
+    checked: true,
+  }));
+}
 
 export const consentRoutes: FastifyPluginAsync<{ ctx: FlowContext; factors: SecondStepContext }> = async (app, { ctx, factors }) => {
   const { db } = ctx;
@@ -23,14 +34,7 @@ export const consentRoutes: FastifyPluginAsync<{ ctx: FlowContext; factors: Seco
   function showConsent(request: FastifyRequest, reply: FastifyReply, requestId: string, pending: PendingRequest, client: Client, error?: (t: Messages) => string) {
     // Allow and Deny both end in a redirect to the application's callback.
     allowFormRedirectTo(reply, pending.redirectUri);
-    const scopes = (t: Messages) =>
-      pending.scope.map((name) => ({
-        name,
-        label: t.scopeLabel[name],
-        claims: name === 'documents' ? t.documentsAccess : CLAIMS_BY_SCOPE[name].length > 0 ? t.claimsReleased(CLAIMS_BY_SCOPE[name].join(', ')) : t.claimsNone,
-        fixed: name === 'openid',
-        checked: true,
-      }));
+    const scopes = (t: Messages) => consentScopeRows(t, pending.scope);
     // issue 39: an application that registered itself is shown as such — its name as it calls itself,
     // where it will send the person, and that nobody vouched for it.
     // A Client ID Metadata Document client: also the host its document (its client_id) is served from.

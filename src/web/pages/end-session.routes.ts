@@ -7,7 +7,7 @@ import { recordAuditSafely } from '../../audit/audit.ts';
 import { EndSessionError, planEndSession, type EndSessionParams, type EndSessionPlan } from '../../oauth/oidc/end-session.ts';
 import type { FlowContext } from '../../oauth/authorization-requests.ts';
 import { allowFormRedirectTo } from '../plugins/security-headers.ts';
-import { rotateCsrfSecret } from './signin.routes.ts';
+import { rotateCsrfSecret } from './signin-flow.ts';
 import { field } from './forms.ts';
 import { renderError, renderPage } from './view.ts';
 

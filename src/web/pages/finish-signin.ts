@@ -1,22 +1,12 @@
 // How a first step that proved who the person is — a password, or an upstream identity provider
 // (issue 33) — becomes a sign-in: the second step when the account has a factor (or SIGNET_MFA=required
 // and it has none), else a session; then on to the pending request's consent page, as a password
-// sign-in goes on. Shared by signin.routes.ts and upstream-signin.routes.ts.
+// sign-in goes on. Shared by signin.routes.ts and upstream-signin.routes.ts; the helpers below them all are in signin-flow.ts.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isRememberedBrowser } from '../../accounts/factors/remembered-browser.ts';
 import { beginSecondStep, enabledFactorIds, secondStepDue, type Purpose } from '../../accounts/factors/second-step.ts';
 import { cookieOptions } from '../cookies.ts';
-import type { SecondStepPageContext } from './second-step.routes.ts';
-
-/**
- * CSRF tokens are rotated when the session changes (sign-in, sign-out): the secret cookie gets a new
- * value in this very response, so no form token handed out before — to this browser or, through a
- * planted cookie, to anyone — works after it.
- */
-export function rotateCsrfSecret(request: FastifyRequest, reply: FastifyReply): void {
-  delete request.cookies[request.server.cookieNames.csrf];
-  reply.csrfToken();
-}
+import { nextAfterSignIn, rotateCsrfSecret, type SecondStepPageContext } from './signin-flow.ts';
 
 /**
  * Whether a correct first step leaves the person half signed in: 'verify' when the account has a factor
@@ -28,11 +18,6 @@ export async function secondStepAfterFirst(factors: SecondStepPageContext, reque
   if (due !== 'verify') return due;
   const remembered = isRememberedBrowser(factors.rememberKey, sub, await enabledFactorIds(factors.db, sub), request.cookies[request.server.cookieNames.remembered], factors.clock());
   return remembered ? undefined : due;
-}
-
-/** Where a finished sign-in goes: the pending request's consent page, else where it was headed, else /account. */
-export function nextAfterSignIn(flow: { requestId?: string | undefined; returnTo?: string | undefined }): string {
-  return flow.requestId ? `/consent?request=${encodeURIComponent(flow.requestId)}` : (flow.returnTo ?? '/account');
 }
 
 /**

@@ -1,4 +1,4 @@
-// The server-rendered pages: sign-in (password, passkey or an upstream identity provider), consent, account (with passkeys), forgotten password, e-mail verification,
+// The server-rendered pages: sign-in (password, passkey or an upstream identity provider), consent, /device (issue 43), account (with passkeys), forgotten password, e-mail verification,
 // sign-up (when open), tasks, inbox, language switch, and their stylesheet.
 // Errors on these routes are pages that say what to do next; the CSRF check failing is a 403 page.
 import { fileURLToPath } from 'node:url';
@@ -12,6 +12,7 @@ import type { TaskContext } from '../../tasks/tasks.ts';
 import { accountFactorRoutes } from './account-factors.routes.ts';
 import { accountRoutes } from './account.routes.ts';
 import { consentRoutes } from './consent.routes.ts';
+import { deviceRoutes } from './device.routes.ts';
 import { emailVerificationRoutes } from './email-verification.routes.ts';
 import { endSessionRoutes } from './end-session.routes.ts';
 import { inboxRoutes } from './inbox.routes.ts';
@@ -74,6 +75,8 @@ export const pageRoutes: FastifyPluginAsync<{
   await app.register(signinRoutes, { ctx, deviceKey, factors });
   await app.register(secondStepRoutes, { ctx: factors });
   await app.register(consentRoutes, { ctx, factors });
+  // issue 43: the device grant's page (RFC 8628), then the same sign-in and consent
+  await app.register(deviceRoutes, { ctx, factors });
   await app.register(endSessionRoutes, { ctx });
   await app.register(accountFactorRoutes, { ctx: factors });
   await app.register(passkeyRoutes, { ctx, deviceKey, factors, account: { db, clock: ctx.clock, sessionKey: accounts.hashKey } });

@@ -27,7 +27,7 @@ import { brandedMessages } from '../i18n/i18n.ts';
 import type { Messages } from '../i18n/en.ts';
 import { showAccount, type AccountPageContext } from './account-page.ts';
 import { field } from './forms.ts';
-import { rotateCsrfSecret, setDeviceCookie, waitText } from './signin.routes.ts';
+import { rotateCsrfSecret, setDeviceCookie, waitText } from './signin-flow.ts';
 import type { HalfSignedIn } from '../../accounts/factors/second-step.ts';
 import { completeSecondStep, nextAfterSecondStep, rememberThisBrowser, secondStepStateOf, type SecondStepPageContext } from './second-step.routes.ts';
 import { localeOf, localPath } from './view.ts';

@@ -13,16 +13,16 @@ import { SECOND } from '../../config/clock.ts';
 import { refuseFramedNavigation } from '../../oauth/framing.ts';
 import type { Messages } from '../i18n/en.ts';
 import { field } from './forms.ts';
-import { rotateCsrfSecret, waitText } from './signin.routes.ts';
+import { nextAfterSignIn, rotateCsrfSecret, waitText, type SecondStepPageContext } from './signin-flow.ts';
 import { showRecoveryCodes, showSetup } from './two-step-pages.ts';
 import { localeOf, renderPage } from './view.ts';
 import { cookieOptions } from '../cookies.ts';
 
-export type SecondStepPageContext = SecondStepContext & { /** keys.rememberedBrowser */ rememberKey: Buffer };
+export type { SecondStepPageContext } from './signin-flow.ts';
 
 /** Where the sign-in goes once the step is done: the consent page of the pending request, else where it was headed. */
 export function nextAfterSecondStep(state: Pick<HalfSignedIn, 'requestId' | 'returnTo'>): string {
-  return state.requestId ? `/consent?request=${encodeURIComponent(state.requestId)}` : (state.returnTo ?? '/account');
+  return nextAfterSignIn(state);
 }
 
 /** This browser's half-signed-in state, if it has a live one. */

@@ -1,36 +1,23 @@
 // The sign-in page (e-mail or phone plus password; its passkey button and autofill call
 // passkeys.routes.ts) and signing out.
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { DEVICE_COOKIE_LIFETIME_MS } from '../../accounts/device-cookies.ts';
 import { relyingPartyFor } from '../../accounts/factors/passkeys.ts';
 import { signIn, type SignInResult } from '../../accounts/signin.ts';
 import { finishSecondStep } from '../../accounts/factors/second-step.ts';
-import { finishFirstStep, rotateCsrfSecret, secondStepAfterFirst } from './finish-signin.ts';
+import { finishFirstStep, secondStepAfterFirst } from './finish-signin.ts';
+import { rotateCsrfSecret } from './signin-flow.ts';
 import { recordAuditSafely, type AuditEventInput } from '../../audit/audit.ts';
 import { findClient } from '../../clients/clients.ts';
-import { SECOND, MINUTE } from '../../config/clock.ts';
+import { SECOND } from '../../config/clock.ts';
 import { refuseFramedNavigation } from '../../oauth/framing.ts';
 import { findPendingRequest, forBrowser, signInRequired, type FlowContext, type PendingRequest } from '../../oauth/authorization-requests.ts';
 import { listEnabledProviders } from '../../accounts/upstream/providers.ts';
-import { upstreamStartPath } from './upstream-signin.routes.ts';
+import { setDeviceCookie, upstreamStartPath, waitText, type SecondStepPageContext } from './signin-flow.ts';
 import { allowFormRedirectTo } from '../plugins/security-headers.ts';
 import type { Messages } from '../i18n/en.ts';
 import { field, fields } from './forms.ts';
-import type { SecondStepPageContext } from './second-step.routes.ts';
 import { localPath, renderError, renderPage } from './view.ts';
 import { cookieOptions } from '../cookies.ts';
-
-export { rotateCsrfSecret } from './finish-signin.ts';
-
-/** This browser is now known to the account: the per-account ceiling no longer holds it back. */
-export function setDeviceCookie(request: FastifyRequest, reply: FastifyReply, value: string): void {
-  reply.setCookie(request.server.cookieNames.device, value, cookieOptions(request, { maxAgeMs: DEVICE_COOKIE_LIFETIME_MS }));
-}
-
-/** How long to wait, in words: seconds under two minutes, else minutes (rounded up). */
-export function waitText(t: Messages, ms: number): string {
-  return ms < 2 * MINUTE ? t.waitSeconds(Math.max(1, Math.ceil(ms / SECOND))) : t.waitMinutes(Math.ceil(ms / MINUTE));
-}
 
 /**
  * `deviceKey`: keys.deviceCookie, which makes and checks the device cookies (a browser that signed in

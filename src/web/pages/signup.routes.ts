@@ -8,7 +8,7 @@ import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../accounts/passwor
 import { signUp } from '../../accounts/signup.ts';
 import { SECOND } from '../../config/clock.ts';
 import type { Messages } from '../i18n/en.ts';
-import { waitText } from './signin.routes.ts';
+import { waitText } from './signin-flow.ts';
 import { field } from './forms.ts';
 import { localeOf, renderMessage, renderPage } from './view.ts';
 

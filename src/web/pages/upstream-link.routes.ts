@@ -19,7 +19,7 @@ import type { Messages } from '../i18n/en.ts';
 import { showAccount, type AccountPageContext } from './account-page.ts';
 import { finishFirstStep, secondStepAfterFirst } from './finish-signin.ts';
 import { field } from './forms.ts';
-import { setDeviceCookie, waitText } from './signin.routes.ts';
+import { setDeviceCookie, waitText } from './signin-flow.ts';
 import { federatedAmr, type UpstreamPageContext } from './upstream-signin.routes.ts';
 import { localeOf, renderMessage, renderPage } from './view.ts';
 

@@ -17,7 +17,7 @@ import { cookieOptions } from '../cookies.ts';
 import type { Messages } from '../i18n/en.ts';
 import { finishFirstStep, secondStepAfterFirst } from './finish-signin.ts';
 import { field } from './forms.ts';
-import type { SecondStepPageContext } from './second-step.routes.ts';
+import { upstreamStartPath, type SecondStepPageContext } from './signin-flow.ts';
 import { localPath, renderError, renderMessage } from './view.ts';
 
 export type UpstreamPageContext = {
@@ -53,11 +53,7 @@ function failureText(failure: UpstreamFailure, t: Messages, name: string): strin
   }
 }
 
-/** The start address of a provider's sign-in for a pending request (the "Try again" link, the sign-in page's button). */
-export function upstreamStartPath(slug: string, flow: { requestId?: string | undefined; returnTo?: string | undefined }): string {
-  if (flow.requestId) return `/signin/idp/${slug}?request=${encodeURIComponent(flow.requestId)}`;
-  return flow.returnTo ? `/signin/idp/${slug}?return=${encodeURIComponent(flow.returnTo)}` : `/signin/idp/${slug}`;
-}
+export { upstreamStartPath } from './signin-flow.ts';
 
 export const upstreamSigninRoutes: FastifyPluginAsync<{ ctx: UpstreamPageContext }> = async (app, { ctx }) => {
   const { db, clock } = ctx.flow;

@@ -1,6 +1,11 @@
 // Two hosts: the service answers for SIGNET_BASE_URL and SIGNET_ALT_BASE_URL. Every absolute URL it
 // builds uses the base URL of the host that was asked; a request for any other Host is refused (421)
 // and never used to build a URL.
+//
+// A new route needs nothing to be covered: the check runs for every route of the app, added before or
+// after this plugin. A path probed by address rather than by name (a load balancer's health check)
+// builds no URL and goes in HOST_EXEMPT. The lookup is precomputed (issue 44): the Host header as
+// clients send it — the served host exactly — is one Map probe; only another spelling is lower-cased.
 import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
 import { errorPayload } from './error-shape.ts';
@@ -25,8 +30,8 @@ export const hosts = fp<{ origins: URL[] }>(
     app.decorateRequest('servedOrigin', null as unknown as URL);
     // Callback style, not async: the hook runs on every request and needs no promise.
     app.addHook('onRequest', (request, reply, done) => {
-      const host = (request.headers.host ?? '').toLowerCase();
-      const origin = byHost.get(host);
+      const host = request.headers.host ?? '';
+      const origin = byHost.get(host) ?? byHost.get(host.toLowerCase());
       if (origin) {
         request.servedOrigin = origin;
         return done();

@@ -1,5 +1,12 @@
 // Every response carries frame-blocking and hardening headers — pages, JSON, errors, 404s alike.
 // spec: "Every response carries `X-Frame-Options: DENY` and a frame-blocking content security policy".
+//
+// A new route needs nothing to be covered: the onSend hook below is the app's, so it runs for every
+// route (added before or after it) and for Fastify's own answers (404, 400 on a broken URL, a client
+// error on the raw socket: answerFrameworkError, answerClientError, answerExpectation). A page whose form
+// ends in a redirect to another origin names it with allowFormRedirectTo. A route that builds a header
+// from request input under a new name adds that name to HEADERS_FROM_INPUT. The constant set is built
+// once, with the lower-case names Fastify stores (issue 44: nothing is built or lower-cased per answer).
 import { STATUS_CODES, validateHeaderValue, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import fp from 'fastify-plugin';
@@ -43,13 +50,18 @@ export function contentSecurityPolicy(formActionTargets: readonly string[] = [])
   ].join('; ');
 }
 
-/** The headers every answer carries when nothing varies, built once. */
+/** The headers every answer carries when nothing varies, built once (for answers written outside Fastify). */
 const DEFAULT_SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'X-Frame-Options': 'DENY',
   'Content-Security-Policy': contentSecurityPolicy(),
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
 });
+
+/** The same, with the lower-case names Fastify keeps (reply.header lower-cases every name it is given). */
+const DEFAULT_SECURITY_HEADERS_LOWER: Readonly<Record<string, string>> = Object.freeze(
+  Object.fromEntries(Object.entries(DEFAULT_SECURITY_HEADERS).map(([name, value]) => [name.toLowerCase(), value])),
+);
 
 /** The headers every answer carries. Only the CSP varies (with form-action targets); without them, the prebuilt set. */
 export function securityHeaderValues(formActionTargets: readonly string[] = []): Readonly<Record<string, string>> {
@@ -101,7 +113,8 @@ export const securityHeaders = fp(
         reply.code(500).header('content-type', 'application/json; charset=utf-8').header('cache-control', 'no-store');
         payload = errorBody(request.url, 'server_error', 'The server could not complete the request. Try again later.');
       }
-      reply.headers(securityHeaderValues(reply.formActionTargets));
+      const targets = reply.formActionTargets;
+      reply.headers(targets === undefined || targets.length === 0 ? DEFAULT_SECURITY_HEADERS_LOWER : securityHeaderValues(targets));
       done(null, payload);
     });
   },

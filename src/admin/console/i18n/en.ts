@@ -28,6 +28,8 @@ export const en = {
   never: 'never',
   actions: 'Actions',
   overview: {
+    serviceTokens: 'Service tokens (client_credentials), last 24 hours',
+    deviceSignins: 'Device sign-ins, last 24 hours',
     accounts: 'Accounts',
     sessions: 'Active sessions',
     signins: 'Sign-ins, last 24 hours',
@@ -95,6 +97,12 @@ export const en = {
     deleteMismatch: 'That did not match; nothing was deleted.',
   },
   apps: {
+    grants: 'Extra grants',
+    noGrants: 'none (authorization_code and refresh_token only)',
+    grantHint: {
+      client_credentials: 'The application acts as itself (a service identity), with its client secret: no person, no refresh token. Confidential applications only.',
+      device_code: 'Devices and command-line tools: the person types a code at /device and signs in there (RFC 8628).',
+    } as Record<string, string>,
     auditLink: 'Audit events of this application',
     title: 'Applications',
     new: 'New application',

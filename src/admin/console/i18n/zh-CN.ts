@@ -29,6 +29,8 @@ export const zhCN: ConsoleMessages = {
   never: '从未',
   actions: '操作',
   overview: {
+    serviceTokens: '服务令牌（client_credentials），最近 24 小时',
+    deviceSignins: '设备登录，最近 24 小时',
     accounts: '账户',
     sessions: '活跃会话',
     signins: '登录（过去 24 小时）',
@@ -96,6 +98,12 @@ export const zhCN: ConsoleMessages = {
     deleteMismatch: '输入不一致，未删除任何内容。',
   },
   apps: {
+    grants: '额外授权类型',
+    noGrants: '无（仅 authorization_code 和 refresh_token）',
+    grantHint: {
+      client_credentials: '应用以自身身份（服务身份）凭客户端密钥获取令牌：不代表任何人，没有刷新令牌。仅限机密应用。',
+      device_code: '设备和命令行工具：用户在 /device 输入代码并在那里登录（RFC 8628）。',
+    } as Record<string, string>,
     auditLink: '此应用的审计事件',
     title: '应用',
     new: '新建应用',

@@ -25,7 +25,7 @@ const centreIn = (run: TextRun, box: BoundingBox, slack = 1) => {
 };
 
 /** Tables found, the runs left for the text flow, and the ruled panels whose text is laid out each on its own. */
-export type Found = { tables: Block[]; rest: TextRun[]; panels: BoundingBox[] };
+export type Found = { tables: Block[]; rest: TextRun[]; panels: BoundingBox[]; figures?: BoundingBox[] };
 
 function take(found: Found, box: BoundingBox, build: (runs: TextRun[]) => Block | undefined): boolean {
   const inside = found.rest.filter((run) => centreIn(run, box));
@@ -39,6 +39,33 @@ function take(found: Found, box: BoundingBox, build: (runs: TextRun[]) => Block 
 }
 
 // --- 1. Fully ruled ----------------------------------------------------------------------------
+
+/** A rule this share of the page's width (or height) long, or longer, runs from edge to edge. */
+const EDGE_TO_EDGE = 0.95;
+
+/**
+ * spec (issue 41): a slide's background rectangle, or a border drawn round the page, is not a table:
+ * horizontal rules running from edge to edge of the page bound no table (its top and bottom would
+ * read as a booktabs table holding the whole slide). Vertical ones stay: they divide the lanes (the
+ * two pages of a spread).
+ */
+const withoutPageEdges = (rulings: Ruling[], page: { width: number; height: number } | undefined) =>
+  page ? rulings.filter((r) => r.x2 - r.x1 < EDGE_TO_EDGE * page.width) : rulings;
+
+/** A ruled grid this share of whose cells are empty, captioned as a figure, is a drawing. */
+const DIAGRAM_EMPTY = 0.4;
+const FIGURE_CAPTION = /^(?:figure|fig\.)\s*[\dA-Z]/iu;
+
+/** A line starting "Figure N" / "Fig. N" just below or above the box (within two lines), across it. */
+function figureBelowOrAbove(box: BoundingBox, runs: TextRun[]): boolean {
+  return runs.some((run) => {
+    if (!FIGURE_CAPTION.test(run.text.trim())) return false;
+    const across = run.x < box.r && run.x + run.width > box.l;
+    const below = run.y < box.b && box.b - run.y <= 3 * run.size;
+    const above = run.y > box.t && run.y - box.t <= 3 * run.size;
+    return across && (below || above);
+  });
+}
 
 function ruledTables(rulings: Ruling[], found: Found): BoundingBox[] {
   const boxes: BoundingBox[] = [];
@@ -57,9 +84,16 @@ function ruledTables(rulings: Ruling[], found: Found): BoundingBox[] {
     }
     const ok = take(found, box, (runs) => {
       const table = buildRuledGrid(runs, grid, rules);
+      // spec (issue 41): a drawing of boxes and arrows captioned "Figure 3-1" (a syntax diagram) is a
+      // picture, not a table: most of its cells are empty.
+      if (table && figureBelowOrAbove(box, found.rest) && table.cells.filter((c) => c.text.trim() === '').length >= DIAGRAM_EMPTY * table.cells.length) return undefined;
       return table ? tableBlock(table, box, runs) : undefined;
     });
     if (ok) boxes.push(box);
+    else if (figureBelowOrAbove(box, found.rest)) {
+      found.figures = [...(found.figures ?? []), box];
+      boxes.push(box);
+    }
   }
   return boxes;
 }
@@ -202,10 +236,13 @@ const MIN_DIVIDER = 100;
  * Stream tables, looked for in each lane between long vertical rules on its own: text on either
  * side of a drawn divider (the two pages of a spread) is never one table row.
  */
+const IN_FIGURE = Number.NEGATIVE_INFINITY;
+
 function streamTables(found: Found, rulings: Ruling[]): void {
   const dividers = rulings.filter((r) => r.x2 - r.x1 <= 1.5 && r.y2 - r.y1 >= MIN_DIVIDER);
   // A ruled panel is a lane of its own; elsewhere the lanes lie between the dividers.
   const laneOf = (run: TextRun) => {
+    if ((found.figures ?? []).some((f) => centreIn(run, f))) return IN_FIGURE;
     const panel = panelOf(found.panels, run);
     return panel >= 0 ? -1 - panel : dividers.filter((d) => d.x1 < run.x + run.width / 2 && run.y >= d.y1 && run.y <= d.y2).length;
   };
@@ -214,6 +251,8 @@ function streamTables(found: Found, rulings: Ruling[]): void {
   const tables: Block[] = [];
   const taken = new Set<TextRun>();
   for (const [at, runs] of lanes) {
+    // The labels of a figure drawn with boxes are its words, never a table (spec, issue 41).
+    if (at === IN_FIGURE) continue;
     // A listing in a ruled panel is read entry by entry, never cut into a table.
     if (at < 0 && isListing(runs)) continue;
     const lane: Found = { tables: [], rest: runs, panels: [] };
@@ -311,8 +350,13 @@ function consistent(rows: Seg[][]): boolean {
   // Monospaced text lined up in columns is a code listing, and a column counting 1, 2, 3 … its line numbers.
   const runs = rows.flat().flatMap((s) => s.runs);
   if (runs.filter((r) => r.mono).length * 2 > runs.length) return false;
-  if (columns.some((_, i) => countsUp(rows.map((row) => row.find((s) => columns.findIndex((c) => s.l < c.r && c.l < s.r) === i)?.text)))) return false;
+  const inColumn = (row: Seg[], i: number) => row.find((s) => columns.findIndex((c) => s.l < c.r && c.l < s.r) === i)?.text;
+  // …unless every other column holds numbers too below the first row (its headers): then it is a series
+  // (2019, 2020, … against their values), not line numbers before text (spec, issue 41).
+  const allNumbers = (i: number) => rows.slice(1).every((row) => row.every((s) => columns.findIndex((c) => s.l < c.r && c.l < s.r) === i || isNumeric(s.text)));
+  if (columns.some((_, i) => countsUp(rows.map((row) => inColumn(row, i))) && !allNumbers(i))) return false;
   if (proseColumns(rows, columns) >= 2) return false;
+  if (listsSideBySide(rows)) return false;
   if (columns.length >= 3) return true;
   const numbersIn = (i: number) => rows.filter((row) => row.some((s) => columns.findIndex((c) => s.l < c.r && c.l < s.r) === i && isNumeric(s.text))).length;
   return columns.some((_, i) => numbersIn(i) >= rows.length - 1);
@@ -337,6 +381,28 @@ function proseColumns(rows: Seg[][], columns: ReturnType<typeof columnsOf>): num
   }).length;
 }
 
+/** A bullet alone, or a piece opening with a bullet or an item number: a list item's start. */
+const LIST_PIECE = /^(?:[•◦▪‣●○■□►▸](?:\s|$)|[•◦▪‣●○■□►▸]$|\(?\d{1,3}[.)]\s+\S)/u;
+
+/**
+ * spec (issue 41): lists set side by side (a slide's columns of bulleted and numbered items) are lists,
+ * not a table: half or more of the pieces open a list item. A table whose cells carry bullets is drawn
+ * with rules or fills and found as such before this.
+ */
+function listsSideBySide(rows: Seg[][]): boolean {
+  let items = 0;
+  let pieces = 0;
+  for (const row of rows) {
+    pieces += row.length;
+    // A bullet set apart from its text is one item with the piece after it.
+    row.forEach((s, i) => {
+      if (LIST_PIECE.test(s.text.trim()) || (i > 0 && BULLET_ALONE.test(row[i - 1]?.text.trim() ?? ''))) items += 1;
+    });
+  }
+  return items * 2 >= pieces;
+}
+const BULLET_ALONE = /^[•◦▪‣●○■□►▸]$/u;
+
 /** Whole numbers each one more than the last (the line numbers of a listing). */
 function countsUp(texts: Array<string | undefined>): boolean {
   const numbers = texts.filter((t): t is string => t !== undefined && /^\d+$/.test(t.trim())).map(Number);
@@ -344,7 +410,8 @@ function countsUp(texts: Array<string | undefined>): boolean {
 }
 
 /** Every table on the page, and the runs left for the text flow. */
-export function findTables(rulings: Ruling[], runs: TextRun[]): Found {
+export function findTables(allRulings: Ruling[], runs: TextRun[], page?: { width: number; height: number }): Found {
+  const rulings = withoutPageEdges(allRulings, page);
   const found: Found = { tables: [], rest: runs, panels: [] };
   const ruled = ruledTables(rulings, found);
   ruleOnlyTables(rulings, found, ruled);

@@ -91,7 +91,8 @@ export function columnsOf(rows: Segment[][]): Column[] {
   // reaches over two columns (two header words set closer than the numbers below them) spans
   // them and never joins them into one (Tabula's column guessing takes the columns from the
   // rows with the most cells the same way).
-  const columns = mergeRanges(rows.filter((r) => r.length === most && most >= 2).flat().map((s) => ({ l: s.l, r: s.r })));
+  const fullest = rows.filter((r) => r.length === most && most >= 2);
+  const columns = byPosition(fullest) ?? mergeRanges(fullest.flat().map((s) => ({ l: s.l, r: s.r })));
   for (const segment of rows.filter((r) => r.length >= Math.max(2, most - 1) && r.length < most).flat()) {
     const touched = columns.filter((c) => segment.l < c.r && c.l < segment.r);
     if (touched.length >= 2) continue;
@@ -107,6 +108,22 @@ export function columnsOf(rows: Segment[][]): Column[] {
     if (touched.length === 0) columns.push({ l: segment.l, r: segment.r });
   }
   return mergeRanges(columns);
+}
+
+/**
+ * spec (issue 41): "tables without rules whose columns are aligned by whitespace only". A spreadsheet
+ * sets text left and numbers right in the same column ("Year" over "2019", "Freshwater Ducks" over
+ * "120"), so the pieces of the fullest rows need not overlap to be one column: when the i-th pieces of
+ * those rows, taken together, stay left of the (i+1)-th ones, they are column i. Undefined when they
+ * do not (the columns are then the overlaps of the pieces).
+ */
+function byPosition(fullest: Segment[][]): Column[] | undefined {
+  const [first] = fullest;
+  if (!first || fullest.length < 2) return undefined;
+  const columns = first.map((_, i) => ({ l: Math.min(...fullest.map((r) => r[i]?.l ?? Infinity)), r: Math.max(...fullest.map((r) => r[i]?.r ?? -Infinity)) }));
+  if (columns.some((c, i) => i > 0 && c.l <= (columns[i - 1]?.r ?? 0))) return undefined;
+  // Only where the overlaps alone would split a column in two: otherwise they are the same columns.
+  return mergeRanges(fullest.flat().map((s) => ({ l: s.l, r: s.r }))).length > columns.length ? columns : undefined;
 }
 
 function mergeRanges(ranges: Column[]): Column[] {
@@ -361,9 +378,13 @@ export function cellTexts(table: Table): string[][] {
 }
 
 /** The `table` block for a grid. */
+/** A bullet glyph opening a cell marks it as a list item (a slide's table of bulleted cells); it is not the cell's text. */
+const CELL_BULLET = /^[•◦▪‣●○■□►▸]\s*/u;
+const withoutBullets = (table: Table): Table => (table.cells.some((c) => CELL_BULLET.test(c.text)) ? { ...table, cells: table.cells.map((c) => ({ ...c, text: c.text.replace(CELL_BULLET, '') })) } : table);
+
 export function tableBlock(grid: Table, bbox: BoundingBox, runs: TextRun[]): Block {
   const fontSize = dominant(runs.map((r): [number, number] => [r.size, r.text.length])) ?? 0;
-  const table = inReadingOrder(grid, fontSize);
+  const table = withoutBullets(inReadingOrder(grid, fontSize));
   const cells = cellTexts(table);
   return {
     label: 'table',

@@ -1,0 +1,128 @@
+// Issue 41's rules ("Tables and structure that hold on documents nobody here tuned for"), each on a
+// real page of the public corpus (bench/docparse/public/, whose manifests say where each file comes
+// from), read through the whole pipeline as a parsing task reads it.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { runDocparse } from '../../src/documents/parse.ts';
+import { tableGrid } from '../helpers/table-grid.ts';
+
+const corpus = (set: string, file: string) => readFileSync(path.join(import.meta.dirname, '..', '..', 'bench', 'docparse', 'public', set, file));
+
+async function parse(set: string, file: string) {
+  const { document, markdown } = await runDocparse(corpus(set, file), { name: file });
+  const blocks = document.pages.flatMap((p) => p.blocks);
+  return { document, blocks, tables: blocks.filter((b) => b.label === 'table'), markdown };
+}
+
+describe('tables on documents nobody here tuned for (issue 41, item "Tables")', () => {
+  test('"tables without rules whose columns are aligned by whitespace only": a spreadsheet\'s left-set headers over right-set numbers, and a year column counting up, are one two-column table', async () => {
+    const { tables, blocks, markdown } = await parse('docling', 'odf_table_with_title_01_ods.pdf');
+    assert.equal(tables.length, 1, markdown);
+    assert.deepEqual(tableGrid(tables[0]?.table), [
+      ['Year', 'Freshwater Ducks'],
+      ['2019', '120'],
+      ['2020', '135'],
+      ['2021', '150'],
+      ['2022', '170'],
+      ['2023', '160'],
+      ['2024', '180'],
+    ]);
+    assert.ok(!blocks.some((b) => b.label === 'section_header' && /^(?:Year|Freshwater Ducks)$/.test(b.text)), 'the column headers are not headings');
+  });
+});
+
+describe('slides and sideways pages (issue 41, items "Tables" and "Furniture")', () => {
+  test('"vertical text … needs a run\'s writing direction in PageContent": a LibreOffice slide printed with /Rotate 270 is read with its text upright — its shaded table of bulleted cells comes out as rows and columns, bullets left out', async () => {
+    const { document } = await parse('docling', 'odf_presentation_01_odp.pdf');
+    const tables = document.pages[0]?.blocks.filter((b) => b.label === 'table') ?? [];
+    assert.equal(tables.length, 1);
+    const rows = tableGrid(tables[0]?.table);
+    assert.deepEqual(rows[1], ['', 'A merged with B', 'A merged with B', 'C', 'A', 'B', 'C']);
+    assert.deepEqual(rows[2], ['R1', 'True', 'False', '', 'False', 'True', 'True']);
+  });
+
+  test('"tables beside text": lists set side by side on a slide (numbered and bulleted columns) are lists, and the slide\'s background rectangle running from edge to edge bounds no table', async () => {
+    const { document } = await parse('docling', 'odf_presentation_01_odp.pdf');
+    const page = document.pages[2];
+    assert.ok(!page?.blocks.some((b) => b.label === 'table'), page?.blocks.map((b) => `${b.label}: ${b.text}`).join('\n'));
+    assert.ok(page?.blocks.some((b) => b.label === 'list_item' && b.text === 'List item4'));
+  });
+});
+
+describe('furniture and tagged PDFs (issue 41, items "Furniture" and "Tagged PDFs")', () => {
+  test('"lines that repeat at the same place across pages … never become headings", "Tagged Artifacts are furniture too": the PDF Association\'s slide deck — its running title, site address, author line and footer are page_header/page_footer, left out of the Markdown', async () => {
+    const { document, markdown } = await parse('pages', 'pdfua-presentation.pdf');
+    for (const line of ['www.pdfa.org', 'DocEng 2019: More than just digital paper', 'Klaas Posselt, Member of the PDF Association', 'A PDF Association Presentation']) {
+      assert.ok(!markdown.includes(`# ${line}`), `${line} is no heading`);
+      assert.ok(!markdown.split('\n').some((l) => l.startsWith(line)), `${line} is left out of the Markdown`);
+    }
+    const furniture = document.pages[1]?.blocks.filter((b) => b.label === 'page_header' || b.label === 'page_footer').map((b) => b.text) ?? [];
+    assert.ok(furniture.some((t) => t.includes('www.pdfa.org')) && furniture.some((t) => t.startsWith('DocEng 2019')), furniture.join(' | '));
+  });
+
+  test('"where the tags are trusted, heading levels and titles come from them and nothing untagged is promoted to a heading": the slide deck\'s headings are its H1 and H2 elements, and nothing else', async () => {
+    const { blocks } = await parse('pages', 'pdfua-presentation.pdf');
+    const headings = blocks.filter((b) => b.label === 'section_header' || b.label === 'title').map((b) => [b.tag, b.text.replace(/\s*\*.*$/, '')]);
+    assert.deepEqual(headings, [
+      ['H1', 'Topics'],
+      ['H1', 'Short intro on accessibility and Tagged PDF'],
+      ['H2', 'Main rules:'],
+      ['H2', 'More rules, e.g.:'],
+      ['H1', 'Advantages of Tagged PDF'],
+      ['H1', 'Future of Tagged PDF'],
+      ['H1', 'How to get Tagged / accessible PDF?'],
+      ['H1', 'Get in touch'],
+    ]);
+  });
+
+  test('"a letterhead or address block is never a heading": the tagged invoice\'s company name, address, phone and web are a paragraph, its tagged H1 the one heading', async () => {
+    const { blocks, markdown } = await parse('pages', 'pdfua-invoice.pdf');
+    const headings = blocks.filter((b) => b.label === 'section_header' || b.label === 'title');
+    assert.deepEqual(headings.map((b) => b.text), ['INVOICE 2020-10'], markdown);
+    assert.match(markdown, /^Kraxi Systems, Inc\. Paper Planes/m);
+  });
+
+  test('"left out of the Markdown and HTML by default (`--furniture keep` to keep them)": with furniture kept the slide footer is back in the Markdown, as a line, not a heading', async () => {
+    const pdf = corpus('pages', 'pdfua-presentation.pdf');
+    const dropped = await runDocparse(pdf, { name: 'deck' });
+    const kept = await runDocparse(pdf, { name: 'deck', furniture: 'keep' });
+    assert.ok(!dropped.markdown.includes('www.pdfa.org\n'));
+    assert.match(kept.markdown, /^www\.pdfa\.org$/m);
+    assert.ok(!/^#+ www\.pdfa\.org/m.test(kept.markdown));
+    assert.ok(!dropped.html.includes('>www.pdfa.org<') && kept.html.includes('<p>www.pdfa.org</p>'), 'the HTML leaves them out, or keeps them as paragraphs, the same way');
+    assert.ok(!dropped.text.split('\n').includes('www.pdfa.org') && kept.text.split('\n').includes('www.pdfa.org'), 'and so does the plain text');
+    const json = JSON.parse(dropped.json) as { furniture: { children: unknown[] }; texts: Array<{ label: string; text: string }> };
+    assert.ok(json.furniture.children.length > 0 && json.texts.some((t) => t.label === 'page_header' && t.text === 'www.pdfa.org'), 'the JSON keeps them under furniture either way');
+  });
+});
+
+describe('figures drawn with boxes (issue 41, item "Tables")', () => {
+  test('a syntax diagram of boxes and labels captioned "Figure 3-1", most of its cells empty, is a picture, not a table: its labels stay out of the text', async () => {
+    const { document } = await parse('docling', 'redp5110_sampled.pdf');
+    const page = document.pages[8];
+    assert.ok(page?.blocks.some((b) => b.text.startsWith('Figure 3-1')));
+    assert.ok(!page?.blocks.some((b) => b.label === 'table'), 'no table on the page');
+    const flow = page?.blocks.filter((b) => !b.inPicture).map((b) => b.text) ?? [];
+    assert.ok(!flow.some((t) => /^(?:CREATE PERMISSION|FOR ROWS|ON <table name>)$/.test(t)), flow.join(' | '));
+  });
+});
+
+describe('form pages (issue 41, item "Forms and CJK")', () => {
+  test('"form pages\' headings": on a filled-in report form, "Agency: …", "Case Tracking Number: …" and "Date of Incident: …" are fields and a filled-in sentence is an answer — the form\'s title and its lettered sections stay its headings', async () => {
+    const { document } = await parse('pages', 'dsp-fond-581.pdf');
+    const headings = document.pages.flatMap((p) => p.blocks.filter((b) => b.label === 'section_header' || b.label === 'title').map((b) => b.text));
+    assert.ok(headings.some((t) => t.startsWith('90-Day Summary Report')), headings.join(' | '));
+    for (const field of ['Agency:', 'Case Tracking Number:', 'Date of Incident:', 'Age:']) assert.ok(!headings.some((t) => t.startsWith(field)), `${field} is no heading: ${headings.join(' | ')}`);
+    assert.ok(!headings.some((t) => /\p{L}{2}\.$/u.test(t)), 'no heading ends a sentence');
+  });
+});
+
+describe('headings over tables (issue 41, item "Tables")', () => {
+  test('a document that is mostly tables under headings has its body in the cells: the LibreOffice document\'s section titles, set larger than the cells, are its headings', async () => {
+    const { document } = await parse('docling', 'text_document_03_odt.pdf');
+    const headings = document.pages[0]?.blocks.filter((b) => b.label === 'section_header' || b.label === 'title').map((b) => b.text) ?? [];
+    assert.deepEqual(headings, ['Table with rich cells', 'Table with nested table', 'Table with pictures']);
+  });
+});
