@@ -275,7 +275,8 @@ export async function registerClient(db: Db, clock: Clock, hashKey: Buffer, inpu
   checkGrantsFit(grants, isPublic);
   const clientSecret = isPublic ? undefined : newOpaqueToken();
   const now = clock();
-  const clientId = newClientId();
+  // issue 39: a Client ID Metadata Document's URL is its own client_id
+  const clientId = input.clientId ?? newClientId();
   const row: store.ClientRow = {
     client_id: clientId,
     name,
