@@ -97,6 +97,11 @@ export type Block = {
    * text cut where it changes, in order; each piece's text is a stretch of `text`.
    */
   spans?: StyledSpan[];
+  /**
+   * Stretches of the text set in a mathematics font (an inline formula, "x_i ≤ n"): kept as the
+   * source has them and never sent to a translation engine (issue 42).
+   */
+  formulas?: string[];
   /** In a translation: words of the source in another style whose markup the engine lost (set in the block's own style instead). */
   stylesLost?: number;
   /** In a translation: words of the source in another style than the block's own (carried through markup). */

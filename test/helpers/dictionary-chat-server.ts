@@ -12,6 +12,22 @@ const normal = (text: string) => text.replace(/\s+/g, ' ').trim();
 export async function startDictionaryChatServer(dictionary: Record<string, string>): Promise<DictionaryServer> {
   const entries = new Map(Object.entries(dictionary).map(([source, target]) => [normal(source), target]));
   const missing: string[] = [];
+  // A text whose formulas, numbers and URLs came as tokens (ZQV0QZ, translate/verbatim.ts), as a
+  // language model keeps them: the entry whose source matches with each token standing for some
+  // text, answered with that text in its translation put back as the token.
+  const withTokens = (text: string): string | undefined => {
+    if (!/ZQV\d+QZ/.test(text)) return undefined;
+    const order = [...text.matchAll(/ZQV\d+QZ/g)].map((m) => m[0]);
+    const pattern = new RegExp(`^${text.split(/ZQV\d+QZ/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('(.+?)')}$`, 'u');
+    for (const [source, target] of entries) {
+      const match = pattern.exec(source);
+      if (!match) continue;
+      let answer = target;
+      order.forEach((tokenText, k) => { const value = match[k + 1]!; if (answer.includes(value)) answer = answer.replace(value, tokenText); });
+      return answer;
+    }
+    return undefined;
+  };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -31,11 +47,11 @@ export async function startDictionaryChatServer(dictionary: Record<string, strin
       const plain = (text: string) => (markup ? text.replace(/<[^>]*>/g, '').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&') : text);
       const translate = (source: string): string | undefined => {
         const text = plain(source);
-        const whole = entries.get(normal(text));
+        const whole = entries.get(normal(text)) ?? withTokens(normal(text));
         if (whole !== undefined) return whole;
         // A parser may join or cut paragraphs differently: sentence by sentence, when all are known.
         const sentences = normal(text).split(/(?<=[.!?])\s+|(?<=[。！？])\s*/u).filter((s) => s !== '');
-        const parts = sentences.map((sentence) => entries.get(sentence));
+        const parts = sentences.map((sentence) => entries.get(sentence) ?? withTokens(sentence));
         return sentences.length > 1 && parts.every((p) => p !== undefined) ? parts.join(joiner) : undefined;
       };
       const unknown = items.filter((item) => translate(item.text) === undefined);

@@ -10,7 +10,8 @@ import { verifyAccessToken } from '../../src/oauth/access-tokens.ts';
 import { DEVICE_CODE_GRANT_TYPE } from '../../src/oauth/device/device-authorizations.ts';
 import { AccountError } from '../../src/accounts/accounts.ts';
 import { addRoleAsOperator, setPasswordAsOperator, updateAccountAsOperator } from '../../src/admin/operator-changes.ts';
-import { auditCounters } from '../../src/audit/audit-metrics.ts';
+import { Registry } from 'prom-client';
+import { auditCounters, registerAuditCounters } from '../../src/audit/audit-metrics.ts';
 import { tokenGrantsByGrantSince } from '../../src/oauth/token-stats.ts';
 import { sweepExpired } from '../../src/web/housekeeping.ts';
 import { forEachDatabase, type TestDatabase } from '../helpers/databases.ts';
@@ -74,6 +75,9 @@ async function approveAtDevicePage(s: Setup, browser: TinyBrowser, typed: string
   const request = /name="request" value="([^"]+)"/.exec(page.body)![1]!;
   return browser.post('/device/confirm', { _csrf: csrfOf(page.body), request, decision, scope: ticked });
 }
+
+// The counters count once a metrics registry holds them, as a server with SIGNET_METRICS_ADDR set does.
+registerAuditCounters(new Registry());
 
 forEachDatabase('issue 43: services and devices', (open) => {
   let s: Setup;

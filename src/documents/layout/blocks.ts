@@ -3,7 +3,7 @@
 import type { Block } from '../document.ts';
 import { mirrorLine } from './bidi.ts';
 import { dominant, joinLines, LINE_PITCH, overlapsX, similarSize, union, type Line } from './geometry.ts';
-import { blockStyles } from './styles.ts';
+import { blockStyles, inlineFormulas } from './styles.ts';
 
 /** "• item", "- item", "* item", "– item", "1. item", "1) item", "a) item": the marker and the rest. */
 const LIST_MARKER = /^(?:([•◦▪‣●○■□►▸➢➤✓✔❖◆◇▶➔])\s*|([-*–+])\s+|(\(?\d{1,3}[.)]|\(?[a-zA-Z]\))\s+)(?=\S)/u;
@@ -178,6 +178,10 @@ function toBlock(draft: Draft): Block {
   if (block.label === 'text' && isDisplayFormula(draft.lines, block.text)) block.label = 'formula';
   Object.assign(block, lineStyle(draft.lines));
   if (block.label !== 'code') Object.assign(block, blockStyles(draft.lines, block));
+  if (block.label !== 'code' && block.label !== 'formula') {
+    const formulas = inlineFormulas(draft.lines, block.text);
+    if (formulas.length > 0) block.formulas = formulas;
+  }
   return block;
 }
 

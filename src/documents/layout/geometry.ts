@@ -43,7 +43,7 @@ export type Ruling = { x1: number; y1: number; x2: number; y2: number };
 export type Line = {
   text: string; bbox: BoundingBox; baseline: number; size: number; bold: boolean; mono?: boolean; italic?: boolean; math?: boolean; /** Reads right to left (layout/bidi.ts). */ rtl?: boolean;
   /** Its runs' texts with their style (weight, slant, fill colour), in order (layout/styles.ts). */
-  pieces?: Array<{ text: string; bold?: boolean; italic?: boolean; color?: string }>;
+  pieces?: Array<{ text: string; bold?: boolean; italic?: boolean; color?: string; math?: boolean }>;
 };
 
 // Glyph boxes are estimated from the font size (pdf.js gives no per-glyph heights): ascenders reach

@@ -6,7 +6,7 @@ import type { Block, SpanStyle, StyledSpan } from '../document.ts';
 import { dominant, type Line, type TextRun } from './geometry.ts';
 
 /** The text of a run as a line shows it, with its style. */
-export type Piece = SpanStyle & { text: string };
+export type Piece = SpanStyle & { text: string; /** Set in a mathematics font (an inline formula). */ math?: boolean };
 
 /** A run's style: bold and italic only when set, its colour when the reader gave one. */
 export const runStyle = (run: TextRun): SpanStyle => ({ ...(run.bold ? { bold: true } : {}), ...(run.italic ? { italic: true } : {}), ...(run.color ? { color: run.color } : {}) });
@@ -15,7 +15,46 @@ export const styleKey = (style: SpanStyle) => `${style.bold ? 'b' : ''}${style.i
 
 /** The pieces of a line, one per run with text, in the runs' order. */
 export function linePieces(runs: TextRun[]): Piece[] {
-  return runs.filter((r) => r.text.trim() !== '').map((r) => ({ text: r.text.replace(/\s+/g, ' ').trim(), ...runStyle(r) }));
+  return runs.filter((r) => r.text.trim() !== '').map((r) => ({ text: r.text.replace(/\s+/g, ' ').trim(), ...runStyle(r), ...(r.math ? { math: true } : {}) }));
+}
+
+/**
+ * The stretches of a block's text set in a mathematics font (issue 42, part 2: "formula runs …
+ * are kept in the source's glyphs and never sent to the engine"): neighbouring math pieces of a
+ * line joined with what lies between them when that holds no word of two letters or more.
+ */
+export function inlineFormulas(lines: Line[], text: string): string[] {
+  const formulas: string[] = [];
+  for (const line of lines) {
+    const pieces = line.pieces ?? [];
+    let start = -1;
+    let end = -1;
+    let cursor = 0;
+    const flush = () => {
+      if (start >= 0) {
+        const stretch = text.slice(start, end).trim();
+        const prose = /\p{L}{4,}/u.test(stretch) || (stretch.match(/\p{L}{3}/gu) ?? []).length > 1;
+        if (stretch !== '' && !prose && !formulas.includes(stretch)) formulas.push(stretch);
+      }
+      start = end = -1;
+    };
+    for (const piece of pieces) {
+      const at = text.indexOf(piece.text, cursor);
+      if (at < 0) continue;
+      cursor = at + piece.text.length;
+      // A piece of sentence in a font the reader took for a math font (a word of four letters, or
+      // two of three: "ver the trace", not "log n") is text, not a formula.
+      if (!piece.math || /\p{L}{4,}/u.test(piece.text) || (piece.text.match(/\p{L}{3}/gu) ?? []).length > 1) {
+        // A word of the sentence between two math pieces ends the formula.
+        if (/\p{L}{2,}/u.test(piece.text)) flush();
+        continue;
+      }
+      if (start < 0) start = at;
+      end = at + piece.text.length;
+    }
+    flush();
+  }
+  return formulas;
 }
 
 /**

@@ -78,3 +78,39 @@ export function fromMarkup(html: string, markup: Markup): { text: string; spans?
   return { text: kept.map((s) => s.text).join(''), ...(kept.length > 1 ? { spans: kept } : {}), stylesLost };
 }
 
+
+/** The stretches of a block in another style than its own (the words its markup tags), in order. */
+export function styledStretches(block: Pick<Block, 'spans'>, markup: Markup): StyledSpan[] {
+  return (block.spans ?? []).filter((s) => s.text.trim() !== '' && key(s) !== key(markup.dominant)).map((s) => ({ ...s, text: s.text.trim() }));
+}
+
+/**
+ * Dictionary alignment (issue 42), for an engine that dropped every tag: each styled stretch of the
+ * source is looked up in `translations` (the engine's translation of the stretch alone), and where
+ * that translation is found in the block's translation, those characters take the stretch's style.
+ * Only words found count as kept; the rest stay in the block's style.
+ */
+export function alignStyles(text: string, stretches: StyledSpan[], markup: Markup, translations: Map<string, string>): { spans?: StyledSpan[]; stylesLost: number } {
+  const styles: Array<SpanStyle | undefined> = new Array(text.length).fill(undefined);
+  const lower = text.toLocaleLowerCase();
+  let lost = 0;
+  for (const stretch of stretches) {
+    // A stretch with no letter ("3.1") is not translated: it is its own translation.
+    const target = (/\p{L}/u.test(stretch.text) ? translations.get(stretch.text) : stretch.text)?.trim().replace(/[.。,，:：;；]+$/u, '');
+    let at = target ? lower.indexOf(target.toLocaleLowerCase()) : -1;
+    // A place another style took is not this stretch's: the next occurrence, if any. One the same
+    // style took is (two stretches of one phrase translated as one word: "第 … 节" → "Section").
+    while (at >= 0 && styles.slice(at, at + target!.length).some((s) => s !== undefined && key(s) !== key(stretch))) at = lower.indexOf(target!.toLocaleLowerCase(), at + 1);
+    if (!target || at < 0) { lost += wordCount(stretch.text); continue; }
+    const { text: _text, ...style } = stretch;
+    for (let i = at; i < at + target.length; i++) styles[i] = style;
+  }
+  const spans: StyledSpan[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const style = styles[i] ?? markup.dominant;
+    const last = spans.at(-1);
+    if (last && key(last) === key(style)) last.text += text[i];
+    else spans.push({ text: text[i]!, ...style });
+  }
+  return { ...(spans.length > 1 ? { spans } : {}), stylesLost: lost };
+}

@@ -3,7 +3,8 @@
 // The structure (labels, boxes, levels, table shape) is kept; only the texts change.
 import type { Block, OnProgress, Page, ParsedDocument } from '../document.ts';
 import { compileGlossary, followsGlossary, protect, restore, type Glossary } from './glossary.ts';
-import { fromMarkup, toMarkup } from './styles.ts';
+import { alignStyles, fromMarkup, styledStretches, toMarkup } from './styles.ts';
+import { protectVerbatim, restoreVerbatim } from './verbatim.ts';
 import { ensurePairSupported, TranslationError, type LanguagePair, type Translator } from './translator.ts';
 
 export type TranslateDocumentOptions = {
@@ -31,6 +32,8 @@ export async function translateDocument(
   // Source text → translation for the whole document: a header or footer repeated on every page
   // is sent once.
   const memory = new Map<string, string>();
+  /** Styled stretch → the engine's translation of it alone ('' when the engine gave none). */
+  const stretchMemory = new Map<string, string>();
   const matcher = compileGlossary(options.glossary);
   const hints = () => ({ glossary: options.glossary, context: [...memory].slice(-CONTEXT_SEGMENTS).map(([source, translation]) => ({ source, translation })) });
   const send = async (segments: string[], markup = false) => {
@@ -47,13 +50,26 @@ export async function translateDocument(
     const wanted = [...new Set(pageTexts(page).map((t) => t.trim()))].filter((t) => needsTranslation(t) && !memory.has(t));
     // Blocks whose style changes inside them go as markup (styles.ts), in batches of their own.
     const marked = [...new Set(page.blocks.map((b) => (needsTranslation(b.text) ? toMarkup(b)?.html : undefined)).filter((m): m is string => m !== undefined))].filter((m) => !memory.has(m));
+    // A segment's inline formulas (stretches in a math font), by its plain text and by its markup.
+    const formulas = new Map<string, string[]>();
+    for (const block of page.blocks) {
+      if (!block.formulas) continue;
+      formulas.set(block.text.trim(), block.formulas);
+      const html = toMarkup(block)?.html;
+      if (html) formulas.set(html, block.formulas);
+    }
     for (const [list, markup] of [[wanted, false], [marked, true]] as const) {
       for (const batch of batches(list, batchChars)) {
-        const prepared = batch.map((source) => protect(source, matcher));
+        // Formulas, numbers and URLs go as tokens (verbatim.ts), glossary terms as theirs (glossary.ts).
+        const prepared = batch.map((source) => {
+          const verbatim = protectVerbatim(source, formulas.get(source), markup);
+          return { ...protect(verbatim.text, matcher), kept: verbatim.kept };
+        });
         const translated = await send(prepared.map((p) => p.text), markup);
         const lost: string[] = [];
         batch.forEach((source, i) => {
-          const restored = restore(translated[i]!, prepared[i]!.used, matcher);
+          const glossed = restore(translated[i]!, prepared[i]!.used, matcher);
+          const restored = glossed === undefined ? undefined : restoreVerbatim(glossed, prepared[i]!.kept);
           if (restored === undefined) lost.push(source);
           else memory.set(source, restored.trim());
         });
@@ -61,9 +77,25 @@ export async function translateDocument(
         if (lost.length > 0) (await send(lost, markup)).forEach((translation, i) => memory.set(lost[i]!, translation.trim()));
       }
     }
+    // An engine that dropped every style tag: its translation of each styled stretch alone, for
+    // dictionary alignment (styles.ts). Not finding one only leaves its words in the block's style.
+    const stretches = [...new Set(page.blocks.flatMap((block) => {
+      const markup = needsTranslation(block.text) ? toMarkup(block) : undefined;
+      const html = markup ? memory.get(markup.html) : undefined;
+      if (!markup || !html || fromMarkup(html, markup).spans) return [];
+      return styledStretches(block, markup).map((s) => s.text);
+    }))].filter((t) => needsTranslation(t) && !stretchMemory.has(t));
+    if (stretches.length > 0) {
+      try {
+        (await send(stretches)).forEach((translation, i) => stretchMemory.set(stretches[i]!, translation.trim()));
+      } catch (error) {
+        if (options.signal?.aborted) throw error;
+        for (const t of stretches) stretchMemory.set(t, '');
+      }
+    }
     // Checked after translation: every glossary term in the source shows its translation.
     for (const source of wanted) if (!followsGlossary(source, memory.get(source) ?? '', matcher)) missed++;
-    pages.push({ ...page, blocks: page.blocks.map((block) => translateBlock(block, memory)) });
+    pages.push({ ...page, blocks: page.blocks.map((block) => translateBlock(block, memory, stretchMemory)) });
     await options.onProgress?.(index + 1, doc.pages.length);
   }
   const notes = missed > 0 ? [`${missed} ${missed === 1 ? 'passage does' : 'passages do'} not use the glossary's translation of a term: the engine changed or dropped it.`] : [];
@@ -101,7 +133,7 @@ function pageTexts(page: Page): string[] {
   return page.blocks.flatMap((block) => [...(toMarkup(block) ? [] : [block.text]), ...(block.cells ?? []).flat(), ...(block.table?.cells ?? []).map((cell) => cell.text)]);
 }
 
-function translateBlock(block: Block, memory: Map<string, string>): Block {
+function translateBlock(block: Block, memory: Map<string, string>, stretchMemory: Map<string, string>): Block {
   const { spans: _spans, ...rest } = block;
   const translated: Block = { ...rest, text: lookUp(block.text, memory) };
   const markup = toMarkup(block);
@@ -115,6 +147,12 @@ function translateBlock(block: Block, memory: Map<string, string>): Block {
     }
     translated.styledWords = markup.words.reduce((a, b) => a + b, 0);
     translated.stylesLost = styled.stylesLost;
+    // Every tag dropped: the styled stretches found in the translation by their own translations.
+    if (!styled.spans && styled.text.trim() !== '') {
+      const aligned = alignStyles(styled.text, styledStretches(block, markup), markup, stretchMemory);
+      if (aligned.spans) translated.spans = aligned.spans;
+      translated.stylesLost = Math.min(styled.stylesLost, aligned.stylesLost);
+    }
   }
   if (block.cells) translated.cells = block.cells.map((row) => row.map((cell) => lookUp(cell, memory)));
   // Tables are translated cell by cell (issue 18), each cell keeping its place in the grid.
