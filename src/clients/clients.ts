@@ -8,7 +8,7 @@ import { createServiceAccount, deleteServiceAccount } from '../accounts/service-
 import { cachedClientRow, forgetClient } from './clients.cache.ts';
 import * as store from './clients.store.ts';
 
-export type ClientErrorCode = 'invalid_name' | 'invalid_client_id' | 'invalid_secret_hash' | 'invalid_redirect_uri' | 'invalid_scope' | 'invalid_origin' | 'not_found' | 'public_client' | 'invalid_grant';
+export type ClientErrorCode = 'invalid_name' | 'invalid_client_id' | 'invalid_secret_hash' | 'invalid_redirect_uri' | 'invalid_scope' | 'invalid_origin' | 'not_found' | 'public_client' | 'invalid_grant' | 'invalid_registration';
 
 /**
  * issue 43: the grants an application may opt into beyond the spec's two (`--grant`), as RFC 7591
@@ -75,6 +75,8 @@ export type RegistrationMetadata = {
   logo_uri?: string;
   software_id?: string;
   software_version?: string;
+  /** issue 39: the client_id is the https URL of its Client ID Metadata Document, fetched from there (not POSTed) */
+  metadata_document?: true;
 };
 
 /** The operator contract's JSON shape for an application. */
@@ -219,6 +221,8 @@ export type ClientInput = {
   grants?: string[] | undefined;
   /** issue 39: the application registered itself (RFC 7591) with this metadata; its redirect URIs were checked by oauth/registration */
   dynamic?: RegistrationMetadata | undefined;
+  /** issue 39: a Client ID Metadata Document's URL is its own client_id; every other application gets a new one */
+  clientId?: string | undefined;
 };
 
 /** Checks `--grant` values: known names, each once, in a stable order. */
@@ -271,7 +275,8 @@ export async function registerClient(db: Db, clock: Clock, hashKey: Buffer, inpu
   checkGrantsFit(grants, isPublic);
   const clientSecret = isPublic ? undefined : newOpaqueToken();
   const now = clock();
-  const clientId = newClientId();
+  // issue 39: a Client ID Metadata Document's URL is its own client_id
+  const clientId = input.clientId ?? newClientId();
   const row: store.ClientRow = {
     client_id: clientId,
     name,
@@ -383,6 +388,22 @@ export async function updateClient(db: Db, clock: Clock, clientId: string, chang
   if (changes.postLogoutRedirectUris !== undefined) row.post_logout_redirect_uris = checkPostLogoutRedirectUris(changes.postLogoutRedirectUris);
   if (changes.idTokenAlg !== undefined) row.id_token_alg = changes.idTokenAlg;
   if (!(await store.updateClient(db, clientId, row))) throw new ClientError('not_found', `no application with client_id ${clientId}`);
+  return getClient(db, clientId);
+}
+
+/**
+ * issue 39: what a self-registered application says about itself changed (a Client ID Metadata Document
+ * fetched again): its name, redirect URIs, scopes and registration metadata follow. Whether it is enabled
+ * stays the operator's decision.
+ */
+export async function updateDynamicRegistration(db: Db, clock: Clock, clientId: string, metadata: { name: string; redirectUris: string[]; scopes: string[]; registration: RegistrationMetadata }): Promise<Client> {
+  await store.updateClient(db, clientId, {
+    name: checkName(metadata.name),
+    redirect_uris: JSON.stringify([...new Set(metadata.redirectUris.map(checkRedirectUri))]),
+    scopes: JSON.stringify(checkScopes(metadata.scopes)),
+    registration: JSON.stringify(metadata.registration),
+    updated_at: clock(),
+  });
   return getClient(db, clientId);
 }
 

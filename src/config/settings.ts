@@ -142,6 +142,9 @@ const schema = z.object({
   SIGNET_FETCH_SOURCES: z.enum(['on', 'off'], 'expected on or off').default('off'),
   SIGNET_MFA: z.enum(['optional', 'required'], 'expected optional or required').default('optional'),
   SIGNET_CLIENT_REGISTRATION: z.enum(['open', 'closed'], 'expected open or closed').default('open'),
+  // Tests only (net/guarded-fetch.ts): refused below when NODE_ENV=production.
+  SIGNET_OUTBOUND_ALLOW_LOOPBACK_FOR_TESTS: z.enum(['true', 'false'], 'expected true or false').default('false'),
+  SIGNET_OUTBOUND_TEST_CA_FILE: z.string().optional(),
   SIGNET_ID_TOKEN_ALG: z.enum(['ES256', 'RS256'], 'expected ES256 or RS256').default('ES256'),
   SIGNET_IDP_TIMEOUT_MS: z.coerce.number('expected a number of milliseconds').int('expected a whole number of milliseconds').min(100, 'expected at least 100').max(60000, 'expected at most 60000').default(10000),
   SIGNET_PRODUCT_NAME: z
@@ -205,6 +208,12 @@ export type Settings = {
   mfa: 'optional' | 'required';
   /** SIGNET_CLIENT_REGISTRATION (issue 39): `open` lets applications (AI agents) register themselves at POST /oauth/register (RFC 7591) */
   clientRegistration: 'open' | 'closed';
+  /**
+   * SIGNET_OUTBOUND_ALLOW_LOOPBACK_FOR_TESTS, SIGNET_OUTBOUND_TEST_CA_FILE: what the guarded outbound fetch
+   * (client metadata documents, documents from URLs) allows beyond public https addresses — for tests that
+   * serve from a loopback HTTPS server with a self-signed certificate. Never with NODE_ENV=production.
+   */
+  outbound: { allowLoopbackForTests: boolean; testCaFile?: string | undefined };
   /** SIGNET_ID_TOKEN_ALG: how id_tokens are signed for applications that name no algorithm of their own (issue 28) */
   idTokenAlg: 'ES256' | 'RS256';
   /** SIGNET_IDP_TIMEOUT_MS: the deadline of each request to an upstream identity provider (issue 33) */
@@ -251,6 +260,11 @@ export function parseSettings(env: Record<string, string | undefined>, cwd = pro
     throw new SettingsError(String(issue.path[0] ?? 'settings'), issue.message);
   }
   const s = parsed.data;
+  // The outbound fetch's test allowances can never be on in production by accident.
+  if (env.NODE_ENV === 'production') {
+    if (s.SIGNET_OUTBOUND_ALLOW_LOOPBACK_FOR_TESTS === 'true') throw new SettingsError('SIGNET_OUTBOUND_ALLOW_LOOPBACK_FOR_TESTS', 'is for tests only and cannot be set when NODE_ENV=production');
+    if (s.SIGNET_OUTBOUND_TEST_CA_FILE) throw new SettingsError('SIGNET_OUTBOUND_TEST_CA_FILE', 'is for tests only and cannot be set when NODE_ENV=production');
+  }
   const dataDir = path.resolve(cwd, s.SIGNET_DATA_DIR);
   const databaseUrl = s.SIGNET_DATABASE_URL;
   const database: Settings['database'] =
@@ -320,6 +334,7 @@ export function parseSettings(env: Record<string, string | undefined>, cwd = pro
     fetchSources: s.SIGNET_FETCH_SOURCES === 'on',
     mfa: s.SIGNET_MFA,
     clientRegistration: s.SIGNET_CLIENT_REGISTRATION,
+    outbound: { allowLoopbackForTests: s.SIGNET_OUTBOUND_ALLOW_LOOPBACK_FOR_TESTS === 'true', testCaFile: s.SIGNET_OUTBOUND_TEST_CA_FILE ? path.resolve(cwd, s.SIGNET_OUTBOUND_TEST_CA_FILE) : undefined },
     idTokenAlg: s.SIGNET_ID_TOKEN_ALG,
     idpTimeoutMs: s.SIGNET_IDP_TIMEOUT_MS,
     brand: { productName: s.SIGNET_PRODUCT_NAME, logoUrl: s.SIGNET_LOGO_URL, accentColor: s.SIGNET_ACCENT_COLOR?.toLowerCase() },

@@ -31,6 +31,9 @@ export type VerifiedAccessToken = {
   scope: string;
   /** RFC 8707: the resource the token was issued for, or null when none was asked for */
   resource: string | null;
+  /** when it was issued and when it ends (ms; introspection's iat and exp, issue 43) */
+  issuedAt: number;
+  expiresAt: number;
 };
 
 /**
@@ -42,6 +45,8 @@ export type VerifiedServiceToken = {
   service: { sub: string };
   scope: string;
   resource: string | null;
+  issuedAt: number;
+  expiresAt: number;
 };
 
 export const DESCRIPTION_SERVICE_TOKEN = 'This access token was issued to an application acting as itself (client_credentials): it names no person, so it is not accepted here.';
@@ -61,16 +66,17 @@ export async function verifyAccessToken(db: Db, hashKey: Buffer, now: number, ac
   const refuse = (detail: string) => new OAuthError('invalid_token', DESCRIPTION_INVALID_ACCESS_TOKEN, { detail });
   // One SHA-256 for a token seen before, its MAC's two HMACs the first time (decodeAccessTokenOnce).
   const fields = decodeAccessTokenOnce(hashKey, accessToken);
-  let valid: { clientId: string; scope: string; resource: string | null; person: store.TokenPersonRow | undefined };
+  let valid: { clientId: string; scope: string; resource: string | null; issuedAt: number; person: store.TokenPersonRow | undefined };
   if (fields) {
     // A chain-format token: its chain, the deny list and its person in one statement.
     const found = await store.findChainForAccessToken(db, fields.chainId, fields.id);
     if (!found || fields.generation > found.chain.generation) throw refuse(DETAIL_UNKNOWN_TOKEN);
     if (found.chain.revoked_at !== null || found.denied) throw refuse('access token revoked');
     // spec "Access token — Lifetime: 2 hours"
-    if (found.chain.created_at + fields.issuedOffset + ACCESS_TOKEN_LIFETIME_MS <= now) throw refuse('access token expired');
+    const issuedAt = found.chain.created_at + fields.issuedOffset;
+    if (issuedAt + ACCESS_TOKEN_LIFETIME_MS <= now) throw refuse('access token expired');
     // issue 39: the chain's RFC 8707 resource (null: none was asked for)
-    valid = { clientId: found.chain.client_id, scope: fields.scope, resource: found.chain.resource, person: found.person };
+    valid = { clientId: found.chain.client_id, scope: fields.scope, resource: found.chain.resource, issuedAt, person: found.person };
   } else {
     // A token from before migration 0010: its own row (from before resources too: none).
     const found = await store.findAccessTokenWithPerson(db, keyedHash(hashKey, accessToken));
@@ -78,7 +84,7 @@ export async function verifyAccessToken(db: Db, hashKey: Buffer, now: number, ac
     const { token, person } = found;
     if (token.revoked_at !== null) throw refuse('access token revoked');
     if (token.expires_at <= now) throw refuse('access token expired');
-    valid = { clientId: token.client_id, scope: token.scope, resource: null, person };
+    valid = { clientId: token.client_id, scope: token.scope, resource: null, issuedAt: token.created_at, person };
   }
   // The application from the in-process cache (at most CLIENT_CACHE_MS old: a disabled application
   // stops working within a second on every node), so the read above is the only round trip.
@@ -86,11 +92,12 @@ export async function verifyAccessToken(db: Db, hashKey: Buffer, now: number, ac
   if (!client || !client.enabled) throw refuse('application missing or disabled');
   const { person } = valid;
   if (!person || person.disabled === 1) throw refuse('account missing or disabled');
+  const times = { issuedAt: valid.issuedAt, expiresAt: valid.issuedAt + ACCESS_TOKEN_LIFETIME_MS };
   if (client.serviceSub !== null && person.sub === client.serviceSub) {
     if (!accept.services) throw new OAuthError('invalid_token', DESCRIPTION_SERVICE_TOKEN, { detail: 'service token where a person is needed' });
-    return { client, service: { sub: person.sub }, scope: valid.scope, resource: valid.resource };
+    return { client, service: { sub: person.sub }, scope: valid.scope, resource: valid.resource, ...times };
   }
-  return { client, person, scope: valid.scope, resource: valid.resource };
+  return { client, person, scope: valid.scope, resource: valid.resource, ...times };
 }
 
 /** Whether a space-separated scope string holds `name`. */

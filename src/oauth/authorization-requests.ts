@@ -8,6 +8,7 @@ import type { Db, Dialect } from '../db/database.ts';
 import type { AuthorizeRequest, OidcRequest } from './authorize.ts';
 import { idTokenContext, type SignInFacts } from './oidc/id-token.ts';
 import { callbackUrl } from './callback.ts';
+import type { ClientIdMetadataContext } from './registration/client-id-metadata.ts';
 import { issueAuthorizationCode, type CodeChallengeMethod } from './codes.ts';
 import { OAuthError } from './errors.ts';
 import { formatScope, scopeList, type Scope } from './scopes.ts';
@@ -49,6 +50,8 @@ export type FlowContext = {
   hashKey: Buffer;
   clock: Clock;
   compat: 'legacy' | undefined;
+  /** issue 39: Client ID Metadata Documents (an https URL as client_id), when the server accepts them */
+  clientIdMetadata?: ClientIdMetadataContext | undefined;
   /**
    * The browser-binding cookie of the request being served, added per request with forBrowser(). Without
    * it no pending request is found (or created).

@@ -2,7 +2,9 @@
 // handler), then either answer prompt=none at once or save the pending request and send the browser
 // to our sign-in and consent page with `302`.
 import type { FastifyPluginAsync } from 'fastify';
+import { findClient } from '../clients/clients.ts';
 import { grantCoversRequest } from '../consent/grants.ts';
+import { clientFromMetadataDocument, isMetadataDocumentClientId } from './registration/client-id-metadata.ts';
 import { localeFromUiLocales } from '../web/i18n/i18n.ts';
 import { validateAuthorizeRequest, type AuthorizeQuery } from './authorize.ts';
 import { OAuthError } from './errors.ts';
@@ -25,7 +27,11 @@ export const authorizeRoutes: FastifyPluginAsync<{ ctx: FlowContext; mustEnrol?:
     // Before anything is looked up, stored or minted.
     if (isFramedNavigation(request.headers)) throw new OAuthError('access_denied', FRAMED_DESCRIPTION, { detail: `Sec-Fetch-Dest: ${request.headers['sec-fetch-dest']}` });
     const query: AuthorizeQuery = typeof request.query === 'object' && request.query !== null ? (request.query as AuthorizeQuery) : {};
-    const authorization = await validateAuthorizeRequest(ctx.db, query, ctx.compat, request.servedOrigin.origin);
+    // issue 39: a client_id that is an https URL names a Client ID Metadata Document, fetched (guarded) and kept as a self-registered application
+    const metadata = ctx.clientIdMetadata;
+    const lookUpClient = (clientId: string) =>
+      metadata && isMetadataDocumentClientId(clientId) ? clientFromMetadataDocument(metadata, clientId, { ip: request.ip, log: request.log }) : findClient(ctx.db, clientId);
+    const authorization = await validateAuthorizeRequest(ctx.db, query, ctx.compat, request.servedOrigin.origin, lookUpClient);
     reply.header('cache-control', 'no-store');
     if (authorization.methodReadAsPlain !== null) {
       request.log.warn(

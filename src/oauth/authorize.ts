@@ -87,6 +87,8 @@ type Validation = {
   readonly compat?: 'legacy' | undefined;
   /** the served origin that received the request: the resource it knows is `{origin}/mcp` */
   readonly origin?: string | undefined;
+  /** how a client_id is looked up: the registry, or (issue 39) a Client ID Metadata Document fetched for it */
+  readonly findClient: (clientId: string) => Promise<Client | undefined>;
   clientId?: string;
   redirectUri?: string;
   client?: Client;
@@ -134,7 +136,7 @@ const responseTypeAcceptable: Check = (v) => {
 
 /** Step 3: spec "The application exists and is enabled." */
 const applicationExistsAndIsEnabled: Check = async (v) => {
-  const client = await findClient(v.db, learned(v.clientId, 'applicationExistsAndIsEnabled'));
+  const client = await v.findClient(learned(v.clientId, 'applicationExistsAndIsEnabled'));
   if (!client || !client.enabled) {
     // The same answer for both, so the endpoint does not tell which applications exist.
     throw new OAuthError('invalid_client', 'No enabled application has this client_id. Check the client_id, or ask the operator to enable the application.', {
@@ -278,8 +280,14 @@ function readOidcParameters(query: AuthorizeQuery): OidcRequest {
 }
 
 /** Runs the five checks in order, then checks and reads the optional parameters. Throws the first failure. */
-export async function validateAuthorizeRequest(db: Db, query: AuthorizeQuery, compat?: 'legacy' | undefined, origin?: string): Promise<AuthorizeRequest> {
-  const v: Validation = { query, db, compat, origin };
+export async function validateAuthorizeRequest(
+  db: Db,
+  query: AuthorizeQuery,
+  compat?: 'legacy' | undefined,
+  origin?: string,
+  lookUpClient: (clientId: string) => Promise<Client | undefined> = (clientId) => findClient(db, clientId),
+): Promise<AuthorizeRequest> {
+  const v: Validation = { query, db, compat, origin, findClient: lookUpClient };
   for (const check of AUTHORIZE_CHECKS) await check(v);
   for (const check of PARAMETER_CHECKS) await check(v);
 

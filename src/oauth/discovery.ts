@@ -36,6 +36,9 @@ export function accurateDiscovery(servedOrigin: string): DiscoveryDocument {
     revocation_endpoint: `${servedOrigin}/oauth/revoke`,
     ...accurateFields(),
     revocation_endpoint_auth_methods_supported: ['client_secret_post'],
+    // issue 43: RFC 7662 token introspection, the caller authenticated as at the token endpoint
+    introspection_endpoint: `${servedOrigin}/oauth/introspect`,
+    introspection_endpoint_auth_methods_supported: ['client_secret_post'],
     jwks_uri: `${servedOrigin}/oauth/jwks`,
     end_session_endpoint: `${servedOrigin}/oauth/end-session`,
     id_token_signing_alg_values_supported: [...SIGNING_ALGS],
@@ -104,7 +107,8 @@ export function authorizationServerMetadata(origin: string, options: { registrat
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: ['client_secret_post', 'none'],
     ...(options.registration === 'open' ? { registration_endpoint: `${origin}${REGISTRATION_ENDPOINT_PATH}` } : {}),
-    client_id_metadata_document_supported: false,
+    // issue 39: an https URL as client_id names the client's metadata document (registration/client-id-metadata.ts)
+    client_id_metadata_document_supported: options.registration === 'open',
     // RFC 9728 §4: the protected resources this server issues tokens for (RFC 8707 `resource`)
     protected_resources: [mcpResource(origin)],
   };

@@ -69,6 +69,8 @@ export function signetClient(record: JsonObject): ImportedClient {
     grants: stringList(record, 'grants'),
     secretHash: optionalString(record, 'secret_hash'),
     createdAt: time(record, 'created_at'),
+    // issue 39: a self-registered application (dynamic: true) carries what it registered
+    ...(record['dynamic'] === true ? { registration: record['registration'] ?? null } : {}),
   };
 }
 

@@ -19,6 +19,9 @@ import { discoveryRoutes } from '../oauth/discovery.routes.ts';
 import { registrationRoutes } from '../oauth/registration/registration.routes.ts';
 import { resourceMetadataRoutes } from '../oauth/resources.routes.ts';
 import { revokeRoutes } from '../oauth/revoke.routes.ts';
+import { introspectRoutes } from '../oauth/introspect.routes.ts';
+import { createMetadataDocumentCache } from '../oauth/registration/client-id-metadata.ts';
+import { outboundPolicy } from '../net/guarded-fetch.ts';
 import { tokenRoutes } from '../oauth/token/token.routes.ts';
 import { userinfoRoutes } from '../oauth/userinfo.routes.ts';
 import { deviceAuthorizationRoutes } from '../oauth/device/device-authorization.routes.ts';
@@ -225,7 +228,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   await app.register(healthRoutes, { db: deps.db, checks: [{ name: 'storage', check: () => deps.objects.ping() }] });
-  const flow = { db: deps.db, dialect: deps.dialect, hashKey: deps.keys.tokenHash, clock: deps.clock, compat: deps.settings.compat };
+  // issue 39: Client ID Metadata Documents, fetched through the guarded outbound fetch and cached per process
+  const outbound = outboundPolicy(deps.settings.outbound);
+  if (outbound.allowLoopbackForTests || outbound.testCa) deps.logger.warn({ event: 'outbound_test_allowance' }, 'SIGNET_OUTBOUND_ALLOW_LOOPBACK_FOR_TESTS or SIGNET_OUTBOUND_TEST_CA_FILE is set: outbound fetches may reach loopback addresses or trust a test certificate authority. These settings are for tests only.');
+  const clientIdMetadata =
+    deps.settings.clientRegistration === 'open'
+      ? { db: deps.db, clock: deps.clock, hashKey: deps.keys.tokenHash, registration: deps.settings.clientRegistration, outbound, cache: createMetadataDocumentCache(deps.clock) }
+      : undefined;
+  const flow = { db: deps.db, dialect: deps.dialect, hashKey: deps.keys.tokenHash, clock: deps.clock, compat: deps.settings.compat, clientIdMetadata };
   const tasks = { db: deps.db, dialect: deps.dialect, clock: deps.clock, objects: deps.objects, translator: deps.translator, uploadMaxBytes: deps.settings.uploadMaxBytes };
   const accounts = { db: deps.db, clock: deps.clock, hashKey: deps.keys.tokenHash, tokenKey: deps.keys.accountToken, signupOpen: deps.settings.signup === 'open' };
   const factors = {
@@ -248,6 +258,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const endpoints = { db: deps.db, clock: deps.clock, hashKey: deps.keys.tokenHash };
   await app.register(tokenRoutes, { ctx: endpoints, idTokens: { db: deps.db, sealKey: deps.keys.signingKey, clock: deps.clock, defaultAlg: deps.settings.idTokenAlg } });
   await app.register(revokeRoutes, { ctx: endpoints });
+  await app.register(introspectRoutes, { ctx: endpoints });
   await app.register(userinfoRoutes, { ctx: endpoints });
   // issue 43: RFC 8628's device authorization endpoint (the /device page is with the other pages)
   await app.register(deviceAuthorizationRoutes, { ctx: endpoints });

@@ -173,9 +173,15 @@ const TEMPLATES: Record<string, Template[]> = {
     [['token', 'accessToken'], ['token_type_hint', 'access_token'], ['client_id', 'clientId'], ['client_secret', 'clientSecret']],
     [['token', 'refreshToken'], ['token_type_hint', 'refresh_token'], ['client_id', 'clientId'], ['client_secret', 'clientSecret']],
   ],
+  '/oauth/introspect': [
+    [['token', 'accessToken'], ['token_type_hint', 'access_token'], ['client_id', 'clientId'], ['client_secret', 'clientSecret']],
+    [['token', 'refreshToken'], ['token_type_hint', 'refresh_token'], ['client_id', 'clientId'], ['client_secret', 'clientSecret']],
+  ],
   '/oauth/authorize': [
     [['response_type', 'code'], ['client_id', 'clientId'], ['redirect_uri', 'redirectUri'], ['scope', 'openid profile'], ['state', 'xyz'], ['code_challenge', 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'], ['code_challenge_method', 'S256']],
     [['response_type', 'code'], ['client_id', 'publicClientId'], ['redirect_uri', 'redirectUri'], ['prompt', 'none']],
+    // issue 39: a Client ID Metadata Document URL at a private address — refused before any connection
+    [['response_type', 'code'], ['client_id', 'https://10.0.0.1/client.json'], ['redirect_uri', 'redirectUri'], ['code_challenge', 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'], ['code_challenge_method', 'S256']],
   ],
   '/signin': [[['identifier', 'email'], ['password', 'wrong password'], ['request', 'pendingRequest']]],
   '/consent': [[['request', 'pendingRequest'], ['decision', 'allow'], ['scope', 'openid']]],

@@ -218,6 +218,8 @@ function assertSuccessAllowed(req: FuzzRequest, res: LightMyRequestResponse, bod
   const ok = (() => {
     if (route.url === '/oauth/revoke' && method === 'POST') return status === 200 && body.toString('utf8') === '{}';
     if (route.url === '/oauth/token' && method === 'POST') return status === 200;
+    // RFC 7662: an authenticated caller always gets 200, {"active":false} for anything not its live token
+    if (route.url === '/oauth/introspect' && method === 'POST') return status === 200 && /^\{"active":(false|true,)/.test(body.toString('utf8'));
     if (surface === 'admin') return reading || hasCredential(req, 'admin-key');
     if (surface === 'api') return hasCredential(req, 'session');
     if (surface === 'page') return reading || status === 200 || (status >= 300 && status < 400);

@@ -171,7 +171,8 @@ forEachDatabase('authorization for agents (issue 39)', (open) => {
     assert.deepEqual(as.code_challenge_methods_supported, ['S256']);
     assert.deepEqual(as.scopes_supported, ['openid', 'profile', 'email', 'phone', 'documents']);
     assert.deepEqual(as.token_endpoint_auth_methods_supported, ['client_secret_post', 'none']);
-    assert.equal(as.client_id_metadata_document_supported, false);
+    assert.equal(as.client_id_metadata_document_supported, true, 'Client ID Metadata Documents are accepted while registration is open');
+    assert.equal(as.introspection_endpoint, `${TEST_BASE_URL}/oauth/introspect`);
     assert.deepEqual(as.protected_resources, [MCP]);
     assert.deepEqual(discovery.scopes_supported, ['openid', 'profile', 'email', 'phone'], 'spec Versioning 3: the discovery document keeps the four');
     assert.equal(mcpChallenge(TEST_BASE_URL), `Bearer resource_metadata="${TEST_BASE_URL}/.well-known/oauth-protected-resource/mcp"`);

@@ -10,6 +10,7 @@ import { exportAsOperator, importAsOperator, type OperatorContext } from '../../
 import { exportLines } from '../../src/portability/export.ts';
 import { linkIdentity, listLinks } from '../../src/accounts/upstream/links.ts';
 import { addProvider, enabledProviderWithSecret } from '../../src/accounts/upstream/providers.ts';
+import { findClient, registerClient } from '../../src/clients/clients.ts';
 import { testApp, TEST_BASE_URL } from '../helpers/app.ts';
 import { forEachDatabase } from '../helpers/databases.ts';
 import { EMAIL, flowSetup, PASSWORD, REDIRECT_URI, type Flow } from '../oauth/authorize-support.ts';
@@ -106,5 +107,49 @@ forEachDatabase('export, then import into a fresh instance', (open) => {
     assert.ok(typeof client['secret_hash'] === 'string' && client['secret_hash'] !== f.clientSecret, 'the keyed hash, never the secret');
     assert.deepEqual([...new Set(records.map((r) => r['type']))], ['signet-export', 'account', 'client'], 'only accounts and applications');
     assert.doesNotMatch(full, /access_token|refresh_token|session|totp|otpauth|recovery|factor/i, 'nothing of tokens, sessions or second factors');
+  });
+
+  test('issue 39: "an imported self-registered application stays one" — dynamic and its registration metadata (RFC 7591, or a Client ID Metadata Document with its URL as client_id) go through export and import; a malformed registration is refused on its line', async () => {
+    const source = await testApp(await open());
+    apps.push(source.app);
+    const registered = await source.app.inject({
+      method: 'POST',
+      url: '/oauth/register',
+      headers: { host: new URL(TEST_BASE_URL).host, 'content-type': 'application/json' },
+      payload: JSON.stringify({ client_name: 'Agent', redirect_uris: ['http://127.0.0.1:33418/cb'], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], client_uri: 'https://agent.example', software_id: 'agent-cli' }),
+    });
+    assert.equal(registered.statusCode, 201, registered.body);
+    const dynamicId = registered.json<{ client_id: string }>().client_id;
+    const documentId = 'https://agent.example/oauth/client.json';
+    await registerClient(source.deps.db, source.clock, source.deps.keys.tokenHash, {
+      clientId: documentId,
+      name: 'Doc Agent',
+      redirectUris: ['https://agent.example/cb'],
+      scopes: ['documents'],
+      isPublic: true,
+      dynamic: { token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], response_types: ['code'], metadata_document: true },
+    });
+    const exported = await collect(exportLines(source.deps.db, source.clock, { includeSecrets: false }));
+    const clients = exported.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r['type'] === 'client');
+    assert.deepEqual(clients.map((c) => [c['client_id'], c['dynamic']]), [[dynamicId, true], [documentId, true]]);
+
+    const target = await testApp(await open());
+    apps.push(target.app);
+    const { summary } = await importAsOperator(operator(target), Readable.from([exported]), { dryRun: false });
+    assert.deepEqual(summary, { created: 2, updated: 0, skipped: 0, errors: [] });
+    for (const id of [dynamicId, documentId]) {
+      const before = (await findClient(source.deps.db, id))!;
+      const after = (await findClient(target.deps.db, id))!;
+      assert.equal(after.dynamic, true, id);
+      assert.deepEqual(after.registration, before.registration, id);
+      assert.equal(after.isPublic, true);
+    }
+
+    const bad = exported.replace('"token_endpoint_auth_method":"none"', '"token_endpoint_auth_method":"private_key_jwt"');
+    const third = await testApp(await open());
+    apps.push(third.app);
+    const refused = await importAsOperator(operator(third), Readable.from([bad]), { dryRun: false });
+    assert.equal(refused.summary.errors.length, 1, JSON.stringify(refused.summary));
+    assert.match(JSON.stringify(refused.summary.errors[0]), /token_endpoint_auth_method must be none or client_secret_post/);
   });
 });

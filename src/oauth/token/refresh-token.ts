@@ -1,6 +1,7 @@
 // Grant `refresh_token` (spec "POST /oauth/token — Grant refresh_token", "Refresh token", "Limits").
 import { recordAuditSafely } from '../../audit/audit.ts';
 import type { Client } from '../../clients/clients.ts';
+import type { Db } from '../../db/database.ts';
 import { checkClientSecret, checkTokenEndpointClient } from '../client-auth.ts';
 import { DESCRIPTION_REFRESH_TOKEN_EXPIRED, OAuthError } from '../errors.ts';
 import type { OAuthParams } from '../form-params.ts';
@@ -24,6 +25,8 @@ export type PresentedRefresh = {
   /** the scope granted to the chain */
   scope: string;
   expiresAt: number;
+  /** when this refresh token was issued (the chain's last rotation, or its start) */
+  issuedAt: number;
   /** rotated earlier: presenting it is the replay the spec describes */
   rotated: boolean;
   revoked: boolean;
@@ -51,6 +54,7 @@ function presentedFromChain(found: { chain: store.ChainRow; personActive: boolea
     sub: chain.sub,
     scope: chain.scope,
     expiresAt: chain.expires_at,
+    issuedAt: chain.rotated_at ?? chain.created_at,
     rotated: generation < chain.generation,
     revoked: chain.revoked_at !== null || chain.refresh_revoked_at !== null,
     personActive: found.personActive,
@@ -67,6 +71,7 @@ function presentedFromRow(token: store.RefreshTokenRow | undefined, personActive
     sub: token.sub,
     scope: token.scope,
     expiresAt: token.chain_expires_at,
+    issuedAt: token.created_at,
     rotated: token.rotated_at !== null,
     revoked: token.revoked_at !== null,
     personActive,
@@ -77,6 +82,17 @@ function presentedFromRow(token: store.RefreshTokenRow | undefined, personActive
 /** A refresh token from before migration 0010: its row and its person's state, one read. */
 async function readLegacy(ctx: TokenContext, presented: string): Promise<PresentedRefresh | undefined> {
   const found = await store.findRefreshTokenWithPerson(ctx.db, keyedHash(ctx.hashKey, presented));
+  return presentedFromRow(found?.token, found?.personActive ?? false);
+}
+
+/**
+ * A presented refresh token as stored, in either format, without judging it (introspection reads it
+ * this way, issue 43); undefined when this server never issued it.
+ */
+export async function readRefreshToken(db: Db, hashKey: Buffer, presented: string): Promise<PresentedRefresh | undefined> {
+  const fields = decodeRefreshToken(hashKey, presented);
+  if (fields) return presentedFromChain(await store.findChainWithPerson(db, fields.chainId), fields.generation);
+  const found = await store.findRefreshTokenWithPerson(db, keyedHash(hashKey, presented));
   return presentedFromRow(found?.token, found?.personActive ?? false);
 }
 

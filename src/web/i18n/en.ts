@@ -36,6 +36,7 @@ export const en = {
   selfRegisteredName: (name: string) => `“${name}” (registered itself)`,
   unverifiedWarning: '{product} has not verified this application: it registered itself, and the name above is the one it chose. Allow it only if you have just started signing in from an application you trust.',
   redirectHostLabel: 'After you choose, you will be sent to',
+  metadataHostLabel: 'It describes itself in a document published at',
   consentIntro: 'Choose what it may see. You can withdraw access at any time from your account page.',
   scopesLegend: 'Permissions',
   scopeRequired: 'always included',

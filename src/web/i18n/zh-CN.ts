@@ -29,6 +29,7 @@ export const zhCN: Messages = {
   selfRegisteredName: (name) => `“${name}”（自行注册）`,
   unverifiedWarning: '{product} 未验证此应用：它是自行注册的，上面的名称由它自己填写。只有当你刚刚从一个你信任的应用发起登录时，才应允许。',
   redirectHostLabel: '做出选择后，你将被带往',
+  metadataHostLabel: '它的自我描述文档发布在',
   consentIntro: '请选择允许它查看的内容。你可以随时在账户页面撤销授权。',
   scopesLegend: '权限',
   scopeRequired: '始终包含',

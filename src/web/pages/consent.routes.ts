@@ -37,7 +37,10 @@ export const consentRoutes: FastifyPluginAsync<{ ctx: FlowContext; factors: Seco
     const scopes = (t: Messages) => consentScopeRows(t, pending.scope);
     // issue 39: an application that registered itself is shown as such — its name as it calls itself,
     // where it will send the person, and that nobody vouched for it.
-    const selfRegistered = client.dynamic ? { redirectHost: redirectHost(pending.redirectUri) } : undefined;
+    // A Client ID Metadata Document client: also the host its document (its client_id) is served from.
+    const selfRegistered = client.dynamic
+      ? { redirectHost: redirectHost(pending.redirectUri), ...(client.registration?.metadata_document && URL.canParse(client.clientId) ? { metadataHost: new URL(client.clientId).host } : {}) }
+      : undefined;
     return renderPage(
       db,
       request,
