@@ -9,11 +9,14 @@ import { cancelTask, createTask, getTask, isTerminal, TaskError, type ParseOptio
 import type { ConversionStatus, TaskStatusResponse } from './docling-serve.ts';
 import type { AnswerOptions } from './options.ts';
 import * as store from './conversions.store.ts';
+import type { OutboundPolicy } from '../net/guarded-fetch.ts';
 
 export type ConvertContext = {
   tasks: TaskContext;
   /** SIGNET_FETCH_SOURCES */
   fetchSources: boolean;
+  /** the deployment's outbound policy for the guarded fetch (loopback only for tests) */
+  outbound: OutboundPolicy;
 };
 
 /** One file of a conversion: the task made for it, or why none was (not a PDF, too large …). */

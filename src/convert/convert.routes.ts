@@ -140,7 +140,7 @@ export const convertRoutes: FastifyPluginAsync<Options> = async (app, { ctx, loc
     });
     for (const [index, source] of httpSources.entries()) {
       if (typeof source.url !== 'string') throw new ConvertRefusal(422, [{ type: 'missing', loc: ['body', 'http_sources', index, 'url'], msg: 'Field required' }]);
-      const fetched = await fetchSource(source.url, { maxBytes: ctx.tasks.uploadMaxBytes });
+      const fetched = await fetchSource(source.url, { maxBytes: ctx.tasks.uploadMaxBytes }, ctx.outbound);
       files.push({ filename: fetched.filename, open: () => Readable.from([fetched.bytes]), tooLarge: () => false });
     }
     return { files, options };

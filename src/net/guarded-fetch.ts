@@ -23,6 +23,7 @@
 // NODE_ENV=production, and the server logs a warning at start when they are on.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { rootCertificates } from 'node:tls';
@@ -63,6 +64,11 @@ export type GuardedFetchOptions = {
   accept: readonly string[];
   /** an HTTP cache to read and fill (createHttpCache), or none */
   cache?: HttpCache | undefined;
+  /**
+   * Also fetch plain `http:` URLs (default: https only). Only for documents a person asked to convert
+   * (docling-serve's `http_sources`), never for anything Signet trusts: the address rules still hold.
+   */
+  allowHttp?: boolean;
 };
 
 export type GuardedResponse = {
@@ -129,14 +135,14 @@ async function checkedAddresses(host: string, policy: OutboundPolicy, signal: Ab
   return addresses;
 }
 
-function checkedUrl(raw: string | URL): URL {
+function checkedUrl(raw: string | URL, allowHttp = false): URL {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     throw new OutboundFetchError('url', 'The URL is not an absolute URL.');
   }
-  if (url.protocol !== 'https:') throw new OutboundFetchError('url', 'Only https: URLs are fetched.');
+  if (url.protocol !== 'https:' && !(allowHttp && url.protocol === 'http:')) throw new OutboundFetchError('url', allowHttp ? 'Only http: and https: URLs are fetched.' : 'Only https: URLs are fetched.');
   if (url.username !== '' || url.password !== '') throw new OutboundFetchError('url', 'The URL must not contain user information.');
   return url;
 }
@@ -146,7 +152,7 @@ function mediaTypeOf(header: string | undefined): string {
 }
 
 function accepted(mediaType: string, accept: readonly string[]): boolean {
-  return accept.some((a) => (a.includes('*+') ? mediaType.startsWith(a.slice(0, a.indexOf('*'))) && mediaType.endsWith(a.slice(a.indexOf('*') + 1)) : a === mediaType));
+  return accept.some((a) => a === '*/*' || (a.includes('*+') ? mediaType.startsWith(a.slice(0, a.indexOf('*'))) && mediaType.endsWith(a.slice(a.indexOf('*') + 1)) : a === mediaType));
 }
 
 type Hop = { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer };
@@ -158,19 +164,20 @@ function requestOnce(url: URL, address: LookupAddress, headers: Record<string, s
     if ((lookupOptions as { all?: boolean }).all) (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, [address]);
     else callback(null, address.address, address.family);
   };
+  const secure = url.protocol === 'https:';
   return new Promise<Hop>((resolve, reject) => {
-    const req = httpsRequest(
+    const req = (secure ? httpsRequest : httpRequest)(
       {
-        protocol: 'https:',
+        protocol: url.protocol,
         hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
-        port: url.port === '' ? 443 : Number(url.port),
+        port: url.port === '' ? (secure ? 443 : 80) : Number(url.port),
         path: `${url.pathname}${url.search}`,
         method: 'GET',
         headers: { 'user-agent': 'Signet', 'accept-encoding': 'identity', ...headers },
         lookup: pinned,
         agent: false,
         signal,
-        ...(policy.testCa ? { ca: [...rootCertificates, policy.testCa] } : {}),
+        ...(secure && policy.testCa ? { ca: [...rootCertificates, policy.testCa] } : {}),
       },
       (res) => {
         const status = res.statusCode ?? 0;
@@ -209,7 +216,7 @@ function requestOnce(url: URL, address: LookupAddress, headers: Record<string, s
  *       { maxBytes: 5 * 1024, timeoutMs: 5000, maxRedirects: 0, accept: ['application/json'] }, policy);
  */
 export async function guardedFetch(url: string | URL, options: GuardedFetchOptions, policy: OutboundPolicy): Promise<GuardedResponse> {
-  const start = checkedUrl(url);
+  const start = checkedUrl(url, options.allowHttp);
   const key = start.href;
   const cached = options.cache?.lookup(key);
   if (cached?.fresh) return { url: cached.entry.url, contentType: cached.entry.contentType, body: cached.entry.body, fromCache: true };
@@ -233,7 +240,7 @@ export async function guardedFetch(url: string | URL, options: GuardedFetchOptio
         if (hop >= options.maxRedirects) {
           throw new OutboundFetchError('redirect', options.maxRedirects === 0 ? `The server answered with a redirect (${response.status}); redirects are not followed.` : `More than ${options.maxRedirects} redirects.`);
         }
-        current = checkedUrl(new URL(String(response.headers.location), current));
+        current = checkedUrl(new URL(String(response.headers.location), current), options.allowHttp);
         continue;
       }
       if (response.status !== 200) throw new OutboundFetchError('status', `The server answered ${response.status}, not 200.`);
@@ -248,7 +255,7 @@ export async function guardedFetch(url: string | URL, options: GuardedFetchOptio
     if (signal.aborted) throw new OutboundFetchError('timeout', `No complete answer within ${options.timeoutMs} ms.`);
     // TLS and socket errors: say what kind, never the internal detail.
     const code = (error as { code?: string }).code;
-    throw new OutboundFetchError('network', `The server could not be reached over https${code ? ` (${code})` : ''}.`);
+    throw new OutboundFetchError('network', `The server could not be reached${code ? ` (${code})` : ''}.`);
   }
 }
 

@@ -269,7 +269,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // First-party APIs (session cookie).
   await app.register(taskRoutes, { ctx: tasks, localeOf });
   // docling-serve's conversion API (API keys and OAuth access tokens with scope documents; no cookie).
-  await app.register(convertRoutes, { ctx: { tasks, fetchSources: deps.settings.fetchSources }, localeOf });
+  await app.register(convertRoutes, { ctx: { tasks, fetchSources: deps.settings.fetchSources, outbound }, localeOf });
   await app.register(unsubscribeRoutes, { ctx: { db: deps.db, clock: deps.clock, unsubscribeKey: deps.keys.unsubscribe }, localeOf });
   const fanout = deps.fanout ?? createFanout({ db: deps.db, database: deps.settings.database, logger: deps.logger });
   app.addHook('onClose', () => fanout.stop());
