@@ -70,8 +70,8 @@ test('on a terminal: `client list` shows the `oidc` column (issue 36: whether --
   assert.equal((await runSignet(['client', 'create', '--name', 'Plain', '--redirect-uri', 'https://p.example/cb'], { env })).code, 0);
   assert.equal((await runSignet(['client', 'create', '--name', 'OpenID', '--redirect-uri', 'https://o.example/cb', '--scope', 'openid profile', '--oidc'], { env })).code, 0);
   const lines = onTerminal(['client', 'list'], env).trimEnd().split('\n');
-  // issue 43 added `grants` (the extra grants of --grant) after the scopes.
-  assert.match(lines[0]!, /^client_id\s+name\s+public\s+enabled\s+oidc\s+scopes\s+grants\s+redirect_uris\s+created$/);
+  // issue 39 added `dynamic` (self-registered), issue 43 `grants` (the extra grants of --grant) after the scopes.
+  assert.match(lines[0]!, /^client_id\s+name\s+public\s+enabled\s+oidc\s+dynamic\s+scopes\s+grants\s+redirect_uris\s+created$/);
   const row = (name: string) => lines.find((l) => new RegExp(`^\\S+\\s+${name}\\s`).test(l)) ?? '';
   assert.match(row('Plain'), /^\S+\s+Plain\s+no\s+yes\s+no\s/);
   assert.match(row('OpenID'), /^\S+\s+OpenID\s+no\s+yes\s+yes\s/);
