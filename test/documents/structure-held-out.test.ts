@@ -89,6 +89,15 @@ describe('furniture and tagged PDFs (issue 41, items "Furniture" and "Tagged PDF
     ]);
   });
 
+  test('issue 42 "superscript footnote markers stay attached to their word", issue 41 "tagged PDFs trusted where their authors were right": a Note tagged inside the heading it annotates is a footnote of its own — the heading keeps its "*", the note is not heading text', async () => {
+    const { blocks } = await parse('pages', 'pdfua-presentation.pdf');
+    const heading = blocks.find((b) => b.tag === 'H1' && b.text.startsWith('Short intro'))!;
+    assert.equal(heading.text.trim(), 'Short intro on accessibility and Tagged PDF*');
+    const note = blocks.find((b) => b.text.includes('PDF/UA in a Nutshell'))!;
+    assert.equal(note.label, 'footnote');
+    assert.equal(note.tag, 'Note');
+  });
+
   test('"a letterhead or address block is never a heading": the tagged invoice\'s company name, address, phone and web are a paragraph, its tagged H1 the one heading', async () => {
     const { blocks, markdown } = await parse('pages', 'pdfua-invoice.pdf');
     const headings = blocks.filter((b) => b.label === 'section_header' || b.label === 'title');

@@ -92,7 +92,14 @@ export function unitsOf(roots: StructNode[]): { units: Unit[]; counts: UnitCount
       return void (units.push({ kind: 'figure', tag: node.type, node: without, content: contentOf(without) }), captions());
     }
     const role = BLOCK_ROLE[node.type];
-    if (role && !(node.type === 'LI' && holdsLists(node))) return void units.push(textUnit(node, role, sects));
+    if (role && !(node.type === 'LI' && holdsLists(node))) {
+      // A footnote tagged inside the block it annotates (a Note in a heading, after its reference
+      // mark): the block without it, then the note as a footnote unit of its own, where it is drawn.
+      const notes = role === 'footnote' ? [] : notesIn(node);
+      units.push(textUnit(notes.length > 0 ? withoutNotes(node) : node, role, sects));
+      for (const note of notes) units.push(textUnit(note, 'footnote', sects));
+      return;
+    }
     // A private type that holds paragraphs is a group; one that holds only text is a paragraph.
     if (GROUPING.has(node.type) || holdsBlocks(node) || node.type === 'LI') {
       let loose: Content[] = [];
@@ -115,6 +122,23 @@ export function unitsOf(roots: StructNode[]): { units: Unit[]; counts: UnitCount
   };
   for (const root of roots) walk(root, 0);
   return { units, counts };
+}
+
+const NOTE_TYPES = new Set(['Note', 'FENote']);
+
+/** The Note elements anywhere under `node` (a note's own notes stay in it). */
+function notesIn(node: StructNode, out: StructNode[] = []): StructNode[] {
+  for (const kid of node.kids) {
+    if (!isNode(kid)) continue;
+    if (NOTE_TYPES.has(kid.type)) out.push(kid);
+    else notesIn(kid, out);
+  }
+  return out;
+}
+
+/** `node` with every Note under it left out. */
+function withoutNotes(node: StructNode): StructNode {
+  return { ...node, kids: node.kids.filter((kid) => !isNode(kid) || !NOTE_TYPES.has(kid.type)).map((kid) => (isNode(kid) ? withoutNotes(kid) : kid)) };
 }
 
 /** A list item holding a nested list: its own label and body are one item, the nested list's items others. */
