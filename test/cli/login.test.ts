@@ -14,6 +14,9 @@ import { SIGNET_BIN, runSignet } from '../helpers/cli.ts';
 import { sqliteDatabase } from '../helpers/databases.ts';
 import { approveDevice } from '../helpers/fetch-browser.ts';
 import { startSignet, type RunningSignet } from '../helpers/live-server.ts';
+import { startTaskRunner } from '../../src/worker/task-runner.ts';
+
+const REAL_PDF = path.join(import.meta.dirname, '..', 'fixtures', 'public', 'libtasn1-contents-p3.pdf');
 
 const PERSON = { email: 'lin@example.com', password: 'terminal-velocity' };
 
@@ -77,6 +80,24 @@ describe('signet login / logout against a running server', () => {
     assert.equal(statSync(file()).mode & 0o777, 0o600);
     const me = await fetch(`${server.baseUrl}/oauth/userinfo`, { headers: { authorization: `Bearer ${renewed.access_token}` } });
     assert.equal(((await me.json()) as { sub: string }).sub, sub);
+  });
+
+  test('"signet parse --remote / signet translate --remote send files to a server as the signed-in person": a real PDF goes through /v1/convert/file, its results are written here as the local command writes them, and the task is the person\'s', async () => {
+    const { db, dialect, objects, translator, logger } = server.deps;
+    const runner = startTaskRunner({ db, dialect, clock: () => Date.now(), objects, translator, logger }, { pollMs: 50, heartbeatMs: 200, kinds: ['docparse'] });
+    try {
+      const out = path.join(config, 'parsed');
+      const env = { HOME: config, XDG_CONFIG_HOME: config };
+      const parsed = await runSignet(['parse', '--remote', REAL_PDF, '--out', out, '--format', 'md,html', '--json'], { env });
+      assert.equal(parsed.code, 0, parsed.stderr);
+      const markdown = readFileSync(path.join(out, 'libtasn1-contents-p3.md'), 'utf8');
+      assert.ok(markdown.length > 200, markdown);
+      assert.match(readFileSync(path.join(out, 'libtasn1-contents-p3.html'), 'utf8'), /^<!DOCTYPE html>/);
+      const owners = (await db.selectFrom('tasks').select(['sub', 'source_name']).execute()).filter((t) => t.source_name === 'libtasn1-contents-p3.pdf').map((t) => t.sub);
+      assert.deepEqual(owners, [sub], 'one parsing task, in the signed-in person\'s list');
+    } finally {
+      await runner.stop();
+    }
   });
 
   test('`signet logout` forgets the sign-in; `signet parse --remote` then says to sign in first', async () => {
