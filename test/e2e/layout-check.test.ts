@@ -12,7 +12,9 @@ import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import * as accounts from '../../src/accounts/accounts.ts';
+import { extractDocument } from '../../src/documents/pdf/extract.ts';
 import { createTranslator } from '../../src/documents/translate/create.ts';
+import { styledStretches, toMarkup } from '../../src/documents/translate/styles.ts';
 import { createTask, LAYOUT_CHECK, resultKey, type TaskContext } from '../../src/tasks/tasks.ts';
 import { en } from '../../src/web/i18n/en.ts';
 import { startTaskRunner } from '../../src/worker/task-runner.ts';
@@ -39,6 +41,14 @@ describe('browser: the Layout check card of a translation', { skip }, () => {
 
   before(async () => {
     const dictionary = JSON.parse(readFileSync(path.join(CORPUS, 'zh-en.json'), 'utf8')) as Record<string, string>;
+    // An engine that knows whole passages only: the styled stretches' own entries (which the dictionary
+    // alignment of issue 42 looks up) are left out, so those words fall back to their paragraph's style.
+    for (const page of (await extractDocument(readFileSync(path.join(CORPUS, 'debian-reference-zh.pdf')))).pages) {
+      for (const block of page.blocks) {
+        const markup = toMarkup(block);
+        if (markup) for (const stretch of styledStretches(block, markup)) delete dictionary[stretch.text];
+      }
+    }
     // The glossary's placeholder for "Chapter 3" passes through the engine as it is, as a model's does.
     chat = await startDictionaryChatServer({ ...dictionary, ZQX0QZ: 'ZQX0QZ' });
     database = await sqliteDatabase();

@@ -60,16 +60,18 @@ export async function translateDocument(
     }
     for (const [list, markup] of [[wanted, false], [marked, true]] as const) {
       for (const batch of batches(list, batchChars)) {
-        // Formulas, numbers and URLs go as tokens (verbatim.ts), glossary terms as theirs (glossary.ts).
+        // Glossary terms go as their placeholders first (glossary.ts: a term may hold a number, such as
+        // "Chapter 3"), then formulas, numbers and URLs as tokens (verbatim.ts); restored in reverse.
         const prepared = batch.map((source) => {
-          const verbatim = protectVerbatim(source, formulas.get(source), markup);
-          return { ...protect(verbatim.text, matcher), kept: verbatim.kept };
+          const glossed = protect(source, matcher);
+          const verbatim = protectVerbatim(glossed.text, formulas.get(source), markup);
+          return { text: verbatim.text, used: glossed.used, kept: verbatim.kept };
         });
         const translated = await send(prepared.map((p) => p.text), markup);
         const lost: string[] = [];
         batch.forEach((source, i) => {
-          const glossed = restore(translated[i]!, prepared[i]!.used, matcher);
-          const restored = glossed === undefined ? undefined : restoreVerbatim(glossed, prepared[i]!.kept);
+          const unkept = restoreVerbatim(translated[i]!, prepared[i]!.kept);
+          const restored = unkept === undefined ? undefined : restore(unkept, prepared[i]!.used, matcher);
           if (restored === undefined) lost.push(source);
           else memory.set(source, restored.trim());
         });
