@@ -1,6 +1,6 @@
 // What the commands that work on local files (`signet parse`, `signet translate`) share: a result's
 // name, why a file could not be read, the --out check, and the progress line on a terminal.
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { UsageError } from './output.ts';
 
@@ -23,6 +23,15 @@ export function readFailure(error: unknown): string {
   if (code === 'EISDIR') return 'a folder, not a PDF file';
   if (code === 'EACCES' || code === 'EPERM') return 'cannot be read (permission denied)';
   return error instanceof Error ? error.message : String(error);
+}
+
+/** An input file's bytes; a file that cannot be read throws with its one-line reason (readFailure). */
+export async function readInput(input: string): Promise<Buffer> {
+  try {
+    return await readFile(input);
+  } catch (error) {
+    throw new Error(readFailure(error));
+  }
 }
 
 export const oneLine = (text: string) => text.replace(/\s*\n\s*/g, ' ').trim();

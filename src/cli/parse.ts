@@ -5,14 +5,13 @@
 // staging folder and renamed into place, so a file that fails leaves nothing behind; the others
 // still run. stderr: a progress line per file on a terminal, and a failed file's one-line reason.
 // stdout: the summary, one JSON value with --json or when stdout is not a terminal.
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import type { FurnitureMode } from '../documents/document.ts';
 import type { OcrLanguages, OcrMode } from '../documents/pdf/ocr-page.ts';
 import { cellText, formatTable, UsageError, wantsJson } from './output.ts';
 import { fail } from './run.ts';
-import { checkOutFolder, oneLine, plural, ProgressLine, readFailure, resultName } from './local-files.ts';
+import { checkOutFolder, oneLine, plural, ProgressLine, readInput, resultName } from './local-files.ts';
 import { stageResults, type Staged } from './parse-output.ts';
 
 export type ParseFormat = 'md' | 'json' | 'html' | 'text';
@@ -66,12 +65,7 @@ type RunFileOptions = { out?: string; formats: ParseFormat[]; ocrMode: OcrMode; 
 /** Parses one input and writes its results; throws with a one-line reason when it fails. */
 async function parseFile(input: string, options: RunFileOptions, progress: ProgressLine): Promise<Parsed> {
   const began = performance.now();
-  let data: Buffer;
-  try {
-    data = await readFile(input);
-  } catch (error) {
-    throw new Error(readFailure(error));
-  }
+  const data = await readInput(input);
   const name = resultName(input);
   const outDir = options.out ?? path.dirname(input);
   progress.show(`${input}: opening`);

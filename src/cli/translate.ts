@@ -14,7 +14,7 @@ import type { ParsedDocument } from '../documents/document.ts';
 import { parseGlossary, type Glossary } from '../documents/translate/glossary.ts';
 import type { PageCheck } from '../documents/translate/overlay/check.ts';
 import type { Translator } from '../documents/translate/translator.ts';
-import { checkOutFolder, oneLine, plural, ProgressLine, readFailure, resultName, runEachInput } from './local-files.ts';
+import { checkOutFolder, oneLine, plural, ProgressLine, readFailure, readInput, resultName, runEachInput } from './local-files.ts';
 import { cellText, formatTable, UsageError, wantsJson } from './output.ts';
 import { fail } from './run.ts';
 
@@ -88,13 +88,8 @@ type RunFileOptions = { out?: string; to: string; from?: string; translator: Tra
 
 async function translateFile(input: string, options: RunFileOptions, progress: ProgressLine): Promise<Translated> {
   const began = performance.now();
-  let data: Uint8Array;
-  try {
-    const buffer = await readFile(input);
-    data = new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
-  } catch (error) {
-    throw new Error(readFailure(error));
-  }
+  const buffer = await readInput(input);
+  const data = new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
   const { signal } = options;
   progress.show(`${input}: reading`);
   const { extractDocument } = await import('../documents/pdf/extract.ts');

@@ -2,9 +2,8 @@
 // docling-serve-compatible conversion (`POST /v1/convert/file`, contract "Agents and document APIs")
 // as the person `signet login` signed in, and the answer is written as the local command writes its
 // results — NAME.md, NAME.json (NAME.html, NAME.txt with --format), through a staging folder, beside the input or in --out.
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { readFailure, resultName, runEachInput } from '../local-files.ts';
+import { readInput, resultName, runEachInput } from '../local-files.ts';
 import { stageResults } from '../parse-output.ts';
 import { currentCredentials, refusalText, serverFetch } from './server-session.ts';
 
@@ -16,12 +15,7 @@ type ConvertAnswer = { document?: { md_content?: string | null; json_content?: u
 
 async function parseRemotely(input: string, options: RemoteParseOptions): Promise<RemoteParsed> {
   const began = performance.now();
-  let data: Buffer;
-  try {
-    data = await readFile(input);
-  } catch (error) {
-    throw new Error(readFailure(error));
-  }
+  const data = await readInput(input);
   const credentials = await currentCredentials();
   const form = new FormData();
   form.append('files', new Blob([new Uint8Array(data)], { type: 'application/pdf' }), path.basename(input));

@@ -2,10 +2,10 @@
 // server (the first-party task API, `POST /api/v1/translate/tasks`, as the person `signet login`
 // signed in), followed until it ends; its translated.pdf and bilingual.pdf are written as the local
 // command writes its results — NAME.LANG.pdf and NAME.LANG.bilingual.pdf, each renamed into place.
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { readFailure, resultName, runEachInput, type ProgressLine } from '../local-files.ts';
+import { readInput, resultName, runEachInput, type ProgressLine } from '../local-files.ts';
 import { currentCredentials, refusalText, serverFetch } from './server-session.ts';
 
 export type RemoteTranslateOptions = { out?: string; to: string; from?: string; glossary?: string };
@@ -19,12 +19,7 @@ const POLL_MS = 2000;
 
 async function translateRemotely(input: string, options: RemoteTranslateOptions, signal: AbortSignal, progress: ProgressLine): Promise<RemoteTranslated> {
   const began = performance.now();
-  let data: Buffer;
-  try {
-    data = await readFile(input);
-  } catch (error) {
-    throw new Error(readFailure(error));
-  }
+  const data = await readInput(input);
   let credentials = await currentCredentials();
   const form = new FormData();
   form.append('file', new Blob([new Uint8Array(data)], { type: 'application/pdf' }), path.basename(input));
