@@ -16,6 +16,7 @@ import type { Clock } from '../../config/clock.ts';
 import type { Db } from '../../db/database.ts';
 import { bearerToken, hasScope, verifyAccessToken } from '../../oauth/access-tokens.ts';
 import { OAuthError } from '../../oauth/errors.ts';
+import { DOCUMENTS_SCOPE } from '../../oauth/resources.ts';
 
 /**
  * A caller of the document APIs: a person, or an application acting as itself (issue 43's
@@ -25,7 +26,6 @@ export type DocumentCaller =
   | { kind: 'person'; sub: string; via: 'api_key' | 'oauth' | 'session'; keyId?: string; clientId?: string }
   | { kind: 'service'; sub: string; via: 'oauth'; clientId: string };
 
-export const DOCUMENTS_SCOPE = 'documents';
 
 declare module 'fastify' {
   interface FastifyRequest {
