@@ -3,6 +3,7 @@
 import { CompiledQuery, sql } from 'kysely';
 import { isPostgres, type Db } from '../db/database.ts';
 import { runAtomicStatement, withTransientRetry, type TransientRetryOptions } from '../db/transient.ts';
+import { batchedRead } from '../db/batched-reads.ts';
 import { compiledOnce, executeCompiled, executeSql } from '../db/compiled-query.ts';
 import type { AccessTokensTable, AuthorizationCodesTable, Flag, RefreshTokensTable, TokenChainsTable, UsersTable } from '../db/schema.ts';
 import { isChainId } from './token-format.ts';
@@ -560,12 +561,34 @@ function personOfJson(json: string | null): TokenPersonRow | undefined {
   };
 }
 
-export async function findChainForAccessToken(db: Db, chainId: string, accessTokenId: string): Promise<ChainAccessRow | undefined> {
-  const chainOf = (row: ChainAccessRow['chain']) => ({ client_id: row.client_id, sub: row.sub, generation: row.generation, created_at: row.created_at, revoked_at: row.revoked_at, resource: row.resource ?? null });
-  if (isPostgres(db)) {
+/**
+ * CHAIN_USERINFO_POSTGRES for several tokens at once (batched-reads.ts): parameters the deny-list ids
+ * and the chain ids as two arrays, paired by position; `n` is the pair's position (from 1).
+ */
+const CHAIN_USERINFO_POSTGRES_MANY = `select q.n, c.client_id, c.sub, c.generation, c.created_at, c.revoked_at, c.resource,
+  exists (select 1 from revoked_access_tokens d where d.id = q.deny_id) as denied,
+  ${PERSON_COLUMNS.map((column) => `u.${column} as u_${column}`).join(', ')}
+from unnest($1::text[], $2::text[]) with ordinality as q(deny_id, chain_id, n)
+join token_chains c on c.id = q.chain_id left join users u on u.sub = c.sub`;
+
+const chainOfRow = (row: ChainAccessRow['chain']) => ({ client_id: row.client_id, sub: row.sub, generation: row.generation, created_at: row.created_at, revoked_at: row.revoked_at, resource: row.resource ?? null });
+const chainAccessOfPostgres = (row: ChainUserinfoRow): ChainAccessRow => ({ chain: chainOfRow(row), denied: row.denied === true || row.denied === 1, person: personOf(row) });
+
+/** PostgreSQL: the userinfo reads of requests that arrive together go as one statement (batched-reads.ts). */
+const findChainForAccessTokenPostgres = batchedRead<{ chainId: string; accessTokenId: string }, ChainAccessRow>({
+  async one(db, { chainId, accessTokenId }) {
     const [row] = (await executeSql<ChainUserinfoRow>(db, CHAIN_USERINFO_POSTGRES, [accessTokenId, chainId])).rows;
-    return row && { chain: chainOf(row), denied: row.denied === true || row.denied === 1, person: personOf(row) };
-  }
+    return row && chainAccessOfPostgres(row);
+  },
+  async many(db, keys) {
+    const { rows } = await executeSql<ChainUserinfoRow & { n: number }>(db, CHAIN_USERINFO_POSTGRES_MANY, [keys.map((key) => key.accessTokenId), keys.map((key) => key.chainId)]);
+    return new Map(rows.map((row) => [row.n - 1, chainAccessOfPostgres(row)]));
+  },
+});
+
+export async function findChainForAccessToken(db: Db, chainId: string, accessTokenId: string): Promise<ChainAccessRow | undefined> {
+  if (isPostgres(db)) return findChainForAccessTokenPostgres(db, { chainId, accessTokenId });
+  const chainOf = chainOfRow;
   const [row] = (await executeSql<ChainUserinfoRowSqlite>(db, CHAIN_USERINFO_SQLITE, [accessTokenId, chainId])).rows;
   return row && { chain: chainOf(row), denied: row.denied === 1, person: personOfJson(row.person) };
 }

@@ -3,6 +3,7 @@
 // (a named prepared statement goes as Bind/Execute/Sync in one write); BEGIN and COMMIT count too.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
+import { createAccount } from '../../src/accounts/accounts.ts';
 import { postgresDatabase } from '../helpers/databases.ts';
 import { postgresUnavailableReason, skipUnlessAvailable } from '../helpers/services.ts';
 import { oauthFixture, REDIRECT_URI, s256Challenge, VERIFIER, type OAuthFixture, type TokenJson } from './token-fixtures.ts';
@@ -50,6 +51,39 @@ describe('PostgreSQL round trips per request', { skip }, () => {
     const { trips, result } = await roundTripsOf(count, () => f.userinfo(`Bearer ${'x'.repeat(43)}=`));
     assert.equal(result.statusCode, 401);
     assert.equal(trips, USERINFO_ROUND_TRIPS + 1);
+    await f.app.close();
+  });
+
+  test('issue 44 "one round trip per userinfo": userinfo requests that arrive together share one statement, and each gets the answer it would get alone (another person, another scope, a revoked token)', async () => {
+    const { f, count } = await setUp();
+    const grace = await createAccount(f.deps.db, f.deps.clock, { email: 'grace@example.com', name: 'Grace Hopper', emailVerified: false, password: 'compiler-cobol-1959' });
+    const tokens = [await f.exchange('openid profile email'), await f.exchange('openid email'), await f.exchange('openid profile', grace.sub)];
+    const revoked = await f.exchange();
+    const revokedAnswer = await f.revoke({ token: revoked.access_token, client_id: f.confidential.client.clientId, client_secret: f.confidential.secret });
+    assert.equal(revokedAnswer.statusCode, 200);
+    // Each token alone (this also caches the application).
+    const alone = new Map<string, string>();
+    for (const { access_token: token } of tokens) {
+      const answer = await f.userinfo(`Bearer ${token}`);
+      assert.equal(answer.statusCode, 200, answer.body);
+      alone.set(token, answer.body);
+    }
+    assert.equal(new Set(alone.values()).size, 3, 'three different answers');
+    // Eight live ones at once (two of them the same token): one statement for all.
+    const asked = [0, 1, 2, 0, 1, 2, 2, 0].map((i) => tokens[i]!.access_token);
+    const together = await roundTripsOf(count, () => Promise.all(asked.map((token) => f.userinfo(`Bearer ${token}`))));
+    assert.equal(together.trips, USERINFO_ROUND_TRIPS, `eight userinfo requests together took ${together.trips} round trips`);
+    together.result.forEach((answer, index) => {
+      assert.equal(answer.statusCode, 200, answer.body);
+      assert.equal(answer.body, alone.get(asked[index]!));
+    });
+    // A revoked token and an unknown chain among live ones: refused, the others answered.
+    const unknown = `${tokens[0]!.access_token.slice(0, 2)}${tokens[0]!.access_token[2] === 'A' ? 'B' : 'A'}${tokens[0]!.access_token.slice(3)}`;
+    const mixed = [tokens[0]!.access_token, revoked.access_token, tokens[2]!.access_token, unknown];
+    const answers = await Promise.all(mixed.map((token) => f.userinfo(`Bearer ${token}`)));
+    assert.deepEqual(answers.map((answer) => answer.statusCode), [200, 401, 200, 401]);
+    assert.equal(answers[0]!.body, alone.get(tokens[0]!.access_token));
+    assert.equal(answers[2]!.body, alone.get(tokens[2]!.access_token));
     await f.app.close();
   });
 

@@ -1,0 +1,67 @@
+// PostgreSQL: the same read asked by many requests at once, sent as one statement (issue 44).
+//
+// Every statement to PostgreSQL costs a pooled connection, a write to its socket, a wake-up of its
+// backend and a read of the answer — more, in CPU on both sides, than the primary-key probe it carries
+// (userinfo's profile: the driver and its syscalls ~30 % of a request). Requests that arrive together
+// (read from their sockets in one turn of the event loop) each ask for their own key; a batch collects
+// the keys asked until the end of that turn (setImmediate: after the I/O callbacks of the turn) and
+// sends them in one statement that answers every key (`= ANY($1)` / `unnest($1)`), one round trip.
+//
+// Only reads outside a transaction are batched: each answer is what the same statement would have read
+// alone a moment later (a committed snapshot taken when the batch runs, after every request in it
+// arrived), and a transaction's reads stay in that transaction. A failed batch fails each of its reads
+// with the same error, as each statement alone would have.
+import type { Db } from './database.ts';
+
+/** At most this many keys in one statement; more asked in one turn go as several. */
+const MAX_BATCH = 256;
+
+type Waiter<Row> = { resolve(row: Row | undefined): void; reject(error: unknown): void };
+
+/**
+ * A read by key that batches on PostgreSQL: `one` reads a single key (a batch of one, and every read
+ * inside a transaction), `many` reads several and returns each key's row by the key's index in the list
+ * (keys may repeat; each asker gets its own answer).
+ */
+export function batchedRead<Key, Row>(options: {
+  one: (db: Db, key: Key) => Promise<Row | undefined>;
+  many: (db: Db, keys: readonly Key[]) => Promise<Map<number, Row>>;
+}): (db: Db, key: Key) => Promise<Row | undefined> {
+  const pending = new WeakMap<Db, { keys: Key[]; waiters: Array<Waiter<Row>> }>();
+
+  async function flush(db: Db, keys: Key[], waiters: Array<Waiter<Row>>): Promise<void> {
+    if (keys.length === 1) {
+      try {
+        waiters[0]!.resolve(await options.one(db, keys[0]!));
+      } catch (error) {
+        waiters[0]!.reject(error);
+      }
+      return;
+    }
+    try {
+      const rows = await options.many(db, keys);
+      waiters.forEach((waiter, index) => waiter.resolve(rows.get(index)));
+    } catch (error) {
+      for (const waiter of waiters) waiter.reject(error);
+    }
+  }
+
+  return (db, key) => {
+    if (db.isTransaction) return options.one(db, key);
+    let batch = pending.get(db);
+    if (batch === undefined || batch.keys.length >= MAX_BATCH) {
+      const started = { keys: [] as Key[], waiters: [] as Array<Waiter<Row>> };
+      batch = started;
+      pending.set(db, started);
+      setImmediate(() => {
+        if (pending.get(db) === started) pending.delete(db);
+        void flush(db, started.keys, started.waiters);
+      });
+    }
+    const { keys, waiters } = batch;
+    return new Promise<Row | undefined>((resolve, reject) => {
+      keys.push(key);
+      waiters.push({ resolve, reject });
+    });
+  };
+}
