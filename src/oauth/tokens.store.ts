@@ -3,7 +3,7 @@
 import { CompiledQuery, sql } from 'kysely';
 import { isPostgres, type Db } from '../db/database.ts';
 import { runAtomicStatement, withTransientRetry, type TransientRetryOptions } from '../db/transient.ts';
-import { batchedRead } from '../db/batched-reads.ts';
+import { batchedByTurn } from '../db/batched-statements.ts';
 import { compiledOnce, executeCompiled, executeSql } from '../db/compiled-query.ts';
 import type { AccessTokensTable, AuthorizationCodesTable, Flag, RefreshTokensTable, TokenChainsTable, UsersTable } from '../db/schema.ts';
 import { isChainId } from './token-format.ts';
@@ -326,8 +326,44 @@ const rotateChainStatement = compiledOnce(['id', 'generation', 'clientId', 'now'
 
 export type Rotation = { id: string; generation: number; clientId: string; now: number; issuance: string };
 
+/**
+ * rotateChainStatement for several rotations at once on PostgreSQL (batched-statements.ts): the same
+ * conditions, each rotation against its own row; parameters five arrays paired by position, `n` the
+ * position (from 1). Two rotations of one row in a batch (one refresh token presented twice at once):
+ * PostgreSQL updates a row once per statement, with one of them, and returns it for that one alone — the
+ * other gets no row, as when it loses to a concurrent statement.
+ */
+const ROTATE_CHAINS_POSTGRES = `update token_chains c
+set generation = c.generation + 1, rotated_at = q.now, issuance = q.issuance
+from unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::text[]) with ordinality as q(id, generation, client_id, now, issuance, n)
+where c.id = q.id and c.generation = q.generation and c.client_id = q.client_id
+  and c.revoked_at is null and c.refresh_revoked_at is null and c.expires_at > q.now
+  and exists (select 1 from users u where u.sub = c.sub and u.disabled = 0)
+returning q.n, c.*`;
+
+/** PostgreSQL: the rotations of refreshes that arrive together go as one statement, one commit (batched-statements.ts). */
+const rotateChainPostgres = batchedByTurn<Rotation, ChainRow>({
+  one: (db, rotation) => issuingStatement(db, rotation, async () => (await rotateChainStatement(db, rotation)).rows[0]),
+  async many(db, rotations) {
+    const columns = [rotations.map((r) => r.id), rotations.map((r) => r.generation), rotations.map((r) => r.clientId), rotations.map((r) => r.now), rotations.map((r) => r.issuance)];
+    const { value: rows, lostConnection } = await runAtomicStatement(async () => (await executeSql<ChainRow & { n: number }>(db, ROTATE_CHAINS_POSTGRES, columns)).rows, { idempotent: true });
+    const rotated = new Map<number, ChainRow>(rows.map(({ n, ...chain }) => [n - 1, chain]));
+    // As issuingStatement: after a lost connection whose retry changed nothing, a rotation the lost attempt committed carries its issuance mark.
+    if (lostConnection) {
+      for (const [index, rotation] of rotations.entries()) {
+        if (rotated.has(index)) continue;
+        const won = await wonLostIssuance(db, rotation.id, rotation.issuance);
+        if (won) rotated.set(index, won);
+      }
+    }
+    return rotated;
+  },
+});
+
 /** Rotates the chain (see rotateChainStatement); the chain as it is after this call's rotation, or undefined when another request rotated it first or it was revoked or expired. */
 export async function rotateChain(db: Db, rotation: Rotation, retry: TransientRetryOptions = {}): Promise<ChainRow | undefined> {
+  // A caller with its own retry options (tests of the retries) gets its own statement.
+  if (isPostgres(db) && Object.keys(retry).length === 0) return rotateChainPostgres(db, rotation);
   return issuingStatement(db, rotation, async () => (await rotateChainStatement(db, rotation)).rows[0], retry);
 }
 
@@ -562,7 +598,7 @@ function personOfJson(json: string | null): TokenPersonRow | undefined {
 }
 
 /**
- * CHAIN_USERINFO_POSTGRES for several tokens at once (batched-reads.ts): parameters the deny-list ids
+ * CHAIN_USERINFO_POSTGRES for several tokens at once (batched-statements.ts): parameters the deny-list ids
  * and the chain ids as two arrays, paired by position; `n` is the pair's position (from 1).
  */
 const CHAIN_USERINFO_POSTGRES_MANY = `select q.n, c.client_id, c.sub, c.generation, c.created_at, c.revoked_at, c.resource,
@@ -574,8 +610,8 @@ join token_chains c on c.id = q.chain_id left join users u on u.sub = c.sub`;
 const chainOfRow = (row: ChainAccessRow['chain']) => ({ client_id: row.client_id, sub: row.sub, generation: row.generation, created_at: row.created_at, revoked_at: row.revoked_at, resource: row.resource ?? null });
 const chainAccessOfPostgres = (row: ChainUserinfoRow): ChainAccessRow => ({ chain: chainOfRow(row), denied: row.denied === true || row.denied === 1, person: personOf(row) });
 
-/** PostgreSQL: the userinfo reads of requests that arrive together go as one statement (batched-reads.ts). */
-const findChainForAccessTokenPostgres = batchedRead<{ chainId: string; accessTokenId: string }, ChainAccessRow>({
+/** PostgreSQL: the userinfo reads of requests that arrive together go as one statement (batched-statements.ts). */
+const findChainForAccessTokenPostgres = batchedByTurn<{ chainId: string; accessTokenId: string }, ChainAccessRow>({
   async one(db, { chainId, accessTokenId }) {
     const [row] = (await executeSql<ChainUserinfoRow>(db, CHAIN_USERINFO_POSTGRES, [accessTokenId, chainId])).rows;
     return row && chainAccessOfPostgres(row);

@@ -101,6 +101,30 @@ describe('PostgreSQL round trips per request', { skip }, () => {
     await f.app.close();
   });
 
+  test('issue 44 "at most two round trips on refresh": refreshes of different chains that arrive together rotate in one statement, each once, each answer working', async () => {
+    const { f, count } = await setUp();
+    const grace = await createAccount(f.deps.db, f.deps.clock, { email: 'grace@example.com', name: 'Grace Hopper', emailVerified: false, password: 'compiler-cobol-1959' });
+    const chains = [await f.exchange(), await f.exchange('openid email'), await f.exchange(), await f.exchange(undefined, grace.sub)];
+    await f.refresh(chains[3]!.refresh_token); // Grace's first refresh token is now rotated: presenting it again is the replay
+    const together = await roundTripsOf(count, () => Promise.all(chains.slice(0, 3).map((tokens) => f.refresh(tokens.refresh_token))));
+    assert.equal(together.trips, REFRESH_ROUND_TRIPS, `three refreshes together took ${together.trips} round trips`);
+    const pairs = together.result.map((answer) => {
+      assert.equal(answer.statusCode, 200, answer.body);
+      return answer.json<TokenJson>();
+    });
+    assert.equal(new Set(pairs.map((pair) => pair.refresh_token)).size, 3);
+    assert.deepEqual(pairs.map((pair) => pair.scope), ['openid profile email', 'openid email', 'openid profile email']);
+    for (const pair of pairs) assert.equal((await f.userinfo(`Bearer ${pair.access_token}`)).statusCode, 200);
+    assert.deepEqual((await f.tokenRows(f.confidential.client.clientId)).chains.map((chain) => chain.generation).sort(), [2, 2, 2]);
+    // A replay (another person's) among live refreshes: refused and that person's tokens revoked, the others rotated.
+    const answers = await Promise.all([pairs[0]!.refresh_token, chains[3]!.refresh_token, pairs[1]!.refresh_token].map((token) => f.refresh(token)));
+    assert.deepEqual(answers.map((answer) => answer.statusCode), [200, 400, 200]);
+    assert.deepEqual((await f.tokenRows(f.confidential.client.clientId)).chains.map((chain) => [chain.generation, chain.revoked_at]).sort(), [[2, null], [3, null], [3, null]]);
+    const graces = await f.deps.db.selectFrom('token_chains').select('revoked_at').where('sub', '=', grace.sub).execute();
+    assert.ok(graces.length === 1 && graces[0]!.revoked_at !== null, 'the replayed chain is revoked');
+    await f.app.close();
+  });
+
   test(`issue 20: a code exchange is ${CODE_ROUND_TRIPS} round trip${CODE_ROUND_TRIPS === 1 ? '' : 's'} — the redemption's conditional UPDATE of the chain row (client, redirect URI, credential, person) is also the check`, async () => {
     const { f, count } = await setUp();
     await f.exchange(); // caches the application

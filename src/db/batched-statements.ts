@@ -1,16 +1,18 @@
-// PostgreSQL: the same read asked by many requests at once, sent as one statement (issue 44).
+// PostgreSQL: the same statement asked by many requests at once, sent as one (issue 44).
 //
 // Every statement to PostgreSQL costs a pooled connection, a write to its socket, a wake-up of its
-// backend and a read of the answer — more, in CPU on both sides, than the primary-key probe it carries
-// (userinfo's profile: the driver and its syscalls ~30 % of a request). Requests that arrive together
-// (read from their sockets in one turn of the event loop) each ask for their own key; a batch collects
-// the keys asked until the end of that turn (setImmediate: after the I/O callbacks of the turn) and
-// sends them in one statement that answers every key (`= ANY($1)` / `unnest($1)`), one round trip.
+// backend, a read of the answer and, for a write, a commit — more, in CPU on both sides, than the
+// primary-key probe or update it carries (userinfo's profile: the driver and its syscalls ~30 % of a
+// request). Requests that arrive together (read from their sockets in one turn of the event loop) each
+// ask for their own key; a batch collects the keys asked until the end of that turn (setImmediate: after
+// the turn's I/O callbacks) and sends them in one statement that answers every key (`unnest($1)`).
 //
-// Only reads outside a transaction are batched: each answer is what the same statement would have read
-// alone a moment later (a committed snapshot taken when the batch runs, after every request in it
-// arrived), and a transaction's reads stay in that transaction. A failed batch fails each of its reads
-// with the same error, as each statement alone would have.
+// Only statements outside a transaction are batched, so a transaction's statements stay in it. A read's
+// answer is what the same statement would have read alone a moment later (one committed snapshot,
+// taken when the batch runs, after every request in it arrived). A write batched this way must be one
+// atomic statement whose rule holds per key (tokens.store.ts's rotation: each key's conditional UPDATE
+// of its own row; of two keys for one row, one wins), answered only once the statement committed. A
+// failed batch fails each of its keys with the same error, as each statement alone would have.
 import type { Db } from './database.ts';
 
 /** At most this many keys in one statement; more asked in one turn go as several. */
@@ -19,11 +21,11 @@ const MAX_BATCH = 256;
 type Waiter<Row> = { resolve(row: Row | undefined): void; reject(error: unknown): void };
 
 /**
- * A read by key that batches on PostgreSQL: `one` reads a single key (a batch of one, and every read
- * inside a transaction), `many` reads several and returns each key's row by the key's index in the list
- * (keys may repeat; each asker gets its own answer).
+ * A statement by key that batches: `one` runs a single key (a batch of one, and every call inside a
+ * transaction), `many` runs several and returns each key's row by the key's index in the list (keys may
+ * repeat; each asker gets its own answer, undefined when the list's index has no row).
  */
-export function batchedRead<Key, Row>(options: {
+export function batchedByTurn<Key, Row>(options: {
   one: (db: Db, key: Key) => Promise<Row | undefined>;
   many: (db: Db, keys: readonly Key[]) => Promise<Map<number, Row>>;
 }): (db: Db, key: Key) => Promise<Row | undefined> {
