@@ -3,7 +3,7 @@
 import { CompiledQuery, sql } from 'kysely';
 import { isPostgres, type Db } from '../db/database.ts';
 import { runAtomicStatement, withTransientRetry, type TransientRetryOptions } from '../db/transient.ts';
-import { batchedByTurn } from '../db/batched-statements.ts';
+import { batchedByTurn, batchPositions } from '../db/batched-statements.ts';
 import { compiledOnce, executeCompiled, executeSql } from '../db/compiled-query.ts';
 import type { AccessTokensTable, AuthorizationCodesTable, Flag, RefreshTokensTable, TokenChainsTable, UsersTable } from '../db/schema.ts';
 import { isChainId } from './token-format.ts';
@@ -331,12 +331,13 @@ export type Rotation = { id: string; generation: number; clientId: string; now: 
  * conditions, each rotation against its own row; parameters five arrays paired by position, `n` the
  * position (from 1). Two rotations of one row in a batch (one refresh token presented twice at once):
  * PostgreSQL updates a row once per statement, with one of them, and returns it for that one alone — the
- * other gets no row, as when it loses to a concurrent statement.
+ * other gets no row, as when it loses to a concurrent statement. The plan walks the arrays in order
+ * (a nested loop over them, probing the primary key), so that is the order the rows are locked in.
  */
 const ROTATE_CHAINS_POSTGRES = `update token_chains c
 set generation = c.generation + 1, rotated_at = q.now, issuance = q.issuance
 from unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::text[]) with ordinality as q(id, generation, client_id, now, issuance, n)
-where c.id = q.id and c.generation = q.generation and c.client_id = q.client_id
+where ${batchPositions('q.n')} and c.id = q.id and c.generation = q.generation and c.client_id = q.client_id
   and c.revoked_at is null and c.refresh_revoked_at is null and c.expires_at > q.now
   and exists (select 1 from users u where u.sub = c.sub and u.disabled = 0)
 returning q.n, c.*`;
@@ -345,9 +346,13 @@ returning q.n, c.*`;
 const rotateChainPostgres = batchedByTurn<Rotation, ChainRow>({
   one: (db, rotation) => issuingStatement(db, rotation, async () => (await rotateChainStatement(db, rotation)).rows[0]),
   async many(db, rotations) {
-    const columns = [rotations.map((r) => r.id), rotations.map((r) => r.generation), rotations.map((r) => r.clientId), rotations.map((r) => r.now), rotations.map((r) => r.issuance)];
+    // Sent in the order of their chain ids, so two batches (two processes) lock the rows they share in
+    // the same order and cannot deadlock each other.
+    const order = rotations.map((_, index) => index).sort((a, b) => (rotations[a]!.id < rotations[b]!.id ? -1 : rotations[a]!.id > rotations[b]!.id ? 1 : a - b));
+    const sorted = order.map((index) => rotations[index]!);
+    const columns = [sorted.map((r) => r.id), sorted.map((r) => r.generation), sorted.map((r) => r.clientId), sorted.map((r) => r.now), sorted.map((r) => r.issuance)];
     const { value: rows, lostConnection } = await runAtomicStatement(async () => (await executeSql<ChainRow & { n: number }>(db, ROTATE_CHAINS_POSTGRES, columns)).rows, { idempotent: true });
-    const rotated = new Map<number, ChainRow>(rows.map(({ n, ...chain }) => [n - 1, chain]));
+    const rotated = new Map<number, ChainRow>(rows.map(({ n, ...chain }) => [order[n - 1]!, chain]));
     // As issuingStatement: after a lost connection whose retry changed nothing, a rotation the lost attempt committed carries its issuance mark.
     if (lostConnection) {
       for (const [index, rotation] of rotations.entries()) {
@@ -605,7 +610,8 @@ const CHAIN_USERINFO_POSTGRES_MANY = `select q.n, c.client_id, c.sub, c.generati
   exists (select 1 from revoked_access_tokens d where d.id = q.deny_id) as denied,
   ${PERSON_COLUMNS.map((column) => `u.${column} as u_${column}`).join(', ')}
 from unnest($1::text[], $2::text[]) with ordinality as q(deny_id, chain_id, n)
-join token_chains c on c.id = q.chain_id left join users u on u.sub = c.sub`;
+join token_chains c on c.id = q.chain_id left join users u on u.sub = c.sub
+where ${batchPositions('q.n')}`;
 
 const chainOfRow = (row: ChainAccessRow['chain']) => ({ client_id: row.client_id, sub: row.sub, generation: row.generation, created_at: row.created_at, revoked_at: row.revoked_at, resource: row.resource ?? null });
 const chainAccessOfPostgres = (row: ChainUserinfoRow): ChainAccessRow => ({ chain: chainOfRow(row), denied: row.denied === true || row.denied === 1, person: personOf(row) });

@@ -4,6 +4,9 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { createAccount } from '../../src/accounts/accounts.ts';
+import { sql } from 'kysely';
+import { openDatabase } from '../../src/db/database.ts';
+import * as store from '../../src/oauth/tokens.store.ts';
 import { postgresDatabase } from '../helpers/databases.ts';
 import { postgresUnavailableReason, skipUnlessAvailable } from '../helpers/services.ts';
 import { oauthFixture, REDIRECT_URI, s256Challenge, VERIFIER, type OAuthFixture, type TokenJson } from './token-fixtures.ts';
@@ -123,6 +126,25 @@ describe('PostgreSQL round trips per request', { skip }, () => {
     const graces = await f.deps.db.selectFrom('token_chains').select('revoked_at').where('sub', '=', grace.sub).execute();
     assert.ok(graces.length === 1 && graces[0]!.revoked_at !== null, 'the replayed chain is revoked');
     await f.app.close();
+  });
+
+  test('issue 44: the batched statements keep PostgreSQL\'s generic plan — after the first runs they are not planned anew each time (a custom plan cost more than the statement)', async () => {
+    const database = await postgresDatabase();
+    opened.push(database);
+    // One connection, so the prepared statements seen are the ones the batches used.
+    const single = openDatabase({ kind: 'postgres', url: (database.settings as { url: string }).url, poolSize: 1 });
+    try {
+      for (let run = 0; run < 8; run++) {
+        const keys = Array.from({ length: 2 + (run % 3) }, (_, i) => `chain${run}-${i}`);
+        await Promise.all(keys.map((id) => store.findChainForAccessToken(single.db, id, `${id}.1`)));
+        await Promise.all(keys.map((id) => store.rotateChain(single.db, { id, generation: 1, clientId: 'nobody', now: Date.now(), issuance: id })));
+      }
+      const { rows } = await sql<{ statement: string; generic_plans: number; custom_plans: number }>`select statement, generic_plans, custom_plans from pg_prepared_statements where statement like '%with ordinality%'`.execute(single.db);
+      assert.equal(rows.length, 2, 'both batched statements ran as named statements');
+      for (const row of rows) assert.ok(row.generic_plans >= 3 && row.custom_plans <= 5, `${row.generic_plans} generic and ${row.custom_plans} custom plans for ${row.statement.slice(0, 60)}…`);
+    } finally {
+      await single.close();
+    }
   });
 
   test(`issue 20: a code exchange is ${CODE_ROUND_TRIPS} round trip${CODE_ROUND_TRIPS === 1 ? '' : 's'} — the redemption's conditional UPDATE of the chain row (client, redirect URI, credential, person) is also the check`, async () => {
