@@ -44,13 +44,17 @@ export function segmentsOf(row: TextRun[], gapEm: number, cuts: readonly number[
   }
   return groups.map((runs) => {
     const box = union(runs.map(runBox));
+    // The text is laid out (groupLines) only when read: most segments are measured, never read.
+    let text: string | undefined;
     return {
       runs,
       l: box.l,
       r: box.r,
       baseline: Math.min(...runs.map((r) => r.y)),
       size: dominant(runs.map((r): [number, number] => [r.size, r.text.length])) ?? runs[0]?.size ?? 0,
-      text: textOf(runs),
+      get text() {
+        return (text ??= textOf(runs));
+      },
     };
   });
 }
