@@ -43,7 +43,9 @@ const SCRIPT_SIZE = 0.85;
  */
 function attachScripts(rows: TextRun[][]): TextRun[][] {
   const kept: TextRun[][] = [];
-  const small = (row: TextRun[]) => Math.max(...row.map((r) => r.size));
+  // Each row's largest size, measured once: a row attached to a host is smaller than the host's text, so the host's stays.
+  const largest = new Map(rows.map((row) => [row, Math.max(...row.map((r) => r.size))]));
+  const small = (row: TextRun[]) => largest.get(row) ?? 0;
   for (const row of rows) {
     const size = small(row);
     const host = rows.find((other) => {
