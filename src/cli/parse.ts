@@ -10,7 +10,7 @@ import { Option, type Command } from 'commander';
 import type { FurnitureMode } from '../documents/document.ts';
 import type { OcrLanguages, OcrMode } from '../documents/pdf/ocr-page.ts';
 import { cellText, formatTable, UsageError, wantsJson } from './output.ts';
-import { fail } from './run.ts';
+import { fail } from './exit.ts';
 import { checkOutFolder, oneLine, plural, ProgressLine, readInput, resultName } from './local-files.ts';
 import { stageResults, type Staged } from './parse-output.ts';
 
