@@ -89,7 +89,16 @@ function partMarkdown(part: BodyPart): string {
   return blockMarkdown(part.text === part.block.text ? part.block : { ...part.block, text: part.text });
 }
 
-const pageMarkdown = (page: Page) => [`<!-- page ${page.pageNo} -->`, ...pageBody(page).map(partMarkdown)].join('\n\n');
+/**
+ * The page's filled form fields after its text, one "Label: value" line each (issue 41, item 5); an
+ * empty field or an unchecked box says nothing a reader needs.
+ */
+const fieldsMarkdown = (page: Page) => (page.fields ?? []).filter((f) => f.value !== '' && f.value !== 'Off').map((f) => `${f.key}: ${f.value}`);
+
+const pageMarkdown = (page: Page) => {
+  const fields = fieldsMarkdown(page);
+  return [`<!-- page ${page.pageNo} -->`, ...pageBody(page).map(partMarkdown), ...(fields.length > 0 ? [fields.join('\n\n')] : [])].join('\n\n');
+};
 
 /** A section per page (`<!-- page N -->`), headings as #/##/###, lists as `- `, tables as pipe tables (HTML where cells span), no page headers or footers. */
 export function toMarkdown(doc: ParsedDocument): string {
