@@ -1,12 +1,12 @@
-// `signet parse` on its own: the same program (program.ts) with only the parse command, so parsing
+// `signet parse` on its own: the same program (base-program.ts) with only the parse command, so parsing
 // local files does not load the sign-in service (accounts, OAuth, the database layer — half a
 // CPU-second of module loading in every `signet parse` run). bin/signet.js chooses this entry when
-// the first argument is `parse`; every other command goes through main.ts.
+// the first argument is `parse`; every other command goes through main.ts (program.ts).
 import { CommanderError } from 'commander';
 import { fail } from './exit.ts';
 import { UsageError } from './output.ts';
 import { registerParseCommand } from './parse.ts';
-import { signetProgram } from './program.ts';
+import { signetProgram } from './base-program.ts';
 
 const program = signetProgram();
 registerParseCommand(program);
