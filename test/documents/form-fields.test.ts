@@ -29,8 +29,10 @@ describe('form fields (AcroForm widgets and their labels) as key_value_items and
     ]);
   });
 
-  test('the Markdown says each filled field as "Label: value"; an unchecked box says nothing', async () => {
+  test('the Markdown says each filled field as "Label: value" where its label is printed (once); an unchecked box says nothing', async () => {
     const { markdown } = await parsed;
+    assert.ok(!markdown.split('\n').includes('Enter your favorite superhero:'), 'the label line itself carries the value');
+    assert.equal(markdown.split('One Punch Man').length, 2);
     for (const line of ['Enter your favorite superhero: One Punch Man', 'Select your favorite rocket: Saturn IV', 'Exia: Yes', 'Dynames: Yes', 'Select your favorite planet*: Pluto', 'Select your favorite person: Ada Lovelace']) {
       assert.ok(markdown.split('\n').includes(line), `${line} in:\n${markdown}`);
     }
