@@ -44,4 +44,5 @@ if (LONG_RUNNING.has(process.argv[2] ?? '') && !semiSpaceChosen && typeof proces
 // code anyway (a shared temporary directory would let another local user plant code); when it cannot
 // be written, Node runs without it. NODE_COMPILE_CACHE picks another directory, NODE_DISABLE_COMPILE_CACHE=1 turns it off.
 module.enableCompileCache?.(process.env.NODE_COMPILE_CACHE || new URL('../node_modules/.cache/signet-compile/', import.meta.url).pathname);
-await import('../src/cli/main.ts');
+// `signet parse` loads only its own command (src/cli/parse-main.ts), not the sign-in service.
+await import(process.argv[2] === 'parse' ? '../src/cli/parse-main.ts' : '../src/cli/main.ts');

@@ -10,7 +10,7 @@ import { Option, type Command } from 'commander';
 import type { FurnitureMode } from '../documents/document.ts';
 import type { OcrLanguages, OcrMode } from '../documents/pdf/ocr-page.ts';
 import { cellText, formatTable, UsageError, wantsJson } from './output.ts';
-import { fail } from './run.ts';
+import { fail } from './exit.ts';
 import { checkOutFolder, oneLine, plural, ProgressLine, readInput, resultName } from './local-files.ts';
 import { stageResults, type Staged } from './parse-output.ts';
 
@@ -87,8 +87,9 @@ async function parseFile(input: string, options: RunFileOptions, progress: Progr
       onProgress: (done, total) => progress.show(`${input}: ${done}/${total} pages`),
     });
     const { document } = result;
-    const contents: Record<ParseFormat, string> = { md: result.markdown, json: result.json, html: result.html, text: result.text };
-    for (const format of options.formats) await staged.writeFile(`${name}.${EXTENSION[format]}`, contents[format]);
+    // Only the formats asked for are made (each is made when read).
+    const contents: Record<ParseFormat, () => string> = { md: () => result.markdown, json: () => result.json, html: () => result.html, text: () => result.text };
+    for (const format of options.formats) await staged.writeFile(`${name}.${EXTENSION[format]}`, contents[format]());
     const { outputs, pictures } = await staged.commit();
     staged = undefined;
     const seconds = Math.round((performance.now() - began) / 100) / 10;

@@ -1,7 +1,5 @@
 // The `signet` command: every command group registered on one commander program, not yet run
 // (main.ts parses the arguments; scripts/docs-cli.ts reads every command's help from it in one process).
-import { readFileSync } from 'node:fs';
-import { Command } from 'commander';
 import { migrate } from '../db/database.ts';
 import { registerAdminKeyCommands } from './admin-key.ts';
 import { registerApiKeyCommands } from './api-key.ts';
@@ -15,42 +13,11 @@ import { registerLoginCommands } from './login.ts';
 import { registerParseCommand } from './parse.ts';
 import { registerPortabilityCommands } from './portability.ts';
 import { registerTranslateCommand } from './translate.ts';
+import { signetProgram, version } from './base-program.ts';
 import { describe, fail, makeRun } from './run.ts';
 import { registerUserCommands } from './user.ts';
 
-/**
- * Ids issued before client_ids became hex may begin with "-", which the parser reads as an option.
- * Such an "unknown option" is long and made of base64url characters: say how to pass it.
- */
-function explainUnknownOption(message: string): string {
-  const id = /^unknown option '(-[A-Za-z0-9_-]{15,})'$/.exec(message)?.[1];
-  if (id === undefined) return message;
-  return `${message}; if ${id} is an id, put -- before it: signet … [options] -- ${id}`;
-}
-
-const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-
-export const program = new Command('signet')
-  .description(
-    'Signet: a self-hostable sign-in provider (OAuth 2.0 and OpenID Connect: applications sign people in with their account here) ' +
-      'and a PDF parsing and translation service (PDFs into Markdown and docling JSON, or translated into their own page layout)',
-  )
-  .addHelpText(
-    'after',
-    `
-Examples:
-  $ npm start                                    # signet serve: the web service on http://localhost:8080
-  $ npx signet client create --name "Example App" --redirect-uri https://app.example.com/callback
-  $ npx signet parse paper.pdf --out parsed/     # a PDF on this machine into Markdown and JSON, no server
-
-Run it from the checkout as npx signet … (npx uses the Node 24 that npm install brought).
-Every command has --help with an example; the guides are in docs/ (docs/operations/cli.md lists every command).`,
-  )
-  .version(version, '-V, --version', 'print the version')
-  .exitOverride()
-  .configureOutput({ writeErr: (text) => process.stderr.write('signet: ' + explainUnknownOption((text.split('\n').filter(Boolean)[0] ?? '').replace(/^error: /, '')) + '\n') })
-  .showSuggestionAfterError(false)
-  .option('--init', 'allow creating a new, empty data dir (otherwise only serve, worker and migrate do)');
+export const program = signetProgram();
 
 /** How much longer than its processes' own deadline the `serve --processes` primary waits before killing them. */
 const CLUSTER_SHUTDOWN_MARGIN_MS = 5_000;

@@ -11,6 +11,7 @@ import { ImportFileError } from '../portability/records.ts';
 import { isUniqueViolation } from '../db/errors.ts';
 import { StorageUnavailableError } from '../storage/object-store.ts';
 import { describeData, loadSettingsFromProcess, MissingDataError, openContext, type CommandContext } from './context.ts';
+import { fail } from './exit.ts';
 import { print, UsageError, type HumanView } from './output.ts';
 import { ApiKeyError } from '../accounts/api-keys/api-keys.ts';
 
@@ -19,10 +20,7 @@ export type CommandOptions = { json?: boolean };
 /** Runs a command's action against an opened context; `view` says how the result reads on a terminal. */
 export type Run = (action: (ctx: CommandContext) => Promise<unknown>, options: CommandOptions, view?: HumanView) => Promise<void>;
 
-export function fail(message: string, exitCode = 1): never {
-  process.stderr.write(`signet: ${message.replace(/\s*\n\s*/g, ' ')}\n`);
-  process.exit(exitCode);
-}
+export { fail };
 
 export function describe(error: unknown): { message: string; exitCode: number } {
   if (error instanceof SettingsError) return { message: error.message, exitCode: 78 };

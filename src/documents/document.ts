@@ -123,6 +123,13 @@ export type Picture = {
 /** Where a page's text came from. */
 export type TextSource = 'text-layer' | 'ocr' | 'none';
 
+/**
+ * A form field and its label (issue 41, item 5): `key` the label printed for it (or its tooltip or
+ * name when none is), `value` what was typed or chosen ("Yes" / "Off" for a check box), `name` the
+ * field's full name in the PDF.
+ */
+export type FormEntry = { name: string; type: string; key: string; value: string; bbox: BoundingBox; keyBbox?: BoundingBox };
+
 export type Page = {
   pageNo: number;
   width: number;
@@ -138,6 +145,8 @@ export type Page = {
    * tree tagged every text block P and the page was laid out as untagged (layout/tagged.ts judgeTags).
    */
   tags?: 'used' | 'all-p';
+  /** The page's form fields with their labels, top to bottom (layout/form-fields.ts). */
+  fields?: FormEntry[];
 };
 
 export type ParsedDocument = { pages: Page[]; notes?: string[] };

@@ -25,7 +25,7 @@ export type DocparseOptions = ExtractOptions & {
   lang?: string;
 };
 
-/** What the engine writes of one PDF: each export format, and the parsed document they were made from. */
+/** What the engine writes of one PDF: each export format (made when first read), and the parsed document they were made from. */
 export type DocparseResult = { markdown: string; json: string; html: string; text: string; document: ParsedDocument };
 
 /** Each table as a paragraph of its text, row by row: the table's place and words without its rows and columns. */
@@ -61,11 +61,28 @@ export async function runDocparse(data: Uint8Array, options: DocparseOptions): P
   const linked = options.pictureDir ? picturesUnder(document, options.pictureDir) : document;
   // spec (issue 41): page furniture is left out of the Markdown, HTML and text unless kept.
   const shown = options.furniture === 'keep' ? linked : withoutFurniture(linked);
+  // Each format is written when first asked for (once): `signet parse --format md` makes no JSON, HTML or text.
+  const once = <T>(make: () => T): (() => T) => {
+    let made: { value: T } | undefined;
+    return () => (made ??= { value: make() }).value;
+  };
+  const markdown = once(() => toMarkdown(shown));
+  const json = once(() => `${JSON.stringify(toDoclingJson(linked, options.name ?? 'document'), null, 2)}\n`);
+  const html = once(() => toHtml(shown, { title: options.title ?? options.name, ...(options.lang ? { lang: options.lang } : {}) }));
+  const text = once(() => toText(options.furniture === 'keep' ? document : withoutFurniture(document)));
   return {
-    markdown: toMarkdown(shown),
-    json: `${JSON.stringify(toDoclingJson(linked, options.name ?? 'document'), null, 2)}\n`,
-    html: toHtml(shown, { title: options.title ?? options.name, ...(options.lang ? { lang: options.lang } : {}) }),
-    text: toText(options.furniture === 'keep' ? document : withoutFurniture(document)),
+    get markdown() {
+      return markdown();
+    },
+    get json() {
+      return json();
+    },
+    get html() {
+      return html();
+    },
+    get text() {
+      return text();
+    },
     document,
   };
 }

@@ -38,6 +38,11 @@ function pictureImage(picture: { bbox: { l: number; r: number; t: number; b: num
 
 export type DoclingPicture = NodeBase & { label: 'picture'; prov: Prov[]; captions: Ref[]; references: Ref[]; footnotes: Ref[]; image: { mimetype: 'image/png'; dpi: number; size: { width: number; height: number }; uri: string } };
 type DoclingGroup = NodeBase & { name: 'list'; label: 'list' };
+/** docling-core's GraphCell and GraphLink: a key cell, a value cell and the key's link to its value. */
+type GraphCell = { label: 'key' | 'value'; cell_id: number; text: string; orig: string; prov?: Prov };
+type GraphLink = { label: 'to_value'; source_cell_id: number; target_cell_id: number };
+/** docling-core's KeyValueItem (label key_value_region): one form field and its label. */
+export type DoclingKeyValue = NodeBase & { label: 'key_value_region'; prov: Prov[]; captions: Ref[]; references: Ref[]; footnotes: Ref[]; graph: { cells: GraphCell[]; links: GraphLink[] } };
 type Root = { self_ref: '#/body' | '#/furniture'; children: Ref[]; content_layer: ContentLayer; name: '_root_'; label: 'unspecified' };
 export type DoclingDocument = {
   schema_name: 'DoclingDocument';
@@ -49,7 +54,7 @@ export type DoclingDocument = {
   texts: DoclingText[];
   pictures: DoclingPicture[];
   tables: DoclingTable[];
-  key_value_items: never[];
+  key_value_items: DoclingKeyValue[];
   form_items: never[];
   pages: Record<string, { page_no: number; size: { width: number; height: number } }>;
 };
@@ -179,6 +184,16 @@ export function toDoclingJson(doc: ParsedDocument, name: string): DoclingDocumen
       out.body.children.push({ $ref: self_ref });
     }
     for (const caption of captions) if (caption.of.kind === 'table') tableRefs.get(caption.of.index)?.captions.push({ $ref: caption.ref });
+    // Form fields (issue 41, item 5): each a key_value_region whose graph links its label (key) to its value.
+    for (const field of page.fields ?? []) {
+      const self_ref = `#/key_value_items/${out.key_value_items.length}`;
+      const box = (bbox: Block['bbox'], text: string) => prov(page.pageNo, { label: 'text', text, bbox, fontSize: 0, bold: false })[0];
+      const keyCell: GraphCell = { label: 'key', cell_id: 0, text: field.key, orig: field.key, ...(field.keyBbox ? { prov: box(field.keyBbox, field.key) } : {}) };
+      const valueCell: GraphCell = { label: 'value', cell_id: 1, text: field.value, orig: field.value, prov: box(field.bbox, field.value) };
+      const all = field.keyBbox ? { l: Math.min(field.keyBbox.l, field.bbox.l), r: Math.max(field.keyBbox.r, field.bbox.r), t: Math.max(field.keyBbox.t, field.bbox.t), b: Math.min(field.keyBbox.b, field.bbox.b) } : field.bbox;
+      out.key_value_items.push({ self_ref, parent: bodyRef, children: [], content_layer: 'body', label: 'key_value_region', prov: prov(page.pageNo, { label: 'text', text: `${field.key} ${field.value}`, bbox: all, fontSize: 0, bold: false }), captions: [], references: [], footnotes: [], graph: { cells: [keyCell, valueCell], links: [{ label: 'to_value', source_cell_id: 0, target_cell_id: 1 }] } });
+      out.body.children.push({ $ref: self_ref });
+    }
   }
   return out;
 }

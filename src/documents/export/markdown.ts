@@ -1,6 +1,6 @@
 // The parsed document as Markdown for people: a section per page, headings, lists, tables (pipe
 // tables, or HTML where cells span), code, captions and pictures; page furniture left out.
-import type { Block, Page, ParsedDocument, Picture, Table } from '../document.ts';
+import type { Block, FormEntry, Page, ParsedDocument, Picture, Table } from '../document.ts';
 import { pageBody, type BodyPart } from './body.ts';
 
 // --- Markdown ----------------------------------------------------------------------------------
@@ -89,7 +89,42 @@ function partMarkdown(part: BodyPart): string {
   return blockMarkdown(part.text === part.block.text ? part.block : { ...part.block, text: part.text });
 }
 
-const pageMarkdown = (page: Page) => [`<!-- page ${page.pageNo} -->`, ...pageBody(page).map(partMarkdown)].join('\n\n');
+/** A filled field: an empty one or an unchecked box says nothing a reader needs. */
+const filled = (field: FormEntry) => field.value !== '' && field.value !== 'Off';
+
+/**
+ * The page's filled form fields as "Label: value" (issue 41, item 5): said where the label is printed
+ * (the block holding the label's line and ending with it gets ": value"), or, for a field whose label
+ * is no such block (a tooltip or field name), after the page's text.
+ */
+function fieldsInPlace(page: Page): { page: Page; after: string[] } {
+  const fields = (page.fields ?? []).filter(filled);
+  if (fields.length === 0) return { page, after: [] };
+  const blocks = [...page.blocks];
+  const after: string[] = [];
+  for (const field of fields) {
+    const key = field.keyBbox;
+    const at = key
+      ? blocks.findIndex((block) => {
+          const [x, y] = [(key.l + key.r) / 2, (key.t + key.b) / 2];
+          const inside = x >= block.bbox.l && x <= block.bbox.r && y >= block.bbox.b && y <= block.bbox.t;
+          return inside && block.label !== 'table' && block.label !== 'picture' && block.text.replace(/\s*[:：]\s*$/u, '').endsWith(field.key);
+        })
+      : -1;
+    const block = blocks[at];
+    if (!block) {
+      after.push(`${field.key}: ${field.value}`);
+      continue;
+    }
+    blocks[at] = { ...block, text: `${block.text.replace(/\s*[:：]\s*$/u, '')}: ${field.value}` };
+  }
+  return { page: { ...page, blocks }, after };
+}
+
+const pageMarkdown = (source: Page) => {
+  const { page, after } = fieldsInPlace(source);
+  return [`<!-- page ${page.pageNo} -->`, ...pageBody(page).map(partMarkdown), ...(after.length > 0 ? [after.join('\n\n')] : [])].join('\n\n');
+};
 
 /** A section per page (`<!-- page N -->`), headings as #/##/###, lists as `- `, tables as pipe tables (HTML where cells span), no page headers or footers. */
 export function toMarkdown(doc: ParsedDocument): string {

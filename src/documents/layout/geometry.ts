@@ -116,6 +116,16 @@ export const overlapsX = (a: BoundingBox, b: BoundingBox) => a.l < b.r && b.l < 
 export const similarSize = (a: number, b: number) => Math.max(a, b) <= SAME_SIZE * Math.min(a, b);
 
 /** What the reader hands the layout stages for one page. */
+/** An AcroForm field's kind (fpdf_formfill.h's FPDF_FORMFIELD_*). */
+export type FormFieldType = 'text' | 'checkbox' | 'radio' | 'combobox' | 'listbox' | 'button' | 'signature';
+
+/**
+ * One widget of a form field as the reader gives it: the field's full name, kind and value (for a
+ * check box or radio button the name of its chosen state, "Off" when none), the widget's box and,
+ * for a check box or radio button, the state name this widget stands for (on when it equals the value).
+ */
+export type FormField = { name: string; type: FormFieldType; value: string; bbox: BoundingBox; tooltip?: string; exportValue?: string; checked?: boolean };
+
 export type PageContent = {
   pageNo: number;
   width: number;
@@ -127,5 +137,7 @@ export type PageContent = {
   notes?: string[];
   /** A tagged PDF's structure elements on this page, in the tree's order (layout/tagged.ts reads them). */
   structure?: StructNode[];
+  /** The page's AcroForm widgets (pdf/form-fields.ts), when it has any. */
+  fields?: FormField[];
 };
 

@@ -18,6 +18,16 @@ const MONO_WORD_GAP = 0.3;
 
 /** Groups runs into lines: same baseline within tolerance, ordered by x, split where the gap is column-wide. */
 export function groupLines(runs: TextRun[], options: { readAcross?: boolean } = {}): Line[] {
+  return lineRuns(runs, options).map(toLine);
+}
+
+/** The texts of the lines groupLines makes of `runs`, without the rest of each line (its box, size, style, pieces). */
+export function lineTexts(runs: TextRun[]): string[] {
+  return lineRuns(runs, {}).map((line) => lineText(line).text);
+}
+
+/** The runs of each line, in reading order: groupLines's grouping. */
+function lineRuns(runs: TextRun[], options: { readAcross?: boolean }): TextRun[][] {
   const sorted = runs.filter((run) => run.text.trim() !== '').sort((a, b) => b.y - a.y || a.x - b.x);
   const rows: TextRun[][] = [];
   for (const run of sorted) {
@@ -29,8 +39,8 @@ export function groupLines(runs: TextRun[], options: { readAcross?: boolean } = 
   const withScripts = attachScripts(rows);
   const gutters = findGutters(withScripts);
   // A listing's entry (a name, then its code and figures far to the right) is read across as one line.
-  if (options.readAcross) return withScripts.map((row) => row.sort((a, b) => a.x - b.x)).map(toLine);
-  return withScripts.flatMap((row) => splitAtGaps(row.sort((a, b) => a.x - b.x), gutters)).map(toLine);
+  if (options.readAcross) return withScripts.map((row) => row.sort((a, b) => a.x - b.x));
+  return withScripts.flatMap((row) => splitAtGaps(row.sort((a, b) => a.x - b.x), gutters));
 }
 
 /** A run this much smaller than its neighbours' text is a superscript, subscript or a logo's raised letter. */
@@ -43,7 +53,9 @@ const SCRIPT_SIZE = 0.85;
  */
 function attachScripts(rows: TextRun[][]): TextRun[][] {
   const kept: TextRun[][] = [];
-  const small = (row: TextRun[]) => Math.max(...row.map((r) => r.size));
+  // Each row's largest size, measured once: a row attached to a host is smaller than the host's text, so the host's stays.
+  const largest = new Map(rows.map((row) => [row, Math.max(...row.map((r) => r.size))]));
+  const small = (row: TextRun[]) => largest.get(row) ?? 0;
   for (const row of rows) {
     const size = small(row);
     const host = rows.find((other) => {
@@ -102,7 +114,8 @@ function textSizes(runs: TextRun[]): number[] {
   return runs.map((run) => (lineSize !== undefined && implausible(run) && lineSize > run.size ? lineSize : run.size));
 }
 
-function toLine(runs: TextRun[]): Line {
+/** A line's text (words spaced by their gaps, a right-to-left line in reading order) and its logical order when it has one. */
+function lineText(runs: TextRun[]): { text: string; logical: ReturnType<typeof logicalLine> } {
   let text = '';
   let right = -Infinity;
   for (const run of runs) {
@@ -115,13 +128,18 @@ function toLine(runs: TextRun[]): Line {
   }
   const logical = logicalLine(runs, WORD_GAP); // a line holding Arabic or Hebrew, in the order it reads
   if (logical) text = logical.text;
+  // A soft hyphen inside a line is invisible; one at the end marks where the word was split.
+  return { text: text.replace(/\s+/g, ' ').trim().replace(/\u00ad(?!$)/g, ''), logical };
+}
+
+function toLine(runs: TextRun[]): Line {
+  const { text, logical } = lineText(runs);
   const sizes = textSizes(runs);
   const size = dominant(runs.map((r, i): [number, number] => [sizes[i] ?? r.size, r.text.length])) ?? 0;
   const boldChars = runs.reduce((n, r) => n + (r.bold ? r.text.length : 0), 0);
   const chars = runs.reduce((n, r) => n + r.text.length, 0);
   return {
-    // A soft hyphen inside a line is invisible; one at the end marks where the word was split.
-    text: text.replace(/\s+/g, ' ').trim().replace(/\u00ad(?!$)/g, ''),
+    text,
     bbox: union(runs.map((r) => ({ l: r.x, r: r.x + r.width, t: r.y + ASCENT * r.size, b: r.y - DESCENT * r.size }))),
     baseline: runs.reduce((lowest, r) => Math.min(lowest, r.y), Infinity),
     size,

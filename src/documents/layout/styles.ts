@@ -93,9 +93,28 @@ export function blockStyles(lines: Line[], block: Pick<Block, 'text' | 'bold' | 
 
 /** Each table cell's size and style: its runs' dominant size, the dominant colour of the runs whose middle lies in it (a white header on a dark row) when not black, and bold or italic when most of its text is. */
 export function colourCells(tables: Block[], runs: TextRun[]): Block[] {
+  if (tables.length === 0) return tables;
+  // The runs with text sorted by baseline, so each cell looks only at those between its bottom and top
+  // (a page of tables has thousands of cells and runs); the runs it takes keep their page order.
+  const written = runs.flatMap((r, index) => (r.text.trim() === '' || Number.isNaN(r.y) ? [] : [{ r, index, mid: r.x + r.width / 2 }]));
+  const byY = written.sort((a, b) => a.r.y - b.r.y);
+  const firstAtOrAbove = (y: number) => {
+    let [lo, hi] = [0, byY.length];
+    while (lo < hi) {
+      const m = (lo + hi) >> 1;
+      if (byY[m]!.r.y < y) lo = m + 1;
+      else hi = m;
+    }
+    return lo;
+  };
   for (const table of tables) {
     for (const cell of table.table?.cells ?? []) {
-      const inside = runs.filter((r) => r.text.trim() !== '' && r.x + r.width / 2 >= cell.bbox.l && r.x + r.width / 2 <= cell.bbox.r && r.y >= cell.bbox.b - 1 && r.y <= cell.bbox.t);
+      const found: typeof byY = [];
+      for (let i = firstAtOrAbove(cell.bbox.b - 1); i < byY.length && byY[i]!.r.y <= cell.bbox.t; i++) {
+        const w = byY[i]!;
+        if (w.mid >= cell.bbox.l && w.mid <= cell.bbox.r) found.push(w);
+      }
+      const inside = found.sort((a, b) => a.index - b.index).map((w) => w.r);
       const color = dominant(inside.map((r): [string | undefined, number] => [r.color, r.text.length]));
       if (color && color !== '#000000') cell.color = color;
       const chars = inside.reduce((n, r) => n + r.text.length, 0);

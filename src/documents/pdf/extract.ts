@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { BoundingBox, OnProgress, Page, ParsedDocument, Picture } from '../document.ts';
 import type { PageContent } from '../layout/geometry.ts';
+import { labelFields } from '../layout/form-fields.ts';
 import { layoutPage } from '../layout/page.ts';
 import { headingsFromOutline } from '../layout/outline-headings.ts';
 import { labelDocument } from '../layout/roles.ts';
@@ -130,6 +131,7 @@ export async function extractDocument(data: Uint8Array, options: ExtractOptions 
         }
         const page = layoutPage(content);
         page.textSource = content.textSource;
+        if (content.fields) page.fields = labelFields(content.fields, content.runs);
         if (content.notes?.length) page.notes = [...(page.notes ?? []), ...content.notes];
         if (options.onPicture) await cutPictures(page, content, { reader, turned: frameRotate === 0 ? rotate : 0, signal, onPicture: options.onPicture });
         pages.push(page);

@@ -19,13 +19,14 @@ type Char = { text: string; x: number; y: number; left: number; right: number; b
 
 type RunKey = { style: FontStyle; font: number; size: number; color: string; mcid: number; artifact: boolean };
 
-const RTL = /[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]/u;
+/** Right-to-left letters: Hebrew, Arabic, Syriac, Thaana, NKo, Samaritan, Mandaic and their presentation forms (U+0590–08FF, FB1D–FDFF, FE70–FEFC). */
+const isRtl = (code: number) => (code >= 0x0590 && code <= 0x08ff) || (code >= 0xfb1d && code <= 0xfdff) || (code >= 0xfe70 && code <= 0xfefc);
 
 const hex = (n: number) => Math.max(0, Math.min(255, n)).toString(16).padStart(2, '0');
 
 /** Per text object: its font (and that font's style), fill colour and marked-content id, read once. */
 function objectFacts(pdfium: Pdfium, scratch: Scratch, fonts: Map<number, FontStyle>, artifacts: Set<number>) {
-  const cache = new Map<number, { font: number; style: FontStyle; color: string; mcid: number; scale: number; artifact: boolean }>();
+  const cache = new Map<number, { font: number; style: FontStyle; color: string; mcid: number; scale: number; artifact: boolean; keys: Map<number, RunKey> }>();
   return (object: number) => {
     let facts = cache.get(object);
     if (facts) return facts;
@@ -43,7 +44,7 @@ function objectFacts(pdfium: Pdfium, scratch: Scratch, fonts: Map<number, FontSt
     const mcid = pdfium.FPDFPageObj_GetMarkedContentID(object);
     // The character's size is the font size (Tf) times the text matrix's vertical scale, as pdf.js reports it.
     const scale = pdfium.FPDFPageObj_GetMatrix(object, scratch.ptr) ? Math.hypot(scratch.f32(2), scratch.f32(3)) || Math.hypot(scratch.f32(0), scratch.f32(1)) : 1;
-    facts = { font, style, color, mcid, scale, artifact: mcid < 0 && artifacts.has(object) };
+    facts = { font, style, color, mcid, scale, artifact: mcid < 0 && artifacts.has(object), keys: new Map() };
     cache.set(object, facts);
     return facts;
   };
@@ -139,8 +140,11 @@ function readChars(pdfium: Pdfium, page: number, fonts: Map<number, FontStyle>):
       const size = pdfium.FPDFText_GetFontSize(textPage, i) * fact.scale;
       const angle = pdfium.FPDFText_GetCharAngle(textPage, i);
       const text = String.fromCodePoint(shown);
-      const key: RunKey = { style: fact.style, font: fact.font, size: Math.round(size * 100) / 100, color: fact.color, mcid: fact.mcid, artifact: fact.artifact };
-      chars.push({ text, x, y, left: Math.min(left, right), right: Math.max(left, right), bottom: Math.min(bottom, top), top: Math.max(bottom, top), size, object, rtl: RTL.test(text), key, angle });
+      // One key per object and size, shared by its characters (keys are compared field by field, never changed).
+      const rounded = Math.round(size * 100) / 100;
+      let key = fact.keys.get(rounded);
+      if (!key) fact.keys.set(rounded, (key = { style: fact.style, font: fact.font, size: rounded, color: fact.color, mcid: fact.mcid, artifact: fact.artifact }));
+      chars.push({ text, x, y, left: Math.min(left, right), right: Math.max(left, right), bottom: Math.min(bottom, top), top: Math.max(bottom, top), size, object, rtl: isRtl(shown), key, angle });
     }
     return chars;
   } finally {

@@ -204,8 +204,12 @@ export class Scratch {
     if (this.ptr === 0) throw new PdfiumHeapExhausted('no room in PDFium heap for scratch space');
   }
   private data(): DataView {
-    const buffer = wasmMemory(this.pdfium).buffer;
-    if (buffer !== this.buffer || !this.view) [this.buffer, this.view] = [buffer as ArrayBuffer, new DataView(buffer)];
+    // A heap that grew left the old buffer detached (its length 0): only then is the memory asked again
+    // (its buffer getter costs more than the read itself, and out-parameters are read per character).
+    if (!this.view || this.buffer?.byteLength === 0) {
+      const buffer = wasmMemory(this.pdfium).buffer as ArrayBuffer;
+      [this.buffer, this.view] = [buffer, new DataView(buffer)];
+    }
     return this.view;
   }
   /** The address of slot `i` of `size` bytes. */

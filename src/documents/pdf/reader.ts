@@ -4,6 +4,7 @@
 import type { PageContent } from '../layout/geometry.ts';
 import { NotAPdfError, UnreadablePdfError } from './errors.ts';
 import { figureRegions } from './figures.ts';
+import { hasWidgets, openForm, readFormFields, type FormHandle } from './form-fields.ts';
 import type { FontStyle } from './fonts.ts';
 import { pageObjects } from './page-objects.ts';
 import { textRuns } from './page-text.ts';
@@ -22,7 +23,7 @@ export const PASSWORD_PROTECTED = 'The PDF is protected by a password; remove th
 const WRONG_PASSWORD = 'The password given does not open this PDF; check it and try again, or remove the password and upload the file again.';
 
 /** An open document: its page count, its PDFium handles, and close() (always call it). */
-export type OpenPdf = { pages: number; pdfium: Pdfium; document: PdfiumDocument; fonts: Map<number, FontStyle>; close: () => void };
+export type OpenPdf = { pages: number; pdfium: Pdfium; document: PdfiumDocument; fonts: Map<number, FontStyle>; close: () => void; /** The form environment, opened on the first page with a widget. */ form?: FormHandle };
 
 /** Opens the bytes (NotAPdfError, UnreadablePdfError for a damaged or locked file). `password` opens an encrypted one. */
 export async function openPdf(data: Uint8Array, options: { password?: string; heapCapBytes?: number } = {}): Promise<OpenPdf> {
@@ -41,7 +42,18 @@ export async function openPdf(data: Uint8Array, options: { password?: string; he
     document.close();
     throw new UnreadablePdfError('The PDF is damaged and cannot be read (it has no pages); re-export or repair it, then upload it again.');
   }
-  return { pages: document.pages, pdfium, document, fonts: new Map(), close: () => document.close() };
+  const open: OpenPdf = {
+    pages: document.pages,
+    pdfium,
+    document,
+    fonts: new Map(),
+    close: () => {
+      open.form?.close();
+      open.form = undefined;
+      document.close();
+    },
+  };
+  return open;
 }
 
 function describeError(code: number): string {
@@ -98,6 +110,9 @@ export function readPage(open: OpenPdf, pageNo: number): ReadPage {
     const rotate = (((pdfium.FPDFPage_GetRotation(page) * 90) % 360) + 360) % 360;
     // A tagged page's structure elements (issue 31, item 3), only where its text carries marked-content ids.
     const structure = runs.some((run) => run.mcid !== undefined) ? readPageStructure(pdfium, page, origin) : undefined;
-    return { pageNo, ...size, runs, rulings, images: [...images, ...figures].map((bbox) => ({ bbox })), rotate, ...(structure ? { structure } : {}) };
+    // A form's fields (issue 41, item 5): their values are in the widgets, not in the page's text.
+    if (!open.form && hasWidgets(pdfium, page)) open.form = openForm(pdfium, open.document.handle);
+    const fields = open.form ? readFormFields(pdfium, open.form, page, origin) : [];
+    return { pageNo, ...size, runs, rulings, images: [...images, ...figures].map((bbox) => ({ bbox })), rotate, ...(structure ? { structure } : {}), ...(fields.length > 0 ? { fields } : {}) };
   });
 }

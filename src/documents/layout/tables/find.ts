@@ -202,16 +202,38 @@ function headerAboveRule(runs: TextRun[], top: Ruling, bottom: number): number {
   return Math.max(...line.map((seg) => seg.baseline + 0.8 * seg.size));
 }
 
+const sortedVerticals = new WeakMap<Ruling[], Ruling[]>();
+/** `vertical` sorted by x (made once per list). */
+function verticalsByX(vertical: Ruling[]): Ruling[] {
+  let sorted = sortedVerticals.get(vertical);
+  if (!sorted) sortedVerticals.set(vertical, (sorted = vertical.filter((v) => !Number.isNaN(v.x1)).sort((a, b) => a.x1 - b.x1)));
+  return sorted;
+}
+
 /**
  * Whether a horizontal rule is the top or bottom of a closed box holding one printed line and no
  * rule between (a running header's bar, a banner): a box round a line is not a table's rule.
  */
 function barEdge(rule: Ruling, rules: { horizontal: Ruling[]; vertical: Ruling[] }, runs: TextRun[]): boolean {
   const near = (a: number, b: number) => Math.abs(a - b) <= SAME_END;
+  // The vertical rules by x, so a side looks only at those near its x (a page of many rules has hundreds).
+  const byX = verticalsByX(rules.vertical);
   return rules.horizontal.some((other) => {
     if (other === rule || !near(other.x1, rule.x1) || !near(other.x2, rule.x2)) return false;
     const [b, t] = [Math.min(other.y1, rule.y1), Math.max(other.y1, rule.y1)];
-    const side = (x: number) => rules.vertical.some((v) => near(v.x1, x) && v.y1 <= b + SAME_END && v.y2 >= t - SAME_END);
+    const side = (x: number) => {
+      let [lo, hi] = [0, byX.length];
+      while (lo < hi) {
+        const m = (lo + hi) >> 1;
+        if ((byX[m] as Ruling).x1 < x - SAME_END - 0.001) lo = m + 1;
+        else hi = m;
+      }
+      for (let i = lo; i < byX.length && (byX[i] as Ruling).x1 <= x + SAME_END + 0.001; i++) {
+        const v = byX[i] as Ruling;
+        if (near(v.x1, x) && v.y1 <= b + SAME_END && v.y2 >= t - SAME_END) return true;
+      }
+      return false;
+    };
     if (!side(rule.x1) || !side(rule.x2)) return false;
     if (rules.horizontal.some((h) => h.y1 > b + 0.5 && h.y1 < t - 0.5 && h.x1 < rule.x2 && h.x2 > rule.x1)) return false;
     // One printed line: every run inside overlaps the others vertically (a title and a smaller subtitle on one bar).

@@ -8,7 +8,7 @@
 // spanning cell (a group heading over two columns).
 import type { Block, BoundingBox, Table, TableCell } from '../../document.ts';
 import { dominant, joinText, union, type TextRun } from '../geometry.ts';
-import { groupLines } from '../lines.ts';
+import { lineTexts } from '../lines.ts';
 import { inReadingOrder } from './logical.ts';
 
 /** Glyph boxes are estimated from the font size: ascenders about 0.8 em up, descenders 0.2 em down. */
@@ -29,7 +29,7 @@ export function baselineRows(runs: TextRun[]): TextRun[][] {
   return rows.map((row) => row.sort((a, b) => a.x - b.x));
 }
 
-const textOf = (runs: TextRun[]) => groupLines(runs.map((r) => ({ ...r, hasEOL: false }))).map((l) => l.text).reduce(joinText, '');
+const textOf = (runs: TextRun[]) => lineTexts(runs.map((r) => ({ ...r, hasEOL: false }))).reduce(joinText, '');
 
 /** Cuts a row into segments at gaps wider than `gapEm` (of the font size) and at the x of any column rule. */
 export function segmentsOf(row: TextRun[], gapEm: number, cuts: readonly number[] = []): Segment[] {
@@ -44,13 +44,17 @@ export function segmentsOf(row: TextRun[], gapEm: number, cuts: readonly number[
   }
   return groups.map((runs) => {
     const box = union(runs.map(runBox));
+    // The text is laid out (as lines) only when read: most segments are measured, never read.
+    let text: string | undefined;
     return {
       runs,
       l: box.l,
       r: box.r,
       baseline: Math.min(...runs.map((r) => r.y)),
       size: dominant(runs.map((r): [number, number] => [r.size, r.text.length])) ?? runs[0]?.size ?? 0,
-      text: textOf(runs),
+      get text() {
+        return (text ??= textOf(runs));
+      },
     };
   });
 }
