@@ -12,10 +12,11 @@
 //     two-column prose stay prose.
 import type { Block, BoundingBox } from '../../document.ts';
 import type { Ruling, TextRun } from '../geometry.ts';
+import { evenlyAdvancing, isCodeListing } from '../monospace.ts';
 import { contentsTables } from './contents.ts';
 import { drawn, findGrids, tableRules, type Grid } from './grids.ts';
 import { framedPanels, isListing, panelOf } from './panels.ts';
-import { buildRuledGrid } from './ruled.ts';
+import { buildOneColumnGrid, buildRuledGrid } from './ruled.ts';
 import { asRead, uprightStandIns } from './vertical.ts';
 import { baselineRows, buildGrid, columnsOf, isNumeric, segmentsOf, tableBlock, type Segment } from './grid.ts';
 
@@ -81,6 +82,13 @@ function ruledTables(rulings: Ruling[], found: Found): BoundingBox[] {
     if (panels) {
       found.panels.push(...panels);
       boxes.push(box);
+      continue;
+    }
+    if (grid.xs.length === 2) {
+      if (take(found, box, (runs) => {
+        const table = buildOneColumnGrid(runs, grid, rules);
+        return table ? tableBlock(table, box, runs) : undefined;
+      })) boxes.push(box);
       continue;
     }
     const ok = take(found, box, (runs) => {
@@ -178,6 +186,14 @@ function ruleOnlyTables(rulings: Ruling[], found: Found, ruled: BoundingBox[]): 
     // The first full-width rule inside is the mid-rule: the rows above it are column headers.
     // …or, with the header set over the top rule, the top rule is.
     const mid = box.t > top.y1 ? top : full.length > 2 ? full[1] : undefined;
+    // spec (issue 41): a code listing set between two rules (an "Example 2-1" query) is code, not a
+    // table of keywords beside clauses — told by its glyph widths where its font is not marked monospaced.
+    const inside = found.rest.filter((run) => centreIn(run, box));
+    if (isCodeListing(inside)) {
+      const listing = new Set(inside);
+      found.rest = found.rest.map((run) => (listing.has(run) ? { ...run, mono: true } : run));
+      continue;
+    }
     const ok = take(found, box, (runs) => {
       const spanRules = inner.filter((r) => r.x2 - r.x1 < top.x2 - top.x1 - 2 * SAME_END).map((r) => ({ x1: r.x1, x2: r.x2, y: r.y1 }));
       const table = buildGrid(runs, box, { spanRules, ...(mid ? { headerBottom: mid.y1 } : {}) });
@@ -350,7 +366,7 @@ function consistent(rows: Seg[][]): boolean {
   }
   // Monospaced text lined up in columns is a code listing, and a column counting 1, 2, 3 … its line numbers.
   const runs = rows.flat().flatMap((s) => s.runs);
-  if (runs.filter((r) => r.mono).length * 2 > runs.length) return false;
+  if (runs.filter((r) => r.mono).length * 2 > runs.length || (evenlyAdvancing(runs) && isCodeListing(runs))) return false;
   const inColumn = (row: Seg[], i: number) => row.find((s) => columns.findIndex((c) => s.l < c.r && c.l < s.r) === i)?.text;
   // …unless every other column holds numbers too below the first row (its headers): then it is a series
   // (2019, 2020, … against their values), not line numbers before text (spec, issue 41).

@@ -63,8 +63,8 @@ function snapped(values: number[]): number[] {
 }
 
 /**
- * Grids formed by crossing horizontal and vertical rules, each with at least two rows and two
- * columns. The outer edges count even where no border is drawn, for tables ruled only inside.
+ * Grids formed by crossing horizontal and vertical rules, each with at least two rows. The outer
+ * edges count even where no border is drawn, for tables ruled only inside.
  */
 export function findGrids(rulings: Ruling[]): Grid[] {
   const { horizontal, vertical } = tableRules(rulings);
@@ -91,7 +91,8 @@ export function findGrids(rulings: Ruling[]): Grid[] {
     const box = union([...hs, ...vs].map((r) => ({ l: r.x1, r: r.x2, b: r.y1, t: r.y2 })));
     const xs = snapped([box.l, box.r, ...vs.map((v) => v.x1)]);
     const ys = snapped([box.b, box.t, ...hs.map((h) => h.y1)]).reverse();
-    if (xs.length >= 3 && ys.length >= 3) grids.push({ xs, ys });
+    // A frame of one column (two side rules, rules between its rows) is a grid too: ruled.ts decides whether it is a table.
+    if (xs.length >= 2 && ys.length >= 3) grids.push({ xs, ys });
   }
   return grids;
 }

@@ -9,6 +9,7 @@ import type { BoundingBox, Table, TableCell } from '../../document.ts';
 import { joinText, union, type Ruling, type TextRun } from '../geometry.ts';
 import { baselineRows, columnsOf, isNumeric, segmentsOf, type Segment } from './grid.ts';
 import { drawn, type Grid } from './grids.ts';
+import { isMonospaced } from '../monospace.ts';
 
 const runBox = (run: TextRun): BoundingBox => ({ l: run.x, r: run.x + run.width, t: run.y + 0.8 * run.size, b: run.y - 0.2 * run.size });
 
@@ -132,6 +133,47 @@ export function buildRuledGrid(runs: TextRun[], grid: Grid, rules: { horizontal:
   if (filledRows.size < 2 || wideRows.length < 1 || total < 2) return undefined;
   markHeader(cells);
   return { numRows: total, numCols: nc, cells };
+}
+
+/** A row of a one-column table holds at most this many printed lines (a boxed note's paragraph holds more). */
+const MAX_ONE_COLUMN_LINES = 3;
+/** …and no line filling this share of its width. */
+const ONE_COLUMN_PROSE = 0.7;
+
+/**
+ * spec (issue 41, "spanning cells", "cells that wrap"): a frame of one column — side rules down its
+ * whole height, a rule between each two rows — is a one-column table (a Writer table of list cells)
+ * when it has two rows or more and each holds a few printed lines; a boxed note, one row or rows
+ * of paragraphs, is not.
+ */
+export function buildOneColumnGrid(runs: TextRun[], grid: Grid, rules: { horizontal: Ruling[]; vertical: Ruling[] }): Table | undefined {
+  const [left, right] = grid.xs;
+  const top = grid.ys[0] ?? 0;
+  const bottom = grid.ys.at(-1) ?? 0;
+  if (left === undefined || right === undefined || grid.xs.length !== 2) return undefined;
+  if (!drawn(rules.vertical, 'y', left, bottom, top) || !drawn(rules.vertical, 'y', right, bottom, top)) return undefined;
+  const lines = baselineRows(runs);
+  const inBand = (t: number, b: number) => lines.filter((row) => (row[0]?.y ?? 0) < t && (row[0]?.y ?? 0) > b);
+  const bands = dropThin([...grid.ys].sort((a, b) => a - b), (b, t) => inBand(t, b).length > 0).reverse();
+  const rows = bands.slice(1).map((b, i) => inBand(bands[i] ?? 0, b));
+  if (rows.length < 2 || rows.some((row) => row.length === 0 || row.length > MAX_ONE_COLUMN_LINES)) return undefined;
+  // A line running across most of the frame is a paragraph's (a box ruled line by line); monospaced lines are a listing's.
+  const wide = (line: TextRun[]) => Math.max(...line.map((r) => r.x + r.width)) - Math.min(...line.map((r) => r.x)) >= ONE_COLUMN_PROSE * (right - left);
+  if (lines.some(wide) || isMonospaced(runs)) return undefined;
+  const cells: TableCell[] = rows.map((row, r) => {
+    const segments = row.flatMap((line) => segmentsOf(line, Infinity));
+    return {
+      text: segments.map((s) => s.text).reduce(joinText, ''),
+      bbox: union(row.flat().map(runBox)),
+      row: r,
+      col: 0,
+      rowSpan: 1,
+      colSpan: 1,
+      columnHeader: false,
+      rowHeader: false,
+    };
+  });
+  return { numRows: cells.length, numCols: 1, cells };
 }
 
 /**
