@@ -14,7 +14,7 @@ import type { Block, BoundingBox } from '../../document.ts';
 import type { Ruling, TextRun } from '../geometry.ts';
 import { evenlyAdvancing, isCodeListing } from '../monospace.ts';
 import { contentsTables } from './contents.ts';
-import { drawn, findGrids, tableRules, type Grid } from './grids.ts';
+import { drawn, findGrids, nestedTableBoxes, ruleWithin, tableRules, type Grid } from './grids.ts';
 import { framedPanels, isListing, panelOf } from './panels.ts';
 import { buildOneColumnGrid, buildRuledGrid } from './ruled.ts';
 import { asRead, uprightStandIns } from './vertical.ts';
@@ -69,8 +69,11 @@ function figureBelowOrAbove(box: BoundingBox, runs: TextRun[]): boolean {
   });
 }
 
-function ruledTables(rulings: Ruling[], found: Found): BoundingBox[] {
+function ruledTables(allRulings: Ruling[], found: Found): BoundingBox[] {
   const boxes: BoundingBox[] = [];
+  // A table nested in a cell of another is that cell's text: its rules are no edges of the outer grid.
+  const nested = nestedTableBoxes(allRulings);
+  const rulings = nested.length === 0 ? allRulings : allRulings.filter((rule) => !nested.some((box) => ruleWithin(rule, box)));
   // Every drawn piece counts as a cell edge, however short (a spreadsheet export draws each cell's own borders).
   const rules = tableRules(rulings, 0);
   for (const framed of findGrids(rulings)) {
@@ -92,7 +95,7 @@ function ruledTables(rulings: Ruling[], found: Found): BoundingBox[] {
       continue;
     }
     const ok = take(found, box, (runs) => {
-      const table = buildRuledGrid(runs, grid, rules);
+      const table = buildRuledGrid(runs, grid, rules, nested);
       // spec (issue 41): a drawing of boxes and arrows captioned "Figure 3-1" (a syntax diagram) is a
       // picture, not a table: most of its cells are empty.
       if (table && figureBelowOrAbove(box, found.rest) && table.cells.filter((c) => c.text.trim() === '').length >= DIAGRAM_EMPTY * table.cells.length) return undefined;

@@ -19,7 +19,7 @@ const THIN = 3.5;
 type Rect = { r0: number; r1: number; c0: number; c1: number; segments: Segment[] };
 
 /** The cell grid of a ruled table; undefined when it is not at least 2 × 2 with text in two rows. */
-export function buildRuledGrid(runs: TextRun[], grid: Grid, rules: { horizontal: Ruling[]; vertical: Ruling[] }): Table | undefined {
+export function buildRuledGrid(runs: TextRun[], grid: Grid, rules: { horizontal: Ruling[]; vertical: Ruling[] }, nested: BoundingBox[] = []): Table | undefined {
   const inner = grid.xs.slice(1, -1);
   // A printed line is cut at the column rules drawn where it stands (a title over a row with no
   // inner rules stays one piece).
@@ -29,7 +29,9 @@ export function buildRuledGrid(runs: TextRun[], grid: Grid, rules: { horizontal:
   };
   const pieces = baselineRows(runs).map((row) => segmentsOf(row, 0.9, cutsAt(row)));
   const segments = pieces.flat();
-  const virtual = textSplits(pieces, grid.xs);
+  // A nested table's columns are its own, not columns of text to split the outer cell at.
+  const outside = (s: Segment) => !nested.some((box) => (s.l + s.r) / 2 > box.l && (s.l + s.r) / 2 < box.r && s.baseline > box.b && s.baseline < box.t);
+  const virtual = textSplits(nested.length === 0 ? pieces : pieces.map((row) => row.filter(outside)).filter((row) => row.length > 0), grid.xs);
   const centreX = (s: Segment) => (s.l + s.r) / 2;
   const centreY = (s: Segment) => s.baseline + 0.3 * s.size;
   const hasText = (l: number, r: number, t: number, b: number) => segments.some((s) => centreX(s) > l && centreX(s) < r && centreY(s) < t && centreY(s) > b);
