@@ -33,9 +33,6 @@ export function groupLines(runs: TextRun[], options: { readAcross?: boolean } = 
   return withScripts.flatMap((row) => splitAtGaps(row.sort((a, b) => a.x - b.x), gutters)).map(toLine);
 }
 
-/** Up to this gap (em) between monospaced tokens is spaces aligning a listing's tokens; a wider one still parts columns. */
-const MONO_ALIGN_GAP = 3;
-
 /** A run this much smaller than its neighbours' text is a superscript, subscript or a logo's raised letter. */
 const SCRIPT_SIZE = 0.85;
 
@@ -73,8 +70,9 @@ function splitAtGaps(row: TextRun[], gutters: Gutter[]): TextRun[][] {
     if (previous) {
       const limit = (previous.hasEOL ? EOL_GAP : COLUMN_GAP) * Math.max(previous.size, run.size);
       // In a listing the gap between two monospaced tokens is spaces lining the code up ("SELECT   user_name"), not a column.
-      const spaces = previous.mono === true && run.mono === true && !CJK.test(previous.text + run.text) && run.x - right <= MONO_ALIGN_GAP * run.size;
-      if ((run.x - right > limit && !spaces) || gutterBetween(gutters, right, run)) {
+      // The strip such gaps leave down the listing (its comments lined up at one column) is no page gutter either.
+      const spaces = previous.mono === true && run.mono === true && !CJK.test(previous.text + run.text);
+      if (!spaces && (run.x - right > limit || gutterBetween(gutters, right, run))) {
         lines.push(current);
         current = [];
         right = -Infinity;
