@@ -15,6 +15,7 @@ const MAX_WRAPPED_BOLD_HEADING_CHARS = 60;
  * headings are what is set larger than them).
  */
 const TABLE_BODY_SHARE = 2;
+const TABLE_HALF_WEIGHT = 0.5;
 
 export type BodyStyle = { size: number; bold: boolean; italic?: boolean };
 
@@ -24,9 +25,15 @@ export function bodyStyle(pages: Page[]): BodyStyle | undefined {
   // A document that is mostly tables (a statistics sheet under its title) has its body in the
   // cells: weighed with the few lines of text around them, the title would be the body.
   const tables = pages.flatMap((p) => p.blocks).filter((b) => b.label === 'table');
-  const chars = (blocks: Block[]) => blocks.reduce((n, b) => n + b.text.length, 0);
-  const weighed = chars(flow) * TABLE_BODY_SHARE < chars(tables) ? [...flow, ...tables] : flow;
-  const size = dominant(weighed.map((b): [number, number] => [Math.round(b.fontSize * 2) / 2, b.text.length]));
+  // A table's characters are its cells' (not the separators its text is written with).
+  const length = (b: Block) => (b.cells ? b.cells.reduce((n, row) => n + row.reduce((m, cell) => m + cell.length, 0), 0) : b.text.length);
+  const chars = (blocks: Block[]) => blocks.reduce((n, b) => n + length(b), 0);
+  // Otherwise the cells still count at half their weight: a few pages of tables under long
+  // headings (a Writer sample, "Lists with different numIds in different cells") would have the
+  // headings' size as the body's when only the lines between the tables were weighed.
+  const tableWeight = chars(flow) * TABLE_BODY_SHARE < chars(tables) ? 1 : TABLE_HALF_WEIGHT;
+  const weighed = [...flow.map((b): [Block, number] => [b, 1]), ...tables.map((b): [Block, number] => [b, tableWeight])];
+  const size = dominant(weighed.map(([b, w]): [number, number] => [Math.round(b.fontSize * 2) / 2, w * length(b)]));
   if (size === undefined) return undefined;
   const atSize = flow.filter((b) => similarSize(b.fontSize, size) && b.fontSize < size * SAME_SIZE);
   const weigh = (flag: (b: Block) => boolean) => dominant(atSize.map((b): [boolean, number] => [flag(b), b.text.length])) ?? false;

@@ -81,7 +81,10 @@ function splitAtGaps(row: TextRun[], gutters: Gutter[]): TextRun[][] {
     const previous = current.at(-1);
     if (previous) {
       const limit = (previous.hasEOL ? EOL_GAP : COLUMN_GAP) * Math.max(previous.size, run.size);
-      if (run.x - right > limit || gutterBetween(gutters, right, run)) {
+      // In a listing the gap between two monospaced tokens is spaces lining the code up ("SELECT   user_name"), not a column.
+      // The strip such gaps leave down the listing (its comments lined up at one column) is no page gutter either.
+      const spaces = previous.mono === true && run.mono === true && !CJK.test(previous.text + run.text);
+      if (!spaces && (run.x - right > limit || gutterBetween(gutters, right, run))) {
         lines.push(current);
         current = [];
         right = -Infinity;

@@ -12,10 +12,11 @@
 //     two-column prose stay prose.
 import type { Block, BoundingBox } from '../../document.ts';
 import type { Ruling, TextRun } from '../geometry.ts';
+import { evenlyAdvancing, isCodeListing } from '../monospace.ts';
 import { contentsTables } from './contents.ts';
-import { drawn, findGrids, tableRules, type Grid } from './grids.ts';
+import { drawn, findGrids, nestedTableBoxes, ruleWithin, tableRules, type Grid } from './grids.ts';
 import { framedPanels, isListing, panelOf } from './panels.ts';
-import { buildRuledGrid } from './ruled.ts';
+import { buildOneColumnGrid, buildRuledGrid } from './ruled.ts';
 import { asRead, uprightStandIns } from './vertical.ts';
 import { baselineRows, buildGrid, columnsOf, isNumeric, segmentsOf, tableBlock, type Segment } from './grid.ts';
 
@@ -68,8 +69,11 @@ function figureBelowOrAbove(box: BoundingBox, runs: TextRun[]): boolean {
   });
 }
 
-function ruledTables(rulings: Ruling[], found: Found): BoundingBox[] {
+function ruledTables(allRulings: Ruling[], found: Found): BoundingBox[] {
   const boxes: BoundingBox[] = [];
+  // A table nested in a cell of another is that cell's text: its rules are no edges of the outer grid.
+  const nested = nestedTableBoxes(allRulings);
+  const rulings = nested.length === 0 ? allRulings : allRulings.filter((rule) => !nested.some((box) => ruleWithin(rule, box)));
   // Every drawn piece counts as a cell edge, however short (a spreadsheet export draws each cell's own borders).
   const rules = tableRules(rulings, 0);
   for (const framed of findGrids(rulings)) {
@@ -83,8 +87,15 @@ function ruledTables(rulings: Ruling[], found: Found): BoundingBox[] {
       boxes.push(box);
       continue;
     }
+    if (grid.xs.length === 2) {
+      if (take(found, box, (runs) => {
+        const table = buildOneColumnGrid(runs, grid, rules);
+        return table ? tableBlock(table, box, runs) : undefined;
+      })) boxes.push(box);
+      continue;
+    }
     const ok = take(found, box, (runs) => {
-      const table = buildRuledGrid(runs, grid, rules);
+      const table = buildRuledGrid(runs, grid, rules, nested);
       // spec (issue 41): a drawing of boxes and arrows captioned "Figure 3-1" (a syntax diagram) is a
       // picture, not a table: most of its cells are empty.
       if (table && figureBelowOrAbove(box, found.rest) && table.cells.filter((c) => c.text.trim() === '').length >= DIAGRAM_EMPTY * table.cells.length) return undefined;
@@ -178,6 +189,14 @@ function ruleOnlyTables(rulings: Ruling[], found: Found, ruled: BoundingBox[]): 
     // The first full-width rule inside is the mid-rule: the rows above it are column headers.
     // …or, with the header set over the top rule, the top rule is.
     const mid = box.t > top.y1 ? top : full.length > 2 ? full[1] : undefined;
+    // spec (issue 41): a code listing set between two rules (an "Example 2-1" query) is code, not a
+    // table of keywords beside clauses — told by its glyph widths where its font is not marked monospaced.
+    const inside = found.rest.filter((run) => centreIn(run, box));
+    if (isCodeListing(inside)) {
+      const listing = new Set(inside);
+      found.rest = found.rest.map((run) => (listing.has(run) ? { ...run, mono: true } : run));
+      continue;
+    }
     const ok = take(found, box, (runs) => {
       const spanRules = inner.filter((r) => r.x2 - r.x1 < top.x2 - top.x1 - 2 * SAME_END).map((r) => ({ x1: r.x1, x2: r.x2, y: r.y1 }));
       const table = buildGrid(runs, box, { spanRules, ...(mid ? { headerBottom: mid.y1 } : {}) });
@@ -372,7 +391,7 @@ function consistent(rows: Seg[][]): boolean {
   }
   // Monospaced text lined up in columns is a code listing, and a column counting 1, 2, 3 … its line numbers.
   const runs = rows.flat().flatMap((s) => s.runs);
-  if (runs.filter((r) => r.mono).length * 2 > runs.length) return false;
+  if (runs.filter((r) => r.mono).length * 2 > runs.length || (evenlyAdvancing(runs) && isCodeListing(runs))) return false;
   const inColumn = (row: Seg[], i: number) => row.find((s) => columns.findIndex((c) => s.l < c.r && c.l < s.r) === i)?.text;
   // …unless every other column holds numbers too below the first row (its headers): then it is a series
   // (2019, 2020, … against their values), not line numbers before text (spec, issue 41).

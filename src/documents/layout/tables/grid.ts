@@ -42,7 +42,7 @@ export function segmentsOf(row: TextRun[], gapEm: number, cuts: readonly number[
     else groups.push([run]);
     right = Math.max(right, run.x + run.width);
   }
-  return groups.map((runs) => {
+  return withMarkersJoined(groups).map((runs) => {
     const box = union(runs.map(runBox));
     // The text is laid out (as lines) only when read: most segments are measured, never read.
     let text: string | undefined;
@@ -57,6 +57,33 @@ export function segmentsOf(row: TextRun[], gapEm: number, cuts: readonly number[
       },
     };
   });
+}
+
+/** A list item's marker: a bullet glyph alone. */
+const MARKER = /^[•◦▪‣●○■□►▸]$/u;
+/** A marker this far (em) or nearer from its text is the item's indent, not a column gap. */
+const MARKER_INDENT = 2.5;
+
+/**
+ * spec (issue 41, "cells that wrap", "spanning cells"): a bullet set apart from its text by the
+ * list's indent is that list item's marker, never a column of its own — a cell holding a bulleted
+ * list ("• A First" in a Writer table) stays one cell. A mark followed by another mark (a matrix of
+ * ● and ○) or by text far off stays apart.
+ */
+function withMarkersJoined(groups: TextRun[][]): TextRun[][] {
+  const out: TextRun[][] = [];
+  for (let i = 0; i < groups.length; i += 1) {
+    const group = groups[i] ?? [];
+    const next = groups[i + 1];
+    const [marker] = group;
+    const right = group.length === 1 && marker ? marker.x + marker.width : 0;
+    const joins = group.length === 1 && marker && MARKER.test(marker.text.trim()) && next?.[0] && !MARKER.test(next[0].text.trim()) && next[0].x - right <= MARKER_INDENT * marker.size;
+    if (joins) {
+      out.push([...group, ...next]);
+      i += 1;
+    } else out.push(group);
+  }
+  return out;
 }
 
 /**
@@ -384,7 +411,10 @@ export function cellTexts(table: Table): string[][] {
 /** The `table` block for a grid. */
 /** A bullet glyph opening a cell marks it as a list item (a slide's table of bulleted cells); it is not the cell's text. */
 const CELL_BULLET = /^[•◦▪‣●○■□►▸]\s*/u;
-const withoutBullets = (table: Table): Table => (table.cells.some((c) => CELL_BULLET.test(c.text)) ? { ...table, cells: table.cells.map((c) => ({ ...c, text: c.text.replace(CELL_BULLET, '') })) } : table);
+/** …and so does a bullet opening a later item of a list inside the cell ("A First • A Second"). */
+const ITEM_BULLET = /\s[•◦▪‣●○■□►▸]\s+(?=\S)/gu;
+const withoutBullets = (table: Table): Table =>
+  table.cells.some((c) => CELL_BULLET.test(c.text) || c.text.search(ITEM_BULLET) >= 0) ? { ...table, cells: table.cells.map((c) => ({ ...c, text: c.text.replace(CELL_BULLET, '').replaceAll(ITEM_BULLET, ' ') })) } : table;
 
 export function tableBlock(grid: Table, bbox: BoundingBox, runs: TextRun[]): Block {
   const fontSize = dominant(runs.map((r): [number, number] => [r.size, r.text.length])) ?? 0;

@@ -1,4 +1,5 @@
 // Ruled grids: crossing horizontal and vertical rules, snapped into cell edges.
+import type { BoundingBox } from '../../document.ts';
 import { union, type Ruling } from '../geometry.ts';
 
 
@@ -63,8 +64,8 @@ function snapped(values: number[]): number[] {
 }
 
 /**
- * Grids formed by crossing horizontal and vertical rules, each with at least two rows and two
- * columns. The outer edges count even where no border is drawn, for tables ruled only inside.
+ * Grids formed by crossing horizontal and vertical rules, each with at least two rows. The outer
+ * edges count even where no border is drawn, for tables ruled only inside.
  */
 export function findGrids(rulings: Ruling[]): Grid[] {
   const { horizontal, vertical } = tableRules(rulings);
@@ -91,7 +92,65 @@ export function findGrids(rulings: Ruling[]): Grid[] {
     const box = union([...hs, ...vs].map((r) => ({ l: r.x1, r: r.x2, b: r.y1, t: r.y2 })));
     const xs = snapped([box.l, box.r, ...vs.map((v) => v.x1)]);
     const ys = snapped([box.b, box.t, ...hs.map((h) => h.y1)]).reverse();
-    if (xs.length >= 3 && ys.length >= 3) grids.push({ xs, ys });
+    // A frame of one column (two side rules, rules between its rows) is a grid too: ruled.ts decides whether it is a table.
+    if (xs.length >= 2 && ys.length >= 3) grids.push({ xs, ys });
   }
   return grids;
 }
+
+/** A nested table sits inside its cell by the cell's padding: wider than a double rule's gap, at most this (points). */
+const CELL_PADDING = 12;
+/** …and the gap of a double rule, at most this: a frame this close round another is the same border drawn twice. */
+const DOUBLE_GAP = 3.5;
+/** The cell holding it runs on at least this far (points) above or below it: a line of text or more. */
+const CELL_BEYOND = 10;
+
+/**
+ * spec (issue 41, "spanning cells"): a table drawn inside one cell of another (a Writer table nested
+ * in a cell) is that cell's content, not rows and columns of the outer table: a closed frame with
+ * rows and columns of its own whose left and right rules each stand a cell's padding inside a
+ * longer rule of the outer table, in a cell that runs on above or below it. Their
+ * boxes; the rules inside are left out of the outer grid and the nested table's text is its cell's.
+ */
+export function nestedTableBoxes(rulings: Ruling[]): BoundingBox[] {
+  const { horizontal, vertical } = tableRules(rulings, 0);
+  if (vertical.length < 4) return [];
+  const near = (a: number, b: number) => Math.abs(a - b) <= SNAP;
+  const height = (v: Ruling) => v.y2 - v.y1;
+  // An outer rule `side` of the inner rule, a padding away, running past it by a line or more.
+  const outer = (v: Ruling, side: -1 | 1) =>
+    vertical.find((o) => {
+      const gap = side * (o.x1 - v.x1);
+      return gap > DOUBLE_GAP && gap <= CELL_PADDING && o.y1 <= v.y1 + SNAP && o.y2 >= v.y2 - SNAP && height(o) - height(v) >= CELL_BEYOND;
+    });
+  const lefts = vertical.flatMap((v) => {
+    const o = outer(v, -1);
+    return o ? [{ v, o }] : [];
+  });
+  const rights = vertical.flatMap((v) => {
+    const o = outer(v, 1);
+    return o ? [{ v, o }] : [];
+  });
+  const boxes: BoundingBox[] = [];
+  for (const { v: a, o: left } of lefts) {
+    for (const { v: b, o: right } of rights) {
+      if (b.x1 <= a.x1 || !near(a.y1, b.y1) || !near(a.y2, b.y2)) continue;
+      const across = (y: number) => horizontal.some((h) => near(h.y1, y) && h.x1 <= a.x1 + SNAP && h.x2 >= b.x1 - SNAP);
+      if (!across(a.y1) || !across(a.y2)) continue;
+      // A table of its own: a column rule inside the frame (a frame round one cell's text is a border drawn twice).
+      if (!vertical.some((v) => v.x1 > a.x1 + SNAP && v.x1 < b.x1 - SNAP && v.y1 >= a.y1 - SNAP && v.y2 <= a.y2 + SNAP)) continue;
+      if (!horizontal.some((h) => h.y1 > a.y1 + SNAP && h.y1 < a.y2 - SNAP && h.x1 >= a.x1 - SNAP && h.x2 <= b.x1 + SNAP)) continue;
+      // The outer cell runs on above or below it (text over it, room under it); a cell's border drawn
+      // inset on every side (a bevelled frame) does not.
+      const cellRules = horizontal.filter((h) => h.x1 <= left.x1 + SNAP && h.x2 >= right.x1 - SNAP).map((h) => h.y1);
+      const above = Math.min(...cellRules.filter((y) => y >= a.y2 - SNAP), Infinity);
+      const below = Math.max(...cellRules.filter((y) => y <= a.y1 + SNAP), -Infinity);
+      if (!Number.isFinite(above) || !Number.isFinite(below) || above - a.y2 + (a.y1 - below) < CELL_BEYOND) continue;
+      boxes.push({ l: a.x1, r: b.x1, b: a.y1, t: a.y2 });
+    }
+  }
+  return boxes;
+}
+
+/** Whether a rule lies within a box (its edges included). */
+export const ruleWithin = (rule: Ruling, box: BoundingBox) => rule.x1 >= box.l - SNAP && rule.x2 <= box.r + SNAP && rule.y1 >= box.b - SNAP && rule.y2 <= box.t + SNAP;

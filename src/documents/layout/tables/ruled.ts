@@ -9,6 +9,7 @@ import type { BoundingBox, Table, TableCell } from '../../document.ts';
 import { joinText, union, type Ruling, type TextRun } from '../geometry.ts';
 import { baselineRows, columnsOf, isNumeric, segmentsOf, type Segment } from './grid.ts';
 import { drawn, type Grid } from './grids.ts';
+import { isMonospaced } from '../monospace.ts';
 
 const runBox = (run: TextRun): BoundingBox => ({ l: run.x, r: run.x + run.width, t: run.y + 0.8 * run.size, b: run.y - 0.2 * run.size });
 
@@ -18,7 +19,7 @@ const THIN = 3.5;
 type Rect = { r0: number; r1: number; c0: number; c1: number; segments: Segment[] };
 
 /** The cell grid of a ruled table; undefined when it is not at least 2 × 2 with text in two rows. */
-export function buildRuledGrid(runs: TextRun[], grid: Grid, rules: { horizontal: Ruling[]; vertical: Ruling[] }): Table | undefined {
+export function buildRuledGrid(runs: TextRun[], grid: Grid, rules: { horizontal: Ruling[]; vertical: Ruling[] }, nested: BoundingBox[] = []): Table | undefined {
   const inner = grid.xs.slice(1, -1);
   // A printed line is cut at the column rules drawn where it stands (a title over a row with no
   // inner rules stays one piece).
@@ -28,7 +29,9 @@ export function buildRuledGrid(runs: TextRun[], grid: Grid, rules: { horizontal:
   };
   const pieces = baselineRows(runs).map((row) => segmentsOf(row, 0.9, cutsAt(row)));
   const segments = pieces.flat();
-  const virtual = textSplits(pieces, grid.xs);
+  // A nested table's columns are its own, not columns of text to split the outer cell at.
+  const outside = (s: Segment) => !nested.some((box) => (s.l + s.r) / 2 > box.l && (s.l + s.r) / 2 < box.r && s.baseline > box.b && s.baseline < box.t);
+  const virtual = textSplits(nested.length === 0 ? pieces : pieces.map((row) => row.filter(outside)).filter((row) => row.length > 0), grid.xs);
   const centreX = (s: Segment) => (s.l + s.r) / 2;
   const centreY = (s: Segment) => s.baseline + 0.3 * s.size;
   const hasText = (l: number, r: number, t: number, b: number) => segments.some((s) => centreX(s) > l && centreX(s) < r && centreY(s) < t && centreY(s) > b);
@@ -93,6 +96,16 @@ export function buildRuledGrid(runs: TextRun[], grid: Grid, rules: { horizontal:
         const width = (xs[best.to + 1] ?? 0) - (xs[best.from] ?? 0);
         if (best.to > best.from && best.off <= Math.max(3, 0.1 * width)) for (let k = best.from; k < best.to; k += 1) join(r * nc + k, r * nc + k + 1);
       }
+      // spec (issue 41, "spanning cells"): a rule drawn down every other row of the table but left
+      // out beside one cell's text, over an empty neighbour, is left out because the cell spans on
+      // ("Merged row" over two columns, set to the left as any cell).
+      for (let c = 0; c + 1 < nc; c += 1) {
+        if (!open(c) || (content[r * nc + c]?.length ?? 0) === 0 || (content[r * nc + c + 1]?.length ?? 0) > 0) continue;
+        const x = xs[c + 1] ?? 0;
+        const elsewhere = ys.slice(1).every((b, k) => k === r || drawn(rules.vertical, 'y', x, b, ys[k] ?? 0));
+        if (!elsewhere) continue;
+        join(r * nc + c, r * nc + c + 1);
+      }
     }
     for (let c = 0; c < nc; c += 1) if (r + 1 < nr && !drawn(rules.horizontal, 'x', bottom, xs[c] ?? 0, xs[c + 1] ?? 0)) join(r * nc + c, (r + 1) * nc + c);
   }
@@ -132,6 +145,47 @@ export function buildRuledGrid(runs: TextRun[], grid: Grid, rules: { horizontal:
   if (filledRows.size < 2 || wideRows.length < 1 || total < 2) return undefined;
   markHeader(cells);
   return { numRows: total, numCols: nc, cells };
+}
+
+/** A row of a one-column table holds at most this many printed lines (a boxed note's paragraph holds more). */
+const MAX_ONE_COLUMN_LINES = 3;
+/** …and no line filling this share of its width. */
+const ONE_COLUMN_PROSE = 0.7;
+
+/**
+ * spec (issue 41, "spanning cells", "cells that wrap"): a frame of one column — side rules down its
+ * whole height, a rule between each two rows — is a one-column table (a Writer table of list cells)
+ * when it has two rows or more and each holds a few printed lines; a boxed note, one row or rows
+ * of paragraphs, is not.
+ */
+export function buildOneColumnGrid(runs: TextRun[], grid: Grid, rules: { horizontal: Ruling[]; vertical: Ruling[] }): Table | undefined {
+  const [left, right] = grid.xs;
+  const top = grid.ys[0] ?? 0;
+  const bottom = grid.ys.at(-1) ?? 0;
+  if (left === undefined || right === undefined || grid.xs.length !== 2) return undefined;
+  if (!drawn(rules.vertical, 'y', left, bottom, top) || !drawn(rules.vertical, 'y', right, bottom, top)) return undefined;
+  const lines = baselineRows(runs);
+  const inBand = (t: number, b: number) => lines.filter((row) => (row[0]?.y ?? 0) < t && (row[0]?.y ?? 0) > b);
+  const bands = dropThin([...grid.ys].sort((a, b) => a - b), (b, t) => inBand(t, b).length > 0).reverse();
+  const rows = bands.slice(1).map((b, i) => inBand(bands[i] ?? 0, b));
+  if (rows.length < 2 || rows.some((row) => row.length === 0 || row.length > MAX_ONE_COLUMN_LINES)) return undefined;
+  // A line running across most of the frame is a paragraph's (a box ruled line by line); monospaced lines are a listing's.
+  const wide = (line: TextRun[]) => Math.max(...line.map((r) => r.x + r.width)) - Math.min(...line.map((r) => r.x)) >= ONE_COLUMN_PROSE * (right - left);
+  if (lines.some(wide) || isMonospaced(runs)) return undefined;
+  const cells: TableCell[] = rows.map((row, r) => {
+    const segments = row.flatMap((line) => segmentsOf(line, Infinity));
+    return {
+      text: segments.map((s) => s.text).reduce(joinText, ''),
+      bbox: union(row.flat().map(runBox)),
+      row: r,
+      col: 0,
+      rowSpan: 1,
+      colSpan: 1,
+      columnHeader: false,
+      rowHeader: false,
+    };
+  });
+  return { numRows: cells.length, numCols: 1, cells };
 }
 
 /**
