@@ -1,6 +1,7 @@
 // Stage 1 — runs → lines: runs sharing a baseline, ordered by x, split where the gap is column-wide;
 // sub- and superscripts attached to the line they belong to.
 import { logicalLine } from './bidi.ts';
+import type { BoundingBox } from '../document.ts';
 import { ASCENT, CJK, DESCENT, dominant, joinText, union, type Line, type TextRun } from './geometry.ts';
 import { findGutters, gutterBetween, type Gutter } from './gutters.ts';
 import { linePieces } from './styles.ts';
@@ -102,6 +103,16 @@ function textSizes(runs: TextRun[]): number[] {
   return runs.map((run) => (lineSize !== undefined && implausible(run) && lineSize > run.size ? lineSize : run.size));
 }
 
+/**
+ * A run's box on the page. A run set up or down an upright page (a printer's slug in the margin)
+ * advances along y: its width is its length that way, and its glyphs rise to the left (up) or to the right (down).
+ */
+function runBox(r: TextRun): BoundingBox {
+  if (r.direction === 90) return { l: r.x - ASCENT * r.size, r: r.x + DESCENT * r.size, b: r.y, t: r.y + r.width };
+  if (r.direction === 270) return { l: r.x - DESCENT * r.size, r: r.x + ASCENT * r.size, b: r.y - r.width, t: r.y };
+  return { l: r.x, r: r.x + r.width, t: r.y + ASCENT * r.size, b: r.y - DESCENT * r.size };
+}
+
 function toLine(runs: TextRun[]): Line {
   let text = '';
   let right = -Infinity;
@@ -122,7 +133,7 @@ function toLine(runs: TextRun[]): Line {
   return {
     // A soft hyphen inside a line is invisible; one at the end marks where the word was split.
     text: text.replace(/\s+/g, ' ').trim().replace(/\u00ad(?!$)/g, ''),
-    bbox: union(runs.map((r) => ({ l: r.x, r: r.x + r.width, t: r.y + ASCENT * r.size, b: r.y - DESCENT * r.size }))),
+    bbox: union(runs.map(runBox)),
     baseline: runs.reduce((lowest, r) => Math.min(lowest, r.y), Infinity),
     size,
     bold: boldChars * 2 > chars,

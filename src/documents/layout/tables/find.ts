@@ -57,15 +57,22 @@ const withoutPageEdges = (rulings: Ruling[], page: { width: number; height: numb
 const DIAGRAM_EMPTY = 0.4;
 const FIGURE_CAPTION = /^(?:figure|fig\.)\s*[\dA-Z]/iu;
 
-/** A line starting "Figure N" / "Fig. N" just below or above the box (within two lines), across it. */
+/**
+ * A line starting "Figure N" / "Fig. N" just below or above the box (within two lines), across it.
+ * The line is read as its runs joined left to right on their baseline: a PDF rewritten glyph by
+ * glyph (ghostscript's excerpt of the Redbook) draws "Figure 3-1" as runs "F", "i", "g" … .
+ */
 function figureBelowOrAbove(box: BoundingBox, runs: TextRun[]): boolean {
-  return runs.some((run) => {
-    if (!FIGURE_CAPTION.test(run.text.trim())) return false;
+  const lines = new Map<number, TextRun[]>();
+  for (const run of runs) {
     const across = run.x < box.r && run.x + run.width > box.l;
     const below = run.y < box.b && box.b - run.y <= 3 * run.size;
     const above = run.y > box.t && run.y - box.t <= 3 * run.size;
-    return across && (below || above);
-  });
+    if (!across || !(below || above)) continue;
+    const key = Math.round(run.y);
+    lines.set(key, [...(lines.get(key) ?? []), run]);
+  }
+  return [...lines.values()].some((line) => FIGURE_CAPTION.test(line.sort((a, b) => a.x - b.x).map((run) => run.text).join('').trim()));
 }
 
 function ruledTables(rulings: Ruling[], found: Found): BoundingBox[] {
@@ -179,6 +186,9 @@ function ruleOnlyTables(rulings: Ruling[], found: Found, ruled: BoundingBox[]): 
     // …or, with the header set over the top rule, the top rule is.
     const mid = box.t > top.y1 ? top : full.length > 2 ? full[1] : undefined;
     const ok = take(found, box, (runs) => {
+      // spec (issue 42): "code … kept in the source's glyphs … and place": a listing set between two
+      // rules (a book's "Example 3-10"), every line monospaced, is code for the text flow, not a table.
+      if (runs.every((run) => run.mono || run.text.trim() === '')) return undefined;
       const spanRules = inner.filter((r) => r.x2 - r.x1 < top.x2 - top.x1 - 2 * SAME_END).map((r) => ({ x1: r.x1, x2: r.x2, y: r.y1 }));
       const table = buildGrid(runs, box, { spanRules, ...(mid ? { headerBottom: mid.y1 } : {}) });
       return table ? tableBlock(table, box, runs) : undefined;

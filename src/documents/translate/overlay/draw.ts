@@ -287,12 +287,13 @@ function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (
   // A short line's box ends where its source text ended, so a translation that would have to shrink
   // noticeably (a Chinese line becomes twice as long in English) may use the measure of its column
   // instead, when that keeps it larger; a block that stays in place does so before shrinking at all.
-  const widenBelow = WIDEN_BELOW;
-  if ((fit.belowFloor || fit.overfull || fit.size < size * widenBelow - 1e-9) && piece.grow && (align === 'left' || align === 'justify')) {
+  // spec (issue 42): a block that stays in place takes "free space beside and below … then shrink" — any shrinking first tries the column's measure.
+  const widenBelow = stays ? 1 : WIDEN_BELOW;
+  if ((fit.belowFloor || fit.overfull || fit.brokenWord || fit.size < size * widenBelow - 1e-9) && piece.grow && (align === 'left' || align === 'justify')) {
     const wider = { ...box, r: columnRight(page, box, obstacles) };
     if (wider.r > box.r + 1) {
       const widened = fitIn(wider);
-      const better = fit.belowFloor ? !widened.belowFloor || (widened.overflow?.length ?? 0) < (fit.overflow?.length ?? 0) : widened.size > fit.size + 1e-9 || (Boolean(fit.overfull) && !widened.overfull);
+      const better = fit.belowFloor ? !widened.belowFloor || (widened.overflow?.length ?? 0) < (fit.overflow?.length ?? 0) : widened.size > fit.size + 1e-9 || (Boolean(fit.overfull) && !widened.overfull) || (Boolean(fit.brokenWord) && !widened.brokenWord);
       if (better) {
         box = wider;
         fit = widened;
@@ -440,8 +441,11 @@ function columnRight(page: Page, box: BoundingBox, obstacles: BoundingBox[] = []
   let right = box.r;
   const body = page.blocks.filter((b) => b.label !== 'page_header' && b.label !== 'page_footer');
   const nextColumn = Math.min(page.width, ...body.filter((b) => b.bbox.l >= box.r - 0.5 && b.text.length > 20 && b.label !== 'table').map((b) => b.bbox.l - 4));
-  for (const other of body.map((b) => b.bbox)) if (Math.abs(other.l - box.l) < 24 && other.r > right) right = other.r;
-  right = Math.min(right, page.width * (1 - PAGE_MARGIN), Math.max(box.r, nextColumn));
+  // The measure is that of the blocks of this column: a block starting at the same left edge but
+  // running on past where the next column begins (a title across both columns) is not one of them.
+  const columnEnd = Math.max(box.r, nextColumn);
+  for (const other of body.map((b) => b.bbox)) if (Math.abs(other.l - box.l) < 24 && other.r > right && other.r <= columnEnd) right = other.r;
+  right = Math.min(right, page.width * (1 - PAGE_MARGIN), columnEnd);
   for (const other of [...page.blocks.map((b) => b.bbox), ...(page.pictures ?? []).map((p) => p.bbox), ...keptRegions(page), ...obstacles]) {
     const beside = other.l >= box.r - 0.5 && other.l < right && other.b < box.t && other.t > box.b;
     if (beside && other !== box) right = Math.min(right, other.l - 4);

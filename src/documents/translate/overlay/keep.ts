@@ -19,9 +19,21 @@ export function isKeptText(text: string): boolean {
   return !needsTranslation(trimmed) || URL_OR_EMAIL.test(trimmed);
 }
 
-/** A block kept whole: code, formula, picture text, untranslatable text, or a block inside a picture. */
+/**
+ * Text set up or down an upright page (a printer's slug in the margin, a turned label): one line as
+ * tall as a word is long and as wide as a letter is high. A translation set across the page there
+ * would run over the lines beside it; it stays as the source drew it.
+ */
+export function isTurnedBlock(block: Block): boolean {
+  const width = block.bbox.r - block.bbox.l;
+  const height = block.bbox.t - block.bbox.b;
+  return block.fontSize > 0 && width <= 1.5 * block.fontSize && height >= 3 * block.fontSize && /[\p{L}]{2}/u.test(block.text) && !/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u.test(block.text);
+}
+
+/** A block kept whole: code, formula, picture text, untranslatable text, turned text, or a block inside a picture. */
 export function isKeptBlock(block: Block, page: Page): boolean {
   if (block.label === 'code' || block.label === 'formula' || block.label === 'picture') return true;
+  if (isTurnedBlock(block)) return true;
   if (block.label !== 'table' && isKeptText(block.text)) return true;
   return (page.pictures ?? []).some((picture) => inside(block.bbox, picture.bbox));
 }
