@@ -22,7 +22,8 @@ export function groupLines(runs: TextRun[], options: { readAcross?: boolean } = 
   const sorted = runs.filter((run) => run.text.trim() !== '').sort((a, b) => b.y - a.y || a.x - b.x);
   const rows: TextRun[][] = [];
   for (const run of sorted) {
-    const row = rows.at(-1);
+    // Text set up or down the margin never shares a row with upright text on its baseline (a printer's slug beside the page's last line).
+    const row = rows.slice(-2).reverse().find((r) => r[0]?.direction === run.direction);
     const anchor = row?.[0];
     if (row && anchor && Math.abs(anchor.y - run.y) <= BASELINE_TOLERANCE * Math.min(anchor.size, run.size)) row.push(run);
     else rows.push([run]);
@@ -48,7 +49,7 @@ function attachScripts(rows: TextRun[][]): TextRun[][] {
   for (const row of rows) {
     const size = small(row);
     const host = rows.find((other) => {
-      if (other === row || small(other) * SCRIPT_SIZE < size) return false;
+      if (other === row || small(other) * SCRIPT_SIZE < size || other[0]?.direction !== row[0]?.direction) return false;
       const anchor = other[0];
       if (!anchor) return false;
       const top = anchor.y + ASCENT * anchor.size;

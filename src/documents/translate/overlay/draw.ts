@@ -12,9 +12,10 @@ import PDFDocument from 'pdfkit';
 import { PDFDocument as PdfLibDocument } from 'pdf-lib';
 import type { Block, BoundingBox, Page, ParsedDocument, StyledSpan, TableCell } from '../../document.ts';
 import { backgroundOf, isBlank, renderPage, textColourOn, type Raster, type Rgb } from './background.ts';
+import { gutters, type Gutter } from './check.ts';
 import { inkRegions, isDrawingLabel } from './drawings.ts';
 import { fitText, type FitResult } from './fit.ts';
-import { isKeptBlock, isKeptText, keptRegions, keptTextPdf } from './keep.ts';
+import { isKeptBlock, isKeptText, isTurnedBlock, keptRegions, keptTextPdf } from './keep.ts';
 import { leastScale, overflowKind } from './kinds.ts';
 import { reflow, type Placed } from './reflow.ts';
 import { drawLine, registerChain, rgbOf, styleLines, widthOf, type StyledText } from './set-line.ts';
@@ -341,6 +342,18 @@ function indentOf(pdf: Doc, block: Block, size: number): number {
 
 function drawPiece(pdf: Doc, page: Page, piece: Piece, placed: Placed<Fitted>, raster: Raster | undefined, notes: Note[]): void {
   const { block } = piece;
+  if (isTurnedBlock(block)) {
+    // Kept text set up the margin (an encrypted source's, set again): one line turned a quarter, as
+    // the source ran it, its baseline where the glyphs' feet were (their tops to the left).
+    pdf.save();
+    pdf.fillColor(rgbOf(block.color) ?? [0, 0, 0]);
+    const x = block.bbox.l + ASCENT * block.fontSize;
+    const y = page.height - block.bbox.b;
+    pdf.rotate(-90, { origin: [x, y] });
+    drawLine(pdf, piece.text.replace(/\s+/gu, ' '), x, y, { bold: false, size: block.fontSize });
+    pdf.restore();
+    return;
+  }
   const { fit } = placed;
   const { box } = fit;
   const align = alignOf(block);
@@ -430,6 +443,18 @@ function drawSymbolMarker(pdf: Doc, marker: string, x: number, baseline: number,
   else drawMarker(pdf, '•', x, baseline, size, false);
 }
 
+const gutterCache = new WeakMap<Page, Gutter[]>();
+/** The page's gutters (top-down), found as the check finds them, from its blocks and table cells standing for its lines. */
+function pageGutters(page: Page): Gutter[] {
+  let found = gutterCache.get(page);
+  if (!found) {
+    const boxes = page.blocks.flatMap((b) => (b.table && b.table.cells.length > 0 ? b.table.cells.filter((c) => c.text.trim() !== '').map((c) => c.bbox) : [b.bbox]));
+    found = gutters(boxes.map((b) => ({ xMin: b.l, xMax: b.r, yMin: page.height - b.t, yMax: page.height - b.b })));
+    gutterCache.set(page, found);
+  }
+  return found;
+}
+
 /**
  * The right edge of the text column a left-aligned block stands in: a short line's box ends where
  * its source text ended, but its translation may use the measure of the column (the right edge of
@@ -449,6 +474,12 @@ function columnRight(page: Page, box: BoundingBox, obstacles: BoundingBox[] = []
   for (const other of [...page.blocks.map((b) => b.bbox), ...(page.pictures ?? []).map((p) => p.bbox), ...keptRegions(page), ...obstacles]) {
     const beside = other.l >= box.r - 0.5 && other.l < right && other.b < box.t && other.t > box.b;
     if (beside && other !== box) right = Math.min(right, other.l - 4);
+  }
+  // Never into a gutter of the page (check.ts's: a strip between text standing side by side on three
+  // rows or more, a table's columns too, running on above and below them while nothing crosses it).
+  for (const strip of pageGutters(page)) {
+    const beside = strip.xMin >= box.r - 0.5 && strip.xMin < right && strip.yMin < page.height - box.b && strip.yMax > page.height - box.t;
+    if (beside) right = Math.min(right, strip.xMin - 1);
   }
   return Math.max(box.r, right);
 }
