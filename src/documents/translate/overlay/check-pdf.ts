@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { BoundingBox, ParsedDocument } from '../../document.ts';
 import { countMissingGlyphs } from './font-chain.ts';
-import { isKeptBlock, isKeptText } from './keep.ts';
+import { isKeptBlock, isKeptCell } from './keep.ts';
 import { overflowKind } from './kinds.ts';
 import { checkPage, type Box, type PageCheck, type SizedRun, type Word } from './check.ts';
 
@@ -83,7 +83,7 @@ export async function checkTranslatedPdf(source: Uint8Array, translatedPdf: Uint
         const target = options.translated!.pages[i]!.blocks[b];
         if (!target || isKeptBlock(block, parsed)) return [];
         if (block.label === 'table') {
-          return (block.table?.cells ?? []).flatMap((cell, c) => (isKeptText(cell.text) ? [] : [{ source: cell.text, translation: target.table?.cells[c]?.text ?? cell.text }]));
+          return (block.table?.cells ?? []).flatMap((cell, c) => (isKeptCell(cell, block) ? [] : [{ source: cell.text, translation: target.table?.cells[c]?.text ?? cell.text }]));
         }
         return [{ source: block.text, translation: target.text }];
       })

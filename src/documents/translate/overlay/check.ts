@@ -249,8 +249,18 @@ export function checkPage(input: PageCheckInput): PageCheck {
       if (!sameSymbol && region && coloursIn(region, source.runs).some((c) => sameColour(c, run.color!))) continue;
       report(`a run in ${run.color} where the source's is ${at.color}, at y ${Math.round(run.yMin)}`);
     }
+    // A translated line may run on past its source box (widened to its column's measure): a run is
+    // its block's when it stands on the block's rows, right of the block's left edge and of no other's nearer.
+    const owner = (r: Box) => {
+      const y = (r.yMin + r.yMax) / 2;
+      let found: Box | undefined;
+      for (const region of regions) if (y >= region.yMin - 1 && y <= region.yMax + 1 && region.xMin <= r.xMin + 1 && (!found || region.xMin > found.xMin)) found = region;
+      return found;
+    };
+    const owned = new Map<Box, string[]>();
+    for (const r of translated.runs) { const region = r.color ? owner(r) : undefined; if (region) owned.set(region, [...(owned.get(region) ?? []), r.color!]); }
     for (const region of regions) {
-      const translatedColours = coloursIn(region, translated.runs);
+      const translatedColours = owned.get(region) ?? [];
       if (translatedColours.length === 0) continue; // the block moved, or was kept as drawn
       for (const colour of new Set(coloursIn(region, source.runs))) {
         if (!translatedColours.some((c) => sameColour(c, colour))) report(`no run in ${colour} where the source's block has one, at y ${Math.round(region.yMin)}`);

@@ -15,7 +15,7 @@ import { backgroundOf, isBlank, renderPage, textColourOn, type Raster, type Rgb 
 import { gutters, type Gutter } from './check.ts';
 import { inkRegions, isDrawingLabel } from './drawings.ts';
 import { fitText, type FitResult } from './fit.ts';
-import { isKeptBlock, isKeptText, isTurnedBlock, keptRegions, keptTextPdf } from './keep.ts';
+import { isKeptBlock, isKeptCell, isTurnedBlock, isTurnedCell, keptRegions, keptTextPdf } from './keep.ts';
 import { leastScale, overflowKind } from './kinds.ts';
 import { reflow, type Placed } from './reflow.ts';
 import { drawLine, registerChain, rgbOf, styleLines, widthOf, type StyledText } from './set-line.ts';
@@ -157,7 +157,7 @@ export function piecesOf(page: Page, translatedPage: Page, keptToo = false): Pie
   if (keptToo) {
     // Kept text set again (encrypted source): kept blocks with their own text, then the translations.
     const kept = page.blocks.flatMap((block) => {
-      if (block.label === 'table') return (block.table?.cells ?? []).filter((c) => isKeptText(c.text)).map((c) => ({ text: c.text, box: c.bbox, block, grow: false }));
+      if (block.label === 'table') return (block.table?.cells ?? []).filter((c) => isKeptCell(c, block)).map((c) => ({ text: c.text, box: c.bbox, block, grow: false, cell: c }));
       return isKeptBlock(block, page) && block.label !== 'picture' ? [{ text: block.text, box: block.bbox, block, grow: false }] : [];
     });
     return [...kept, ...piecesOf(page, translatedPage)];
@@ -173,7 +173,7 @@ export function piecesOf(page: Page, translatedPage: Page, keptToo = false): Pie
     if (block.table && block.table.cells.length > 0) {
       block.table.cells.forEach((cell, c) => {
         // Numbers and other untranslatable cells are kept as the source drew them (keptRegions).
-        if (isKeptText(cell.text)) return;
+        if (isKeptCell(cell, block)) return;
         // A cell in its own style: a bold header on a coloured row stays bold and in its colour.
         const spans = cell.bold || cell.italic ? [{ text: target.table?.cells[c]?.text ?? cell.text, bold: Boolean(cell.bold), italic: Boolean(cell.italic) }] : undefined;
         pieces.push({ text: target.table?.cells[c]?.text ?? cell.text, box: cell.bbox, block, grow: false, cell, ...(cell.fontSize ? { fontSize: cell.fontSize } : {}), ...(cell.color ? { color: cell.color } : {}), ...(spans ? { spans } : {}) });
@@ -342,15 +342,17 @@ function indentOf(pdf: Doc, block: Block, size: number): number {
 
 function drawPiece(pdf: Doc, page: Page, piece: Piece, placed: Placed<Fitted>, raster: Raster | undefined, notes: Note[]): void {
   const { block } = piece;
-  if (isTurnedBlock(block)) {
+  const turnedCell = piece.cell !== undefined && piece.text === piece.cell.text && isTurnedCell(piece.cell, block.fontSize);
+  if ((isTurnedBlock(block) && piece.text === block.text) || turnedCell) {
     // Kept text set up the margin (an encrypted source's, set again): one line turned a quarter, as
     // the source ran it, its baseline where the glyphs' feet were (their tops to the left).
     pdf.save();
-    pdf.fillColor(rgbOf(block.color) ?? [0, 0, 0]);
-    const x = block.bbox.l + ASCENT * block.fontSize;
-    const y = page.height - block.bbox.b;
+    const size = piece.cell?.fontSize || block.fontSize;
+    pdf.fillColor(rgbOf(piece.cell?.color ?? block.color) ?? [0, 0, 0]);
+    const x = piece.box.l + (piece.cell ? (piece.box.r - piece.box.l) / 2 + 0.3 * size : ASCENT * size);
+    const y = page.height - piece.box.b - (piece.cell ? 2 : 0);
     pdf.rotate(-90, { origin: [x, y] });
-    drawLine(pdf, piece.text.replace(/\s+/gu, ' '), x, y, { bold: false, size: block.fontSize });
+    drawLine(pdf, piece.text.replace(/\s+/gu, ' '), x, y, { bold: Boolean(piece.cell?.bold), size });
     pdf.restore();
     return;
   }

@@ -7,7 +7,7 @@
 // is drawn twice and no removed text hides in the file (not even clipped). Glyph by glyph: a kept
 // number and the words beside it in one operation are told apart by their widths (glyphs.ts).
 import { PDFArray, PDFDocument, PDFName, PDFRawStream, PDFRef, decodePDFRawStream, type PDFPage } from 'pdf-lib';
-import type { Block, BoundingBox, Page } from '../../document.ts';
+import type { Block, BoundingBox, Page, TableCell } from '../../document.ts';
 import { needsTranslation } from '../translate-document.ts';
 import { arrayElements, filterShow, fontMetrics, type FontMetrics, type TextState } from './glyphs.ts';
 
@@ -30,6 +30,24 @@ export function isTurnedBlock(block: Block): boolean {
   return block.fontSize > 0 && width <= 1.5 * block.fontSize && height >= 3 * block.fontSize && /[\p{L}]{2}/u.test(block.text) && !/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u.test(block.text);
 }
 
+/**
+ * A table cell whose text runs up or down the page (a turned column header, "QIBM_DB_SQLADM" over a
+ * narrow column of crosses): a cell far taller than wide, its text too long to lie across it at its
+ * size but short enough to run along its height. Translated across, it would run down into the rows
+ * below; it stays as the source drew it.
+ */
+export function isTurnedCell(cell: TableCell, size: number): boolean {
+  const width = cell.bbox.r - cell.bbox.l;
+  const height = cell.bbox.t - cell.bbox.b;
+  const length = 0.45 * (cell.fontSize || size) * [...cell.text.trim()].length;
+  return height >= 2.5 * width && length > width && length <= height * 1.2 && !/\s\S+\s\S+\s/u.test(cell.text.trim());
+}
+
+/** A table cell kept as the source drew it: no words to translate, or turned text. */
+export function isKeptCell(cell: TableCell, table: Block): boolean {
+  return isKeptText(cell.text) || isTurnedCell(cell, table.fontSize);
+}
+
 /** A block kept whole: code, formula, picture text, untranslatable text, turned text, or a block inside a picture. */
 export function isKeptBlock(block: Block, page: Page): boolean {
   if (block.label === 'code' || block.label === 'formula' || block.label === 'picture') return true;
@@ -47,7 +65,7 @@ export function keptRegions(page: Page): BoundingBox[] {
   const regions: BoundingBox[] = [...(page.pictures ?? []).map((p) => p.bbox)];
   for (const block of page.blocks) {
     if (isKeptBlock(block, page)) regions.push(block.bbox);
-    else if (block.label === 'table') for (const cell of block.table?.cells ?? []) if (isKeptText(cell.text)) regions.push(cell.bbox);
+    else if (block.label === 'table') for (const cell of block.table?.cells ?? []) if (isKeptCell(cell, block)) regions.push(cell.bbox);
   }
   return regions;
 }
