@@ -20,7 +20,7 @@ import { drawnPages } from '../../src/documents/translate/overlay/check-drawn.ts
 import { checkPage, type PageCheck, type SizedRun } from '../../src/documents/translate/overlay/check.ts';
 import { splitColumnSpanningBlocks } from '../../src/documents/translate/overlay/columns.ts';
 import { renderOverlayPdf } from '../../src/documents/translate/overlay/draw.ts';
-import { isKeptBlock } from '../../src/documents/translate/overlay/keep.ts';
+import { isKeptBlock, isKeptCell } from '../../src/documents/translate/overlay/keep.ts';
 import { translateDocument } from '../../src/documents/translate/translate-document.ts';
 import { ghostscriptUnavailableReason, popplerUnavailableReason } from '../helpers/poppler.ts';
 import { skipUnlessAvailable } from '../helpers/services.ts';
@@ -78,6 +78,16 @@ describe('the remaining places of the translate corpus (issue 42)', { skip: skip
     assert.equal(check.overlappingWords, 0, check.examples.join('; '));
   });
 
+  test('"the remaining overlaps … to 0": Redbook p. 11 (Table 2-2) — the column headers set up the page stay as drawn, not set across into the rows of crosses', async () => {
+    const { parsed, check } = await translatePage('redbook.pdf', 7);
+    const table = parsed.pages[0]!.blocks.find((b) => b.label === 'table' && b.table?.cells.some((c) => c.text === 'QIBM_DB_SQLADM'));
+    assert.ok(table?.table, 'Table 2-2 is read');
+    const header = table.table.cells.find((c) => c.text === 'QIBM_DB_SQLADM')!;
+    assert.ok(isKeptCell(header, table), 'the turned header is kept');
+    assert.ok(!isKeptCell(table.table.cells.find((c) => c.text.startsWith('Visual Explain within'))!, table), 'a row\'s text is translated');
+    assert.equal(check.overlappingWords, 0, check.examples.join('; '));
+  });
+
   test('"the remaining overlaps … to 0": Federal Register p. 14 — the printer\'s slug set up the margin stays as drawn, upright text is not set over it', async () => {
     const { parsed, check } = await translatePage('federal-register.pdf', 3);
     const page = parsed.pages[0]!;
@@ -112,6 +122,14 @@ describe('"every run\'s colour equal to its source\'s" (check.ts, f)', () => {
     const source = [run(60, 100, 80, '#000000'), run(140, 100, 40, '#0000ff'), run(180, 100, 200, '#000000')];
     const translated = [run(60, 100, 200, '#000000'), run(260, 100, 60, '#0000ff'), run(60, 120, 100, '#000000')];
     assert.equal(check(source, translated).colourChanged, 0);
+  });
+
+  test('a translated line that runs on past its source box (widened to its column) is still its block\'s: the link\'s blue is kept', () => {
+    const source = [run(60, 100, 20, '#000000'), run(82, 100, 30, '#0000ff')];
+    const translated = [run(60, 100, 40, '#000000'), run(104, 100, 30, '#0000ff')];
+    const narrow = { xMin: 55, xMax: 115, yMin: 95, yMax: 115 };
+    const result = checkPage({ pageNo: 1, width: 600, height: 800, source: { words: [], lines: [], runs: source, regions: [narrow] }, translated: { words: [], runs: translated } });
+    assert.equal(result.colourChanged, 0);
   });
 
   test('a red square bullet printed black is a changed colour, though its block has black text', () => {

@@ -40,7 +40,18 @@ export function isTurnedCell(cell: TableCell, size: number): boolean {
   const width = cell.bbox.r - cell.bbox.l;
   const height = cell.bbox.t - cell.bbox.b;
   const length = 0.45 * (cell.fontSize || size) * [...cell.text.trim()].length;
-  return height >= 2.5 * width && length > width && length <= height * 1.2 && !/\s\S+\s\S+\s/u.test(cell.text.trim());
+  if (/\s\S+\s\S+\s/u.test(cell.text.trim())) return false;
+  // The table stage stands a turned run in upright where its first glyphs lie (layout/tables): a box
+  // a character or two across, far shorter than the text either way.
+  const standIn = length > 2.5 * Math.max(width, height);
+  return standIn || (height >= 2.5 * width && length > width && length <= height * 1.2);
+}
+
+/** Where a turned cell's glyphs lie: up the page from its box, as far as its text is long (within its table). */
+function turnedCellRegion(cell: TableCell, table: Block): BoundingBox {
+  const size = cell.fontSize || table.fontSize;
+  const length = 0.8 * size * [...cell.text.trim()].length;
+  return { l: cell.bbox.l - 0.5 * size, r: cell.bbox.r + 0.5 * size, b: cell.bbox.b, t: Math.max(cell.bbox.t, Math.min(table.bbox.t, cell.bbox.b + length)) };
 }
 
 /** A table cell kept as the source drew it: no words to translate, or turned text. */
@@ -65,7 +76,7 @@ export function keptRegions(page: Page): BoundingBox[] {
   const regions: BoundingBox[] = [...(page.pictures ?? []).map((p) => p.bbox)];
   for (const block of page.blocks) {
     if (isKeptBlock(block, page)) regions.push(block.bbox);
-    else if (block.label === 'table') for (const cell of block.table?.cells ?? []) if (isKeptCell(cell, block)) regions.push(cell.bbox);
+    else if (block.label === 'table') for (const cell of block.table?.cells ?? []) if (isKeptCell(cell, block)) regions.push(isKeptText(cell.text) ? cell.bbox : turnedCellRegion(cell, block));
   }
   return regions;
 }
