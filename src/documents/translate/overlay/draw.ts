@@ -288,8 +288,7 @@ function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (
   // A short line's box ends where its source text ended, so a translation that would have to shrink
   // noticeably (a Chinese line becomes twice as long in English) may use the measure of its column
   // instead, when that keeps it larger; a block that stays in place does so before shrinking at all.
-  // spec (issue 42): a block that stays in place takes "free space beside and below … then shrink" — any shrinking first tries the column's measure.
-  const widenBelow = stays ? 1 : WIDEN_BELOW;
+  const widenBelow = WIDEN_BELOW;
   if ((fit.belowFloor || fit.overfull || fit.brokenWord || fit.size < size * widenBelow - 1e-9) && piece.grow && (align === 'left' || align === 'justify')) {
     const wider = { ...box, r: columnRight(page, box, obstacles) };
     if (wider.r > box.r + 1) {
