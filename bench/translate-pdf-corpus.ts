@@ -9,7 +9,7 @@
 // overlapping words, words in a column gutter or on a drawing, text below the margin, the smallest
 // size against the source's, text below 70 % of its source size, source blocks whose translation is
 // missing; and (issue 34) characters no font draws (notdef), runs in another fill colour than the
-// source run at their place (colour), and styled words whose style the engine's markup kept
+// source runs of their block, or a block's source colour no translated run keeps (colour), and styled words whose style the engine's markup kept
 // (styles, kept/all). Notes pages (text continued from where it did not fit at 70 %) are rows of
 // their own. Prints one row per page and writes bench/results/translate-pdf-corpus-<label>.json.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';

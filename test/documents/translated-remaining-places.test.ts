@@ -78,7 +78,7 @@ describe('the remaining places of the translate corpus (issue 42)', { skip: skip
     assert.equal(check.overlappingWords, 0, check.examples.join('; '));
   });
 
-  test('"the remaining overlaps … to 0": Redbook p. 11 (Table 2-2) — the column headers set up the page stay as drawn, not set across into the rows of crosses', async () => {
+  test('"the remaining overlaps … to 0": Redbook p. 9 (Table 2-2) — the column headers set up the page stay as drawn, not set across into the rows of crosses', async () => {
     const { parsed, check } = await translatePage('redbook.pdf', 7);
     const table = parsed.pages[0]!.blocks.find((b) => b.label === 'table' && b.table?.cells.some((c) => c.text === 'QIBM_DB_SQLADM'));
     assert.ok(table?.table, 'Table 2-2 is read');
