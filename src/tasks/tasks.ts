@@ -93,14 +93,18 @@ function translateOptions(row: store.TaskRow): TaskView['options'] {
   return row.glossary ? { ...options, glossary: JSON.parse(row.glossary) as Glossary } : options;
 }
 
-export type TranslationOptions = { source: string; target: string; glossary?: Glossary };
+export type TranslationOptions = { source?: string; target: string; glossary?: Glossary };
 
 const LANGUAGE = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/;
 
-/** Checks translation options; asks the engine about the pair when it can say. */
+/**
+ * Checks translation options; asks the engine about the pair when it can say. The source language may be
+ * left out: the worker then tells it from the text, as `signet translate` and translate_pdf do, and the
+ * task's notes say what it took.
+ */
 export async function checkTranslationOptions(ctx: TaskContext, sourceLang: string | undefined, targetLang: string | undefined, glossaryJson?: string): Promise<TranslationOptions> {
-  if (!sourceLang || !targetLang) throw new TaskError(400, 'missing_language', 'Choose the source language (source_lang) and the target language (target_lang), e.g. en and es.');
-  return checkLanguages(ctx, sourceLang, targetLang, glossaryJson) as Promise<TranslationOptions>;
+  if (!targetLang) throw new TaskError(400, 'missing_language', 'Choose the target language (target_lang), e.g. es; the source language (source_lang) is told from the text when left out.');
+  return checkLanguages(ctx, sourceLang || undefined, targetLang, glossaryJson);
 }
 
 /**
@@ -120,11 +124,11 @@ async function checkLanguages(ctx: TaskContext, sourceLang: string | undefined, 
     const offered = pairs.map((p) => `${p.source}→${p.target}`).join(', ');
     throw new TaskError(422, 'unsupported_language_pair', `The translation engine cannot translate ${sourceLang ?? 'into'} ${sourceLang === undefined ? '' : 'to '}${targetLang}. It offers: ${offered || 'no pairs'}.`);
   }
-  if (sourceLang === undefined) return { target: targetLang };
-  if (glossaryJson === undefined || glossaryJson === '') return { source: sourceLang, target: targetLang };
+  const languages = sourceLang === undefined ? { target: targetLang } : { source: sourceLang, target: targetLang };
+  if (glossaryJson === undefined || glossaryJson === '') return languages;
   try {
     const glossary = parseGlossary(glossaryJson);
-    return Object.keys(glossary).length > 0 ? { source: sourceLang, target: targetLang, glossary } : { source: sourceLang, target: targetLang };
+    return Object.keys(glossary).length > 0 ? { ...languages, glossary } : languages;
   } catch (error) {
     if (error instanceof GlossaryError) throw new TaskError(400, 'invalid_glossary', error.message);
     throw error;

@@ -5,7 +5,6 @@
 // resources/read; a refresh keeps working; an ordinary application's token is refused; another
 // person's task is not found. A real in-process worker runs the tasks; Debian's Apertium translates.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -24,7 +23,7 @@ import { startCallbackServer, type CallbackServer } from '../helpers/callback-se
 import { sqliteDatabase } from '../helpers/databases.ts';
 import { startSignet, type RunningSignet } from '../helpers/live-server.ts';
 import { connectWithOAuth, MemoryOAuthProvider } from '../helpers/mcp-client.ts';
-import { skipUnlessAvailable } from '../helpers/services.ts';
+import { apertiumMissing, skipUnlessAvailable } from '../helpers/services.ts';
 
 const ALICE = { email: 'alice@example.com', password: 'a long password for alice' };
 const BOB = { email: 'bob@example.com', password: 'a long password for bob' };
@@ -32,11 +31,6 @@ const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/public');
 const CORPUS = path.resolve(import.meta.dirname, '../../bench/translate-pdf/corpus');
 const SCREENSHOT = '/tmp/mcp-consent.png';
 
-function apertiumMissing(): string | undefined {
-  const listed = spawnSync('apertium', ['-l'], { encoding: 'utf8' });
-  if (listed.error || listed.status !== 0) return 'the apertium command is not installed (apt-get install apertium apertium-eng-spa)';
-  return /\beng-spa\b/.test(listed.stdout) ? undefined : 'the eng-spa pair is not installed (apt-get install apertium-eng-spa)';
-}
 const apertiumSkip = skipUnlessAvailable('Apertium (eng-spa)', apertiumMissing());
 
 const text = (result: CallToolResult, index = 0) => (result.content[index] as { type: string; text: string }).text;

@@ -3,7 +3,6 @@
 // official SDK's Client through its StdioClientTransport, as Claude Desktop or VS Code start it. One
 // process for the file; real PDFs from the public fixtures; Debian's Apertium for the translation.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,17 +12,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { SIGNET_BIN } from '../helpers/cli.ts';
-import { skipUnlessAvailable } from '../helpers/services.ts';
+import { apertiumMissing, skipUnlessAvailable } from '../helpers/services.ts';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/public');
 const CORPUS = path.resolve(import.meta.dirname, '../../bench/translate-pdf/corpus');
 const FOUR_PAGES = path.join(FIXTURES, 'normal_4pages.pdf');
-
-function apertiumMissing(): string | undefined {
-  const listed = spawnSync('apertium', ['-l'], { encoding: 'utf8' });
-  if (listed.error || listed.status !== 0) return 'the apertium command is not installed (apt-get install apertium apertium-eng-spa)';
-  return /\beng-spa\b/.test(listed.stdout) ? undefined : 'the eng-spa pair is not installed (apt-get install apertium-eng-spa)';
-}
 
 const text = (result: CallToolResult, index = 0) => {
   const item = result.content[index];

@@ -2,7 +2,7 @@
 // application), the credentials file (0600, in $XDG_CONFIG_HOME/signet), its refresh, `signet logout`
 // — the real command against a listening Signet, the person approving at /device over HTTP.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,8 +15,15 @@ import { sqliteDatabase } from '../helpers/databases.ts';
 import { approveDevice } from '../helpers/fetch-browser.ts';
 import { startSignet, type RunningSignet } from '../helpers/live-server.ts';
 import { startTaskRunner } from '../../src/worker/task-runner.ts';
+import { createTranslator } from '../../src/documents/translate/create.ts';
+import { apertiumMissing, skipUnlessAvailable } from '../helpers/services.ts';
 
 const REAL_PDF = path.join(import.meta.dirname, '..', 'fixtures', 'public', 'libtasn1-contents-p3.pdf');
+/** A page of running English text (the FAA's Aviation Maintenance Technician Handbook), enough for its language to be told. */
+const RUNNING_TEXT_PDF = path.join(import.meta.dirname, '..', 'fixtures', 'public', 'amt_handbook_sample.pdf');
+
+/** The remote translation runs on the server's worker with Debian's Apertium; its result is read back with poppler's pdftotext. */
+const translateSkip = skipUnlessAvailable('Apertium (eng-spa) and pdftotext', apertiumMissing() ?? (spawnSync('pdftotext', ['-v']).error ? 'pdftotext is not installed (apt-get install poppler-utils)' : undefined));
 
 const PERSON = { email: 'lin@example.com', password: 'terminal-velocity' };
 
@@ -28,7 +35,8 @@ describe('signet login / logout against a running server', () => {
 
   before(async () => {
     database = await sqliteDatabase();
-    server = await startSignet(database);
+    const translator = translateSkip ? undefined : createTranslator({ engine: 'apertium', url: undefined, model: undefined, apiKey: undefined });
+    server = await startSignet(database, {}, translator ? { translator } : {});
     sub = (await createAccount(server.deps.db, server.deps.clock, { email: PERSON.email, name: 'Lin', password: PERSON.password })).sub;
     config = mkdtempSync(path.join(tmpdir(), 'signet-config-'));
   });
@@ -82,7 +90,7 @@ describe('signet login / logout against a running server', () => {
     assert.equal(((await me.json()) as { sub: string }).sub, sub);
   });
 
-  test('"signet parse --remote / signet translate --remote send files to a server as the signed-in person": a real PDF goes through /v1/convert/file, its results are written here as the local command writes them, and the task is the person\'s', async () => {
+  test('"signet parse --remote … send files to a server as the signed-in person": a real PDF goes through /v1/convert/file, its results are written here as the local command writes them, and the task is the person\'s', async () => {
     const { db, dialect, objects, translator, logger } = server.deps;
     const runner = startTaskRunner({ db, dialect, clock: () => Date.now(), objects, translator, logger }, { pollMs: 50, heartbeatMs: 200, kinds: ['docparse'] });
     try {
@@ -95,6 +103,29 @@ describe('signet login / logout against a running server', () => {
       assert.match(readFileSync(path.join(out, 'libtasn1-contents-p3.html'), 'utf8'), /^<!DOCTYPE html>/);
       const owners = (await db.selectFrom('tasks').select(['sub', 'source_name']).execute()).filter((t) => t.source_name === 'libtasn1-contents-p3.pdf').map((t) => t.sub);
       assert.deepEqual(owners, [sub], 'one parsing task, in the signed-in person\'s list');
+    } finally {
+      await runner.stop();
+    }
+  });
+
+  test('"signet translate --remote send[s] files to a server as the signed-in person": a translation task on the server, its source language told from the text, translated by its worker, NAME.es.pdf and NAME.es.bilingual.pdf written here, the task in the person\'s list', { skip: translateSkip }, async () => {
+    const { db, dialect, objects, translator, logger } = server.deps;
+    const runner = startTaskRunner({ db, dialect, clock: () => Date.now(), objects, translator, logger }, { pollMs: 50, heartbeatMs: 200, kinds: ['translate'] });
+    try {
+      const out = path.join(config, 'translated');
+      const env = { HOME: config, XDG_CONFIG_HOME: config };
+      const result = await runSignet(['translate', '--remote', RUNNING_TEXT_PDF, '--to', 'es', '--out', out, '--json'], { env });
+      assert.equal(result.code, 0, result.stderr);
+      const summary = JSON.parse(result.stdout) as { files: Array<{ outputs: string[]; from: string }>; translated: number };
+      assert.equal(summary.translated, 1);
+      const first = summary.files[0];
+      assert.deepEqual(first?.outputs, [path.join(out, 'amt_handbook_sample.es.pdf'), path.join(out, 'amt_handbook_sample.es.bilingual.pdf')]);
+      assert.equal(first?.from, 'en', 'no --from: the server told the language from the text');
+      for (const file of first?.outputs ?? []) assert.equal(readFileSync(file).subarray(0, 5).toString('latin1'), '%PDF-');
+      const text = spawnSync('pdftotext', [path.join(out, 'amt_handbook_sample.es.pdf'), '-'], { encoding: 'utf8' }).stdout;
+      assert.match(text, /\b(?:los|las|del)\b/, 'the server translated the page into Spanish');
+      const owners = (await db.selectFrom('tasks').select(['sub', 'kind', 'source_name']).execute()).filter((t) => t.source_name === 'amt_handbook_sample.pdf' && t.kind === 'translate').map((t) => t.sub);
+      assert.deepEqual(owners, [sub], 'one translation task, in the signed-in person\'s list');
     } finally {
       await runner.stop();
     }

@@ -3,7 +3,6 @@
 // page image with the found blocks outlined beside the rendered Markdown; a translation shows source
 // and translated pages side by side or in bilingual order. Keyboard paging, axe, en and zh, 390 px.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
@@ -17,16 +16,11 @@ import { accessibilityViolations, chromiumSkip, launchChromium } from '../helper
 import { sqliteDatabase } from '../helpers/databases.ts';
 import { startSignet, type RunningSignet } from '../helpers/live-server.ts';
 import { SAMPLE, samplePdf } from '../helpers/pdfs.ts';
-import { skipUnlessAvailable } from '../helpers/services.ts';
+import { apertiumMissing, skipUnlessAvailable } from '../helpers/services.ts';
 import { signedInPage, waitForTasks } from '../helpers/task-browser.ts';
 
 const PERSON = { email: 'viewer@example.com', password: 'correct horse battery staple' };
 const SHOTS = '/tmp/view-shots';
-function apertiumMissing(): string | undefined {
-  const listed = spawnSync('apertium', ['-l'], { encoding: 'utf8' });
-  if (listed.error || listed.status !== 0) return 'the apertium command is not installed (apt-get install apertium apertium-eng-spa)';
-  return /\beng-spa\b/.test(listed.stdout) ? undefined : 'the eng-spa pair is not installed (apt-get install apertium-eng-spa)';
-}
 const skip = chromiumSkip() || skipUnlessAvailable('Apertium (eng-spa)', apertiumMissing());
 
 describe('browser: the result view of a finished task', { skip }, () => {

@@ -1,5 +1,6 @@
 // Real services the tests need. Locally a missing one is skipped with a printed reason;
 // with CI=true a missing one is a failure, never a skip.
+import { spawnSync } from 'node:child_process';
 import pg from 'pg';
 
 export const IN_CI = process.env.CI === 'true' || process.env.CI === '1';
@@ -44,6 +45,13 @@ export function skipUnlessAvailable(service: string, reason: string | undefined)
   if (IN_CI) throw new Error(`${service} is required in CI but unavailable: ${reason}`);
   process.stderr.write(`# skipped ${service} tests: ${reason}\n`);
   return `${service} unavailable: ${reason}`;
+}
+
+/** Why Debian's Apertium with its English–Spanish pair cannot translate here (undefined: it can). */
+export function apertiumMissing(): string | undefined {
+  const listed = spawnSync('apertium', ['-l'], { encoding: 'utf8' });
+  if (listed.error || listed.status !== 0) return 'the apertium command is not installed (apt-get install apertium apertium-eng-spa)';
+  return /\beng-spa\b/.test(listed.stdout) ? undefined : 'the eng-spa pair is not installed (apt-get install apertium-eng-spa)';
 }
 
 /** Creates a fresh PostgreSQL database; returns its URL and a function that drops it. */

@@ -37,9 +37,12 @@ test('a wrong password takes the same time against an imported bcrypt hash, a na
   const samples: Record<string, number[]> = { native: [], imported: [], unknown: [] };
   for (let round = 0; round < 3; round++) for (const [kind, identifier] of Object.entries(kinds)) samples[kind]!.push(await time(identifier));
   const imported = median(samples['imported']!);
+  // Without the wait a native or unknown account answers in a fifth to a tenth of the imported check's
+  // time (ratio 0.1–0.2, measured by turning the wait off); with it, the same time. The bounds are wide enough for a machine busy with other
+  // work (CI runs beside other jobs, and one slow sample moves a median of three) and still far from 0.2.
   for (const kind of ['native', 'unknown']) {
     const ratio = median(samples[kind]!) / imported;
-    assert.ok(ratio > 0.75 && ratio < 1.33, `${kind}: ${median(samples[kind]!).toFixed(0)} ms against ${imported.toFixed(0)} ms for the imported bcrypt hash (ratio ${ratio.toFixed(2)})`);
+    assert.ok(ratio > 0.5 && ratio < 2, `${kind}: ${median(samples[kind]!).toFixed(0)} ms against ${imported.toFixed(0)} ms for the imported bcrypt hash (ratio ${ratio.toFixed(2)})`);
   }
   assert.ok(await checkCredentials(database.db, 'slow@example.com', 'imported password', f.clock), 'the right password still signs in');
 });

@@ -88,7 +88,7 @@ forEachDatabase('task API', (open) => {
     assert.equal(read.json().id, task.id);
   });
 
-  test('translation options may come before or after the file; a missing language is 400 and leaves nothing', async () => {
+  test('translation options may come before or after the file; a missing target language is 400 and leaves nothing; a missing source language is told from the text', async () => {
     const f = await fixture(await open(), { SIGNET_TRANSLATE_ENGINE: 'libretranslate', SIGNET_TRANSLATE_URL: 'http://127.0.0.1:9' });
     const pdf = await plainPdf(1);
     const before = await f.upload('translate', [{ name: 'source_lang', value: 'en' }, { name: 'target_lang', value: 'es' }, { name: 'file', value: pdf, filename: 'a.pdf' }]);
@@ -103,6 +103,10 @@ forEachDatabase('task API', (open) => {
     assert.equal(missing.json().error, 'missing_language');
     assert.equal(await f.taskCount(), 2);
     assert.equal((await f.objectKeys()).length, 2, 'the refused upload left no object');
+    // The source language may be left out: the worker tells it from the text (as translate_pdf and signet translate do).
+    const told = await f.upload('translate', [{ name: 'file', value: pdf, filename: 'd.pdf' }, { name: 'target_lang', value: 'es' }]);
+    assert.equal(told.statusCode, 201, told.body);
+    assert.deepEqual(told.json().options, { source_lang: '', target_lang: 'es' });
   });
 
   test('issue 18: an optional glossary of {"term":"translation"} pairs is validated, stored on the task and shown in its options', async () => {

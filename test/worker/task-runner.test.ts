@@ -2,7 +2,6 @@
 // goes queued → running → finished with its results; cancel reaches running work; a lease that
 // expires is claimed again, and after the last attempt the task fails — never stuck in `running`.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -20,17 +19,11 @@ import * as store from '../../src/tasks/tasks.store.ts';
 import { createLogger } from '../../src/web/logging.ts';
 import { startTaskRunner } from '../../src/worker/task-runner.ts';
 import { forEachDatabase, type TestDatabase } from '../helpers/databases.ts';
-import { skipUnlessAvailable } from '../helpers/services.ts';
+import { apertiumMissing, skipUnlessAvailable } from '../helpers/services.ts';
 import { plainPdf, samplePdf, SAMPLE } from '../helpers/pdfs.ts';
 import { startLibreTranslateServer, startOpenAiServer } from '../helpers/translation-servers.ts';
 
 const apertiumSkip = skipUnlessAvailable('Apertium (eng-spa)', apertiumMissing());
-
-function apertiumMissing(): string | undefined {
-  const listed = spawnSync('apertium', ['-l'], { encoding: 'utf8' });
-  if (listed.error || listed.status !== 0) return 'the apertium command is not installed (apt-get install apertium apertium-eng-spa)';
-  return /\beng-spa\b/.test(listed.stdout) ? undefined : 'the eng-spa pair is not installed (apt-get install apertium-eng-spa)';
-}
 
 const silent = createLogger('silent', new Writable({ write: (_c, _e, done) => done() }));
 

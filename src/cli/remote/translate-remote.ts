@@ -12,7 +12,7 @@ export type RemoteTranslateOptions = { out?: string; to: string; from?: string; 
 
 export type RemoteTranslated = { input: string; outputs: string[]; from: string; to: string; engine: string; pages: number; seconds: number; check: { skipped: string }; notes: string[] };
 
-type Task = { id: string; status: string; progress?: { done?: number; total?: number } | number; error?: string | null; source_lang?: string | null; files?: Array<{ name: string }>; notes?: string[] | null };
+type Task = { id: string; status: string; progress?: { done?: number; total?: number } | number; error?: string | null; options?: { source_lang?: string }; files?: Array<{ name: string }>; notes?: string[] | null };
 
 /** How often the task is asked about while it runs. */
 const POLL_MS = 2000;
@@ -65,7 +65,7 @@ async function translateRemotely(input: string, options: RemoteTranslateOptions,
     outputs.push(target);
   }
   const pages = typeof task.progress === 'object' && task.progress?.total ? task.progress.total : 0;
-  return { input, outputs, from: task.source_lang ?? options.from ?? '', to: options.to, engine: `server ${credentials.server}`, pages, seconds: Math.round((performance.now() - began) / 100) / 10, check: { skipped: 'translated on the server (its task page shows the check)' }, notes: task.notes ?? [] };
+  return { input, outputs, from: task.options?.source_lang || options.from || '', to: options.to, engine: `server ${credentials.server}`, pages, seconds: Math.round((performance.now() - began) / 100) / 10, check: { skipped: 'translated on the server (its task page shows the check)' }, notes: task.notes ?? [] };
 }
 
 export function translateRemoteFiles(inputs: string[], options: RemoteTranslateOptions) {
