@@ -1,6 +1,6 @@
 // Translated PDFs of real layouts, checked as a reader sees them (issue 26).
 //
-//   npm run bench:translate-pdf [-- --label after] [--only amt-handbook] [--png DIR]
+//   npm run bench:translate-pdf [-- --label after] [--only amt-handbook[,redbook…]] [--png DIR]
 //
 // Every page of bench/translate-pdf/corpus/ (the handbook page a second time en→zh) (public pages nobody here typeset: manifest.json says
 // where each comes from) is parsed, translated (en→es by Debian's Apertium; zh→en by an
@@ -9,7 +9,7 @@
 // overlapping words, words in a column gutter or on a drawing, text below the margin, the smallest
 // size against the source's, text below 70 % of its source size, source blocks whose translation is
 // missing; and (issue 34) characters no font draws (notdef), runs in another fill colour than the
-// source run at their place (colour), and styled words whose style the engine's markup kept
+// source runs of their block, or a block's source colour no translated run keeps (colour), and styled words whose style the engine's markup kept
 // (styles, kept/all). Notes pages (text continued from where it did not fit at 70 %) are rows of
 // their own. Prints one row per page and writes bench/results/translate-pdf-corpus-<label>.json.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -55,7 +55,7 @@ type Row = PageCheck & { file: string; class: string; pair: string; sourcePage: 
 const rows: Row[] = [];
 const skipped: Array<{ file: string; pages: number; reason: string }> = [];
 for (const entry of manifest.documents) {
-  if (only && !entry.file.includes(only)) continue;
+  if (only && !only.split(',').some((name) => entry.file.includes(name))) continue;
   const engine = entry.engine === 'longer' ? longerEngine : engines[entry.pair];
   if (typeof engine !== 'object') { skipped.push({ file: entry.file, pages: entry.pages.length, reason: engine ?? `no engine for ${entry.pair}` }); continue; }
   const [source, target] = entry.pair.split('-') as [string, string];

@@ -12,7 +12,10 @@ for (const e of m.documents) console.log([e.file, e.origin.kind, e.origin.repo ?
   src="$tmp/src.pdf"
   if [ "$kind" = git ]; then git -C "/work/.mirror/$(echo "$where" | tr / +)/repo" show "$commit:$path" > "$src"
   else (cd "$tmp" && apt-get download "$where" >/dev/null 2>&1 && dpkg -x ./"$where"_*.deb x && rm -f ./*.deb); case "$path" in *.gz) gunzip -c "$tmp/x/$path" > "$src";; *) cp "$tmp/x/$path" "$src";; esac; fi
-  if [ "$how" = gs ]; then
+  if [ "$how" = whole ]; then
+    # A tagged file measured whole (the slide deck): copied as it is, structure tree and all.
+    cp "$src" "$out/$file"
+  elif [ "$how" = gs ]; then
     # Ghostscript writes the chosen pages with only the fonts and images they use (pdfseparate +
     # pdfunite copy every page's shared resources again, 16 MB for the Redbook's 14 pages, and refuse
     # encrypted files). It loses the ToUnicode maps of some CJK fonts, so those stay with poppler.

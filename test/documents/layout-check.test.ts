@@ -99,13 +99,21 @@ test('every source block translated: its translation on the page, or its source 
 
 test('a block whose lines stand in two columns is split into one block per column, left column first', () => {
   const lines = twoColumns(6);
-  const block: Block = { label: 'text', text: lines.filter((_, i) => i % 2 === 0 || i < 6).map((l) => l.text).join(' '), bbox: { l: 72, r: 548, t: 792 - 91, b: 792 - 130 }, fontSize: 10, bold: false };
+  // The block holds the first three rows of both columns (the lines inside its box).
+  const block: Block = { label: 'text', text: lines.slice(0, 6).map((l) => l.text).join(' '), bbox: { l: 72, r: 548, t: 792 - 91, b: 792 - 130 }, fontSize: 10, bold: false };
   const parts = splitBlock(block, 792, lines, gutters(lines));
   assert.ok(parts, 'split');
   assert.equal(parts.length, 2);
   assert.ok(parts[0]!.bbox.r <= 300 && parts[1]!.bbox.l >= 320);
   assert.match(parts[0]!.text, /^left 0 left 1 left 2/);
   assert.match(parts[1]!.text, /^right 0 right 1 right 2$/);
+});
+
+test('a block is never split into parts that drop some of its words: where the lines in its box do not hold all its text, it stays whole', () => {
+  const lines = twoColumns(6);
+  // Its text names rows 3–5 of the left column too, which stand below its box (pdftotext joined them elsewhere).
+  const block: Block = { label: 'text', text: lines.filter((_, i) => i % 2 === 0 || i < 6).map((l) => l.text).join(' '), bbox: { l: 72, r: 548, t: 792 - 91, b: 792 - 130 }, fontSize: 10, bold: false };
+  assert.equal(splitBlock(block, 792, lines, gutters(lines)), undefined);
 });
 
 test('a block within one column is left as the parser made it', () => {

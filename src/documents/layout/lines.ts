@@ -1,6 +1,7 @@
 // Stage 1 — runs → lines: runs sharing a baseline, ordered by x, split where the gap is column-wide;
 // sub- and superscripts attached to the line they belong to.
 import { logicalLine } from './bidi.ts';
+import type { BoundingBox } from '../document.ts';
 import { ASCENT, CJK, DESCENT, dominant, joinText, union, type Line, type TextRun } from './geometry.ts';
 import { findGutters, gutterBetween, type Gutter } from './gutters.ts';
 import { linePieces } from './styles.ts';
@@ -31,7 +32,8 @@ function lineRuns(runs: TextRun[], options: { readAcross?: boolean }): TextRun[]
   const sorted = runs.filter((run) => run.text.trim() !== '').sort((a, b) => b.y - a.y || a.x - b.x);
   const rows: TextRun[][] = [];
   for (const run of sorted) {
-    const row = rows.at(-1);
+    // Text set up or down the margin never shares a row with upright text on its baseline (a printer's slug beside the page's last line).
+    const row = rows.slice(-2).reverse().find((r) => r[0]?.direction === run.direction);
     const anchor = row?.[0];
     if (row && anchor && Math.abs(anchor.y - run.y) <= BASELINE_TOLERANCE * Math.min(anchor.size, run.size)) row.push(run);
     else rows.push([run]);
@@ -59,7 +61,7 @@ function attachScripts(rows: TextRun[][]): TextRun[][] {
   for (const row of rows) {
     const size = small(row);
     const host = rows.find((other) => {
-      if (other === row || small(other) * SCRIPT_SIZE < size) return false;
+      if (other === row || small(other) * SCRIPT_SIZE < size || other[0]?.direction !== row[0]?.direction) return false;
       const anchor = other[0];
       if (!anchor) return false;
       const top = anchor.y + ASCENT * anchor.size;
@@ -117,6 +119,16 @@ function textSizes(runs: TextRun[]): number[] {
   return runs.map((run) => (lineSize !== undefined && implausible(run) && lineSize > run.size ? lineSize : run.size));
 }
 
+/**
+ * A run's box on the page. A run set up or down an upright page (a printer's slug in the margin)
+ * advances along y: its width is its length that way, and its glyphs rise to the left (up) or to the right (down).
+ */
+function runBox(r: TextRun): BoundingBox {
+  if (r.direction === 90) return { l: r.x - ASCENT * r.size, r: r.x + DESCENT * r.size, b: r.y, t: r.y + r.width };
+  if (r.direction === 270) return { l: r.x - DESCENT * r.size, r: r.x + ASCENT * r.size, b: r.y - r.width, t: r.y };
+  return { l: r.x, r: r.x + r.width, t: r.y + ASCENT * r.size, b: r.y - DESCENT * r.size };
+}
+
 /** A line's text (words spaced by their gaps, a right-to-left line in reading order) and its logical order when it has one. */
 function lineText(runs: TextRun[]): { text: string; logical: ReturnType<typeof logicalLine> } {
   let text = '';
@@ -143,7 +155,7 @@ function toLine(runs: TextRun[]): Line {
   const chars = runs.reduce((n, r) => n + r.text.length, 0);
   return {
     text,
-    bbox: union(runs.map((r) => ({ l: r.x, r: r.x + r.width, t: r.y + ASCENT * r.size, b: r.y - DESCENT * r.size }))),
+    bbox: union(runs.map(runBox)),
     baseline: runs.reduce((lowest, r) => Math.min(lowest, r.y), Infinity),
     size,
     bold: boldChars * 2 > chars,

@@ -58,15 +58,22 @@ const withoutPageEdges = (rulings: Ruling[], page: { width: number; height: numb
 const DIAGRAM_EMPTY = 0.4;
 const FIGURE_CAPTION = /^(?:figure|fig\.)\s*[\dA-Z]/iu;
 
-/** A line starting "Figure N" / "Fig. N" just below or above the box (within two lines), across it. */
+/**
+ * A line starting "Figure N" / "Fig. N" just below or above the box (within two lines), across it.
+ * The line is read as its runs joined left to right on their baseline: a PDF rewritten glyph by
+ * glyph (ghostscript's excerpt of the Redbook) draws "Figure 3-1" as runs "F", "i", "g" … .
+ */
 function figureBelowOrAbove(box: BoundingBox, runs: TextRun[]): boolean {
-  return runs.some((run) => {
-    if (!FIGURE_CAPTION.test(run.text.trim())) return false;
+  const lines = new Map<number, TextRun[]>();
+  for (const run of runs) {
     const across = run.x < box.r && run.x + run.width > box.l;
     const below = run.y < box.b && box.b - run.y <= 3 * run.size;
     const above = run.y > box.t && run.y - box.t <= 3 * run.size;
-    return across && (below || above);
-  });
+    if (!across || !(below || above)) continue;
+    const key = Math.round(run.y);
+    lines.set(key, [...(lines.get(key) ?? []), run]);
+  }
+  return [...lines.values()].some((line) => FIGURE_CAPTION.test(line.sort((a, b) => a.x - b.x).map((run) => run.text).join('').trim()));
 }
 
 function ruledTables(allRulings: Ruling[], found: Found): BoundingBox[] {
@@ -190,7 +197,8 @@ function ruleOnlyTables(rulings: Ruling[], found: Found, ruled: BoundingBox[]): 
     // …or, with the header set over the top rule, the top rule is.
     const mid = box.t > top.y1 ? top : full.length > 2 ? full[1] : undefined;
     // spec (issue 41): a code listing set between two rules (an "Example 2-1" query) is code, not a
-    // table of keywords beside clauses — told by its glyph widths where its font is not marked monospaced.
+    // table of keywords beside clauses — told by its glyph widths where its font is not marked monospaced;
+    // and issue 42's "code … kept in the source's glyphs … and place" in a translation follows from it.
     const inside = found.rest.filter((run) => centreIn(run, box));
     if (isCodeListing(inside)) {
       const listing = new Set(inside);

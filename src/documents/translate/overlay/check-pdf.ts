@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { BoundingBox, ParsedDocument } from '../../document.ts';
 import { countMissingGlyphs } from './font-chain.ts';
-import { isKeptBlock, isKeptText } from './keep.ts';
+import { isKeptBlock, isKeptCell } from './keep.ts';
 import { overflowKind } from './kinds.ts';
 import { checkPage, type Box, type PageCheck, type SizedRun, type Word } from './check.ts';
 
@@ -83,7 +83,7 @@ export async function checkTranslatedPdf(source: Uint8Array, translatedPdf: Uint
         const target = options.translated!.pages[i]!.blocks[b];
         if (!target || isKeptBlock(block, parsed)) return [];
         if (block.label === 'table') {
-          return (block.table?.cells ?? []).flatMap((cell, c) => (isKeptText(cell.text) ? [] : [{ source: cell.text, translation: target.table?.cells[c]?.text ?? cell.text }]));
+          return (block.table?.cells ?? []).flatMap((cell, c) => (isKeptCell(cell, block) ? [] : [{ source: cell.text, translation: target.table?.cells[c]?.text ?? cell.text }]));
         }
         return [{ source: block.text, translation: target.text }];
       })
@@ -92,7 +92,7 @@ export async function checkTranslatedPdf(source: Uint8Array, translatedPdf: Uint
       pageNo: i + 1,
       width: page.width,
       height: page.height,
-      source: { words: src.words, lines: src.lines, obstacles, ...(parsed ? { tables: parsed.blocks.filter((b) => b.label === 'table').map((b) => topDown(b.bbox, parsed.height)) } : {}), ...(options.drawn ? { runs: options.drawn.source[i]?.runs ?? [] } : {}) },
+      source: { words: src.words, lines: src.lines, obstacles, ...(parsed ? { tables: parsed.blocks.filter((b) => b.label === 'table').map((b) => topDown(b.bbox, parsed.height)), regions: regionsOf(parsed) } : {}), ...(options.drawn ? { runs: options.drawn.source[i]?.runs ?? [] } : {}) },
       translated: { words: page.words, ...(options.drawn ? { runs: options.drawn.translated[i]?.runs ?? [] } : {}) },
       ...(options.translated?.pages[i] ? { styles: styleCounts(options.translated.pages[i]!.blocks) } : {}),
       ...(i >= before.length ? { notesPage: true } : continued.length > 0 ? { continued } : {}),
@@ -100,6 +100,11 @@ export async function checkTranslatedPdf(source: Uint8Array, translatedPdf: Uint
       ...(blocks ? { blocks, missingGlyphs: blocks.reduce((n, b) => n + countMissingGlyphs(b.translation), 0) } : {}),
     });
   });
+}
+
+/** The source blocks' boxes, a table's cells each on its own (top-down), for the colour check (f). */
+function regionsOf(page: ParsedDocument['pages'][number]): Box[] {
+  return page.blocks.flatMap((b) => (b.label === 'table' && b.table && b.table.cells.length > 0 ? b.table.cells.map((c) => topDown(c.bbox, page.height)) : [topDown(b.bbox, page.height)]));
 }
 
 /** The translated blocks' styled words and the words whose style the engine's markup lost (translate/styles.ts). */

@@ -12,8 +12,8 @@
 
 export type Box = { xMin: number; yMin: number; xMax: number; yMax: number };
 export type Word = Box & { text: string };
-/** A run of text with its font size and fill colour (the PDF reader's), for (d) and (f). */
-export type SizedRun = Box & { size: number; color?: string };
+/** A run of text with its font size and fill colour (the PDF reader's), for (d) and (f); its text where known. */
+export type SizedRun = Box & { size: number; color?: string; text?: string };
 
 export type PageCheckInput = {
   pageNo: number;
@@ -28,6 +28,8 @@ export type PageCheckInput = {
     /** The source's tables: a cell's translation may use its column gap (issue 42), so the gaps inside a table are no gutters. */
     tables?: Box[];
     runs?: SizedRun[];
+    /** The source's blocks (a table's cells), for (f): a translated run's colour is checked against the source runs of its own block. */
+    regions?: Box[];
   };
   translated: { words: Word[]; runs?: SizedRun[] };
   /** The page's source blocks that should show a translation, with that translation (or why not). */
@@ -66,7 +68,7 @@ export type PageCheck = {
   notesPage?: boolean;
   /** Issue 42: blocks of this page continued on a notes page, by kind ("running text", "table cell", "list item" …). */
   toNotes?: Record<string, number>;
-  /** (f) Translated runs whose fill colour differs from the source run's at their place. */
+  /** (f) Translated runs in a colour no source run of their block has there, and source colours of a block none of its translated runs keeps. */
   colourChanged: number;
   /** (g) Source words in another style than their block's (bold, italic, a colour), and those whose style the translation lost. */
   styledWords: number;
@@ -226,14 +228,42 @@ export function checkPage(input: PageCheckInput): PageCheck {
     }
   }
 
-  // (f) Colour: every translated run in the colour of the source run at its place.
+  // (f) Colour: every translated run in the colour of its source run. A translation is not laid out
+  // word for word where the source's words stood (a blue link in a Chinese line stands elsewhere in
+  // its English line), so "its source run" is the same block's: a run in a colour no source run of
+  // the block at its place has is a changed colour, and so is a colour of the block's source runs that
+  // none of its translated runs keeps (a red bullet printed black). A symbol set where the source's
+  // same symbol stands (a kept bullet) is that run itself and has its colour exactly.
   let colourChanged = 0;
   if (translated.runs && source.runs && source.runs.length > 0) {
+    const regions = source.regions ?? [];
+    const centreIn = (r: Box, region: Box) => { const x = (r.xMin + r.xMax) / 2; const y = (r.yMin + r.yMax) / 2; return x >= region.xMin - 1 && x <= region.xMax + 1 && y >= region.yMin - 1 && y <= region.yMax + 1; };
+    const regionOf = (r: Box) => regions.find((region) => centreIn(r, region));
+    const coloursIn = (region: Box, runs: SizedRun[]) => runs.filter((r) => r.color && centreIn(r, region)).map((r) => r.color!);
+    const report = (what: string) => { colourChanged++; if (examples.length < 5) examples.push(what); };
     for (const run of translated.runs) {
       const at = sourceRunAt(run, source.runs);
-      if (at?.color && run.color && !sameColour(at.color, run.color)) {
-        colourChanged++;
-        if (examples.length < 5) examples.push(`a run in ${run.color} where the source's is ${at.color}, at y ${Math.round(run.yMin)}`);
+      if (!at?.color || !run.color || sameColour(at.color, run.color)) continue;
+      const sameSymbol = at.text !== undefined && run.text !== undefined && at.text.trim() === run.text.trim() && Math.abs(at.xMin - run.xMin) < 1;
+      const region = regionOf(at);
+      if (!sameSymbol && region && coloursIn(region, source.runs).some((c) => sameColour(c, run.color!))) continue;
+      report(`a run in ${run.color} where the source's is ${at.color}, at y ${Math.round(run.yMin)}`);
+    }
+    // A translated line may run on past its source box (widened to its column's measure): a run is
+    // its block's when it stands on the block's rows, right of the block's left edge and of no other's nearer.
+    const owner = (r: Box) => {
+      const y = (r.yMin + r.yMax) / 2;
+      let found: Box | undefined;
+      for (const region of regions) if (y >= region.yMin - 1 && y <= region.yMax + 1 && region.xMin <= r.xMin + 1 && (!found || region.xMin > found.xMin)) found = region;
+      return found;
+    };
+    const owned = new Map<Box, string[]>();
+    for (const r of translated.runs) { const region = r.color ? owner(r) : undefined; if (region) owned.set(region, [...(owned.get(region) ?? []), r.color!]); }
+    for (const region of regions) {
+      const translatedColours = owned.get(region) ?? [];
+      if (translatedColours.length === 0) continue; // the block moved, or was kept as drawn
+      for (const colour of new Set(coloursIn(region, source.runs))) {
+        if (!translatedColours.some((c) => sameColour(c, colour))) report(`no run in ${colour} where the source's block has one, at y ${Math.round(region.yMin)}`);
       }
     }
   }

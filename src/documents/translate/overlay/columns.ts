@@ -30,6 +30,8 @@ function spansOf(spans: StyledSpan[], text: string, part: string): StyledSpan[] 
   return result.length > 1 ? result : undefined;
 }
 
+/** A value set apart on its line (layout/tables/panels.ts's listing rule): figures, or a short code in capitals (a party, a unit). */
+const VALUE = /^(?:[\d.,%$€£+−-]+|[A-Z]{1,4})$/u;
 const SPLITTABLE = new Set(['text', 'list_item', 'caption', 'footnote', 'section_header', 'title']);
 const squash = (text: string) => text.normalize('NFKC').replace(/[\s\u00ad-]+/g, '').toLowerCase();
 
@@ -37,6 +39,35 @@ const squash = (text: string) => text.normalize('NFKC').replace(/[\s\u00ad-]+/g,
 export function linesOf(page: PopplerPage): Line[] {
   // Words belong to the line whose box holds their middle; pdftotext lists lines with their words.
   return page.lineWords.map((line) => ({ ...line.box, text: line.words.join(' ') }));
+}
+
+/**
+ * The source's lines cut at the page's gutters: poppler joins words that stand on one row into one
+ * line even across a gutter (a label, its count and the next panel's label of a ruled listing), and
+ * such a line belongs to no one block. Each piece is a line of its own column.
+ */
+export function linesCutAtGutters(page: PopplerPage, strips: Gutter[], within?: Box): Line[] {
+  const pieces: Line[] = [];
+  let next = 0;
+  const inside = (w: Box) => !within || ((w.xMin + w.xMax) / 2 >= within.xMin - 1 && (w.xMin + w.xMax) / 2 <= within.xMax + 1 && (w.yMin + w.yMax) / 2 >= within.yMin - 2 && (w.yMin + w.yMax) / 2 <= within.yMax + 2);
+  for (const line of page.lineWords) {
+    // Only the words standing in `within` (a block's box): a printed row may run on into the next panel.
+    const words = page.words.slice(next, next + line.words.length).filter(inside);
+    next += line.words.length;
+    let current: typeof words = [];
+    const flush = () => {
+      if (current.length > 0) pieces.push({ xMin: Math.min(...current.map((w) => w.xMin)), xMax: Math.max(...current.map((w) => w.xMax)), yMin: line.box.yMin, yMax: line.box.yMax, text: current.map((w) => w.text).join(' ') });
+      current = [];
+    };
+    for (const word of words) {
+      const last = current.at(-1);
+      const cut = last && strips.some((g) => g.xMin >= last.xMax - 1 && g.xMax <= word.xMin + 1 && Math.min(g.yMax, line.box.yMax) - Math.max(g.yMin, line.box.yMin) > 0);
+      if (cut) flush();
+      current.push(word);
+    }
+    flush();
+  }
+  return pieces;
 }
 
 /** The gutters that cut through a box (top-down), over at least two of its lines' height. */
@@ -72,14 +103,22 @@ export function splitBlock(block: Block, pageHeight: number, lines: Line[], stri
     return x >= box.xMin - 1 && x <= box.xMax + 1 && y >= box.yMin - 2 && y <= box.yMax + 2 && squash(l.text).length > 0 && text.includes(squash(l.text));
   });
   if (own.length < 2) return undefined;
+  // Every word of the block must be in one of its parts: where poppler joins some of its words into a
+  // line with another block's (a label, its count and the next panel's label on one printed row), the
+  // lines found are not the whole block, and splitting by them would drop the rest of its text.
+  if (own.reduce((n, l) => n + squash(l.text).length, 0) < text.length) return undefined;
   // A line that itself crosses a gutter: the block is not a join of columns; leave it to the parser.
   if (own.some((l) => across.some((g) => l.xMin < g.xMin && l.xMax > g.xMax))) return undefined;
   const columnOf = (l: Line) => across.filter((g) => g.xMax <= (l.xMin + l.xMax) / 2).length;
   const columns = new Map<number, Line[]>();
   for (const line of own) columns.set(columnOf(line), [...(columns.get(columnOf(line)) ?? []), line]);
   if (columns.size < 2) return undefined;
+  // A listing ("NEEL KASHKARI   REP   247"): a column after the first holds only values — figures and
+  // short codes. Each printed line is then an entry of its own, not a line of a paragraph to re-wrap.
+  const keys = [...columns.keys()].sort((a, b) => a - b);
+  const listing = keys.slice(1).some((key) => columns.get(key)!.every((l) => VALUE.test(l.text.trim())));
   const parts: Block[] = [];
-  for (const key of [...columns.keys()].sort((a, b) => a - b)) {
+  for (const key of keys) {
     const column = columns.get(key)!.sort((a, b) => a.yMin - b.yMin);
     // A paragraph's gap inside one column (more than 1.6 × the usual line pitch) starts a new part.
     const pitches = column.slice(1).map((l, i) => l.yMin - column[i]!.yMin).sort((a, b) => a - b);
@@ -96,7 +135,7 @@ export function splitBlock(block: Block, pageHeight: number, lines: Line[], stri
     };
     for (const line of column) {
       const last = current.at(-1);
-      if (last && pitch > 0 && line.yMin - last.yMin > pitch * 1.6) flush();
+      if (last && (listing || (pitch > 0 && line.yMin - last.yMin > pitch * 1.6))) flush();
       current.push(line);
     }
     flush();
@@ -110,10 +149,12 @@ export function splitPages(document: ParsedDocument, poppler: PopplerPage[]): { 
   const pages: Page[] = document.pages.map((page, i) => {
     const found = poppler[i];
     if (!found || page.textSource === 'ocr') return page;
-    const lines = linesOf(found);
-    const strips = gutters(lines);
+    const strips = gutters(linesOf(found));
     if (strips.length === 0) return page;
-    const parts = page.blocks.map((block) => splitBlock(block, page.height, lines, strips) ?? [block]);
+    const parts = page.blocks.map((block) => {
+      const lines = linesCutAtGutters(found, strips, { xMin: block.bbox.l, xMax: block.bbox.r, yMin: page.height - block.bbox.t, yMax: page.height - block.bbox.b });
+      return splitBlock(block, page.height, lines, strips) ?? [block];
+    });
     if (parts.every((p) => p.length === 1)) return page;
     split += parts.filter((p) => p.length > 1).length;
     // A caption names its table by index: the index moves with the parts inserted before it.

@@ -12,9 +12,10 @@ import PDFDocument from 'pdfkit';
 import { PDFDocument as PdfLibDocument } from 'pdf-lib';
 import type { Block, BoundingBox, Page, ParsedDocument, StyledSpan, TableCell } from '../../document.ts';
 import { backgroundOf, isBlank, renderPage, textColourOn, type Raster, type Rgb } from './background.ts';
+import { gutters, type Gutter } from './check.ts';
 import { inkRegions, isDrawingLabel } from './drawings.ts';
 import { fitText, type FitResult } from './fit.ts';
-import { isKeptBlock, isKeptText, keptRegions, keptTextPdf } from './keep.ts';
+import { isKeptBlock, isKeptCell, isTurnedBlock, isTurnedCell, keptRegions, keptTextPdf } from './keep.ts';
 import { leastScale, overflowKind } from './kinds.ts';
 import { reflow, type Placed } from './reflow.ts';
 import { drawLine, registerChain, rgbOf, styleLines, widthOf, type StyledText } from './set-line.ts';
@@ -156,7 +157,7 @@ export function piecesOf(page: Page, translatedPage: Page, keptToo = false): Pie
   if (keptToo) {
     // Kept text set again (encrypted source): kept blocks with their own text, then the translations.
     const kept = page.blocks.flatMap((block) => {
-      if (block.label === 'table') return (block.table?.cells ?? []).filter((c) => isKeptText(c.text)).map((c) => ({ text: c.text, box: c.bbox, block, grow: false }));
+      if (block.label === 'table') return (block.table?.cells ?? []).filter((c) => isKeptCell(c, block)).map((c) => ({ text: c.text, box: c.bbox, block, grow: false, cell: c }));
       return isKeptBlock(block, page) && block.label !== 'picture' ? [{ text: block.text, box: block.bbox, block, grow: false }] : [];
     });
     return [...kept, ...piecesOf(page, translatedPage)];
@@ -172,7 +173,7 @@ export function piecesOf(page: Page, translatedPage: Page, keptToo = false): Pie
     if (block.table && block.table.cells.length > 0) {
       block.table.cells.forEach((cell, c) => {
         // Numbers and other untranslatable cells are kept as the source drew them (keptRegions).
-        if (isKeptText(cell.text)) return;
+        if (isKeptCell(cell, block)) return;
         // A cell in its own style: a bold header on a coloured row stays bold and in its colour.
         const spans = cell.bold || cell.italic ? [{ text: target.table?.cells[c]?.text ?? cell.text, bold: Boolean(cell.bold), italic: Boolean(cell.italic) }] : undefined;
         pieces.push({ text: target.table?.cells[c]?.text ?? cell.text, box: cell.bbox, block, grow: false, cell, ...(cell.fontSize ? { fontSize: cell.fontSize } : {}), ...(cell.color ? { color: cell.color } : {}), ...(spans ? { spans } : {}) });
@@ -288,11 +289,11 @@ function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (
   // noticeably (a Chinese line becomes twice as long in English) may use the measure of its column
   // instead, when that keeps it larger; a block that stays in place does so before shrinking at all.
   const widenBelow = WIDEN_BELOW;
-  if ((fit.belowFloor || fit.overfull || fit.size < size * widenBelow - 1e-9) && piece.grow && (align === 'left' || align === 'justify')) {
+  if ((fit.belowFloor || fit.overfull || fit.brokenWord || fit.size < size * widenBelow - 1e-9) && piece.grow && (align === 'left' || align === 'justify')) {
     const wider = { ...box, r: columnRight(page, box, obstacles) };
     if (wider.r > box.r + 1) {
       const widened = fitIn(wider);
-      const better = fit.belowFloor ? !widened.belowFloor || (widened.overflow?.length ?? 0) < (fit.overflow?.length ?? 0) : widened.size > fit.size + 1e-9 || (Boolean(fit.overfull) && !widened.overfull);
+      const better = fit.belowFloor ? !widened.belowFloor || (widened.overflow?.length ?? 0) < (fit.overflow?.length ?? 0) : widened.size > fit.size + 1e-9 || (Boolean(fit.overfull) && !widened.overfull) || (Boolean(fit.brokenWord) && !widened.brokenWord);
       if (better) {
         box = wider;
         fit = widened;
@@ -340,6 +341,20 @@ function indentOf(pdf: Doc, block: Block, size: number): number {
 
 function drawPiece(pdf: Doc, page: Page, piece: Piece, placed: Placed<Fitted>, raster: Raster | undefined, notes: Note[]): void {
   const { block } = piece;
+  const turnedCell = piece.cell !== undefined && piece.text === piece.cell.text && isTurnedCell(piece.cell, block.fontSize);
+  if ((isTurnedBlock(block) && piece.text === block.text) || turnedCell) {
+    // Kept text set up the margin (an encrypted source's, set again): one line turned a quarter, as
+    // the source ran it, its baseline where the glyphs' feet were (their tops to the left).
+    pdf.save();
+    const size = piece.cell?.fontSize || block.fontSize;
+    pdf.fillColor(rgbOf(piece.cell?.color ?? block.color) ?? [0, 0, 0]);
+    const x = piece.box.l + (piece.cell ? (piece.box.r - piece.box.l) / 2 + 0.3 * size : ASCENT * size);
+    const y = page.height - piece.box.b - (piece.cell ? 2 : 0);
+    pdf.rotate(-90, { origin: [x, y] });
+    drawLine(pdf, piece.text.replace(/\s+/gu, ' '), x, y, { bold: Boolean(piece.cell?.bold), size });
+    pdf.restore();
+    return;
+  }
   const { fit } = placed;
   const { box } = fit;
   const align = alignOf(block);
@@ -429,6 +444,18 @@ function drawSymbolMarker(pdf: Doc, marker: string, x: number, baseline: number,
   else drawMarker(pdf, '•', x, baseline, size, false);
 }
 
+const gutterCache = new WeakMap<Page, Gutter[]>();
+/** The page's gutters (top-down), found as the check finds them, from its blocks and table cells standing for its lines. */
+function pageGutters(page: Page): Gutter[] {
+  let found = gutterCache.get(page);
+  if (!found) {
+    const boxes = page.blocks.flatMap((b) => (b.table && b.table.cells.length > 0 ? b.table.cells.filter((c) => c.text.trim() !== '').map((c) => c.bbox) : [b.bbox]));
+    found = gutters(boxes.map((b) => ({ xMin: b.l, xMax: b.r, yMin: page.height - b.t, yMax: page.height - b.b })));
+    gutterCache.set(page, found);
+  }
+  return found;
+}
+
 /**
  * The right edge of the text column a left-aligned block stands in: a short line's box ends where
  * its source text ended, but its translation may use the measure of the column (the right edge of
@@ -440,11 +467,20 @@ function columnRight(page: Page, box: BoundingBox, obstacles: BoundingBox[] = []
   let right = box.r;
   const body = page.blocks.filter((b) => b.label !== 'page_header' && b.label !== 'page_footer');
   const nextColumn = Math.min(page.width, ...body.filter((b) => b.bbox.l >= box.r - 0.5 && b.text.length > 20 && b.label !== 'table').map((b) => b.bbox.l - 4));
-  for (const other of body.map((b) => b.bbox)) if (Math.abs(other.l - box.l) < 24 && other.r > right) right = other.r;
-  right = Math.min(right, page.width * (1 - PAGE_MARGIN), Math.max(box.r, nextColumn));
+  // The measure is that of the blocks of this column: a block starting at the same left edge but
+  // running on past where the next column begins (a title across both columns) is not one of them.
+  const columnEnd = Math.max(box.r, nextColumn);
+  for (const other of body.map((b) => b.bbox)) if (Math.abs(other.l - box.l) < 24 && other.r > right && other.r <= columnEnd) right = other.r;
+  right = Math.min(right, page.width * (1 - PAGE_MARGIN), columnEnd);
   for (const other of [...page.blocks.map((b) => b.bbox), ...(page.pictures ?? []).map((p) => p.bbox), ...keptRegions(page), ...obstacles]) {
     const beside = other.l >= box.r - 0.5 && other.l < right && other.b < box.t && other.t > box.b;
     if (beside && other !== box) right = Math.min(right, other.l - 4);
+  }
+  // Never into a gutter of the page (check.ts's: a strip between text standing side by side on three
+  // rows or more, a table's columns too, running on above and below them while nothing crosses it).
+  for (const strip of pageGutters(page)) {
+    const beside = strip.xMin >= box.r - 0.5 && strip.xMin < right && strip.yMin < page.height - box.b && strip.yMax > page.height - box.t;
+    if (beside) right = Math.min(right, strip.xMin - 1);
   }
   return Math.max(box.r, right);
 }

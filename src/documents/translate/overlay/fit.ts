@@ -56,6 +56,8 @@ export type FitResult = {
   overflow?: string;
   /** A block that never goes to a notes page and did not fit even at its least size: all its lines, taller than its room. */
   overfull?: boolean;
+  /** A word of the text is wider than the box at the size set, so a line breaks inside it. */
+  brokenWord?: boolean;
 };
 
 export const SHRINK_STEP = 0.05;
@@ -78,7 +80,9 @@ export function fitText(input: FitInput): FitResult {
     // (one word wider than the line) counts as not fitting: smaller comes before a broken word.
     const broken = words.some((t) => widthOf(t) > input.box.width + 0.01);
     const height = size + (lines.length - 1) * size * lineFactor + (broken ? Infinity : 0);
-    return { size, lineHeight: size * lineFactor, lines, height, belowFloor: false };
+    // A word no size allowed fits unbroken ("NO" → "Núm" in a 12 pt box): the caller may find it a wider measure.
+    const cutWord = tokenize(input.text).some((t) => t !== ' ' && !CJK.test(t) && widthOf(t) > input.box.width + 0.01);
+    return { size, lineHeight: size * lineFactor, lines, height, belowFloor: false, ...(cutWord ? { brokenWord: true } : {}) };
   };
   // 1. Shrink in steps down to the floor while the text fits the box (or, space first, the box and the free space below it).
   const room = input.spaceFirst ? freeBottom : boxBottom;

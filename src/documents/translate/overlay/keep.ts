@@ -7,7 +7,7 @@
 // is drawn twice and no removed text hides in the file (not even clipped). Glyph by glyph: a kept
 // number and the words beside it in one operation are told apart by their widths (glyphs.ts).
 import { PDFArray, PDFDocument, PDFName, PDFRawStream, PDFRef, decodePDFRawStream, type PDFPage } from 'pdf-lib';
-import type { Block, BoundingBox, Page } from '../../document.ts';
+import type { Block, BoundingBox, Page, TableCell } from '../../document.ts';
 import { needsTranslation } from '../translate-document.ts';
 import { arrayElements, filterShow, fontMetrics, type FontMetrics, type TextState } from './glyphs.ts';
 
@@ -19,9 +19,50 @@ export function isKeptText(text: string): boolean {
   return !needsTranslation(trimmed) || URL_OR_EMAIL.test(trimmed);
 }
 
-/** A block kept whole: code, formula, picture text, untranslatable text, or a block inside a picture. */
+/**
+ * Text set up or down an upright page (a printer's slug in the margin, a turned label): one line as
+ * tall as a word is long and as wide as a letter is high. A translation set across the page there
+ * would run over the lines beside it; it stays as the source drew it.
+ */
+export function isTurnedBlock(block: Block): boolean {
+  const width = block.bbox.r - block.bbox.l;
+  const height = block.bbox.t - block.bbox.b;
+  return block.fontSize > 0 && width <= 1.5 * block.fontSize && height >= 3 * block.fontSize && /[\p{L}]{2}/u.test(block.text) && !/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u.test(block.text);
+}
+
+/**
+ * A table cell whose text runs up or down the page (a turned column header, "QIBM_DB_SQLADM" over a
+ * narrow column of crosses): a cell far taller than wide, its text too long to lie across it at its
+ * size but short enough to run along its height. Translated across, it would run down into the rows
+ * below; it stays as the source drew it.
+ */
+export function isTurnedCell(cell: TableCell, size: number): boolean {
+  const width = cell.bbox.r - cell.bbox.l;
+  const height = cell.bbox.t - cell.bbox.b;
+  const length = 0.45 * (cell.fontSize || size) * [...cell.text.trim()].length;
+  if (/\s\S+\s\S+\s/u.test(cell.text.trim())) return false;
+  // The table stage stands a turned run in upright where its first glyphs lie (layout/tables): a box
+  // a character or two across, far shorter than the text either way.
+  const standIn = length > 2.5 * Math.max(width, height);
+  return standIn || (height >= 2.5 * width && length > width && length <= height * 1.2);
+}
+
+/** Where a turned cell's glyphs lie: up the page from its box, as far as its text is long (within its table). */
+function turnedCellRegion(cell: TableCell, table: Block): BoundingBox {
+  const size = cell.fontSize || table.fontSize;
+  const length = 0.8 * size * [...cell.text.trim()].length;
+  return { l: cell.bbox.l - 0.5 * size, r: cell.bbox.r + 0.5 * size, b: cell.bbox.b, t: Math.max(cell.bbox.t, Math.min(table.bbox.t, cell.bbox.b + length)) };
+}
+
+/** A table cell kept as the source drew it: no words to translate, or turned text. */
+export function isKeptCell(cell: TableCell, table: Block): boolean {
+  return isKeptText(cell.text) || isTurnedCell(cell, table.fontSize);
+}
+
+/** A block kept whole: code, formula, picture text, untranslatable text, turned text, or a block inside a picture. */
 export function isKeptBlock(block: Block, page: Page): boolean {
   if (block.label === 'code' || block.label === 'formula' || block.label === 'picture') return true;
+  if (isTurnedBlock(block)) return true;
   if (block.label !== 'table' && isKeptText(block.text)) return true;
   return (page.pictures ?? []).some((picture) => inside(block.bbox, picture.bbox));
 }
@@ -35,7 +76,7 @@ export function keptRegions(page: Page): BoundingBox[] {
   const regions: BoundingBox[] = [...(page.pictures ?? []).map((p) => p.bbox)];
   for (const block of page.blocks) {
     if (isKeptBlock(block, page)) regions.push(block.bbox);
-    else if (block.label === 'table') for (const cell of block.table?.cells ?? []) if (isKeptText(cell.text)) regions.push(cell.bbox);
+    else if (block.label === 'table') for (const cell of block.table?.cells ?? []) if (isKeptCell(cell, block)) regions.push(isKeptText(cell.text) ? cell.bbox : turnedCellRegion(cell, block));
   }
   return regions;
 }
