@@ -1,7 +1,7 @@
 // Stage 3 — blocks → reading order: columns and full-width bands found per page.
 import type { Block } from '../document.ts';
 import { union } from './geometry.ts';
-
+import { isTurnedBlock } from './turned.ts';
 
 /** A column gutter is at least this wide (points). */
 const MIN_GUTTER = 5;
@@ -19,9 +19,17 @@ const topThenLeft = (a: Block, b: Block) => b.bbox.t - a.bbox.t || a.bbox.l - b.
  * starts a new region, so it keeps its place.
  */
 export function readingOrder(blocks: Block[]): Block[] {
+  // A line set up or down the margin of an upright page (a printer's slug, a turned label) is as tall
+  // as the page's text and would stand in every cut between its bands: it is read after the page's text.
+  const turned = blocks.filter(isTurnedBlock);
+  if (turned.length === 0 || turned.length === blocks.length) return orderRegion(blocks);
+  return [...orderRegion(blocks.filter((b) => !turned.includes(b))), ...turned.sort(topThenLeft)];
+}
+
+function orderRegion(blocks: Block[]): Block[] {
   if (blocks.length <= 1) return [...blocks];
   const columns = columnsOf(blocks);
-  if (columns) return columns.flatMap(readingOrder);
+  if (columns) return columns.flatMap(orderRegion);
   const bands = bandsOf(blocks);
   const regions: Block[][] = [];
   let previousIsCards = false;
@@ -35,7 +43,7 @@ export function readingOrder(blocks: Block[]): Block[] {
   // One region would mean the blocks form columns after all, which was ruled out above; if the
   // region is the whole input anyway, stop cutting rather than recurse on the same blocks.
   if (regions.length <= 1) return [...blocks].sort(topThenLeft);
-  return regions.flatMap(readingOrder);
+  return regions.flatMap(orderRegion);
 }
 
 /**

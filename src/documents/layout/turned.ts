@@ -3,7 +3,7 @@
 // page, where such text runs along y; read there, every row of a table falls apart into letters.
 // The page is turned so its text runs left to right, laid out there, and every box turned back, so
 // the result stays in the page's own coordinates (where the translation overlay draws).
-import type { BoundingBox, Page } from '../document.ts';
+import type { Block, BoundingBox, Page } from '../document.ts';
 import type { PageContent, Ruling, TextRun } from './geometry.ts';
 
 /** Which way the text runs: 0 along x (as usual), 90 up the page (+y), 270 down it (−y). */
@@ -125,4 +125,15 @@ export function unturnPage(page: Page, turn: Turn, content: Size): Page {
     ...(block.table ? { table: { ...block.table, cells: block.table.cells.map((cell) => ({ ...cell, bbox: back(cell.bbox) })) } } : {}),
   }));
   return { ...page, width: content.width, height: content.height, blocks };
+}
+
+/**
+ * Text set up or down an upright page (a printer's slug in the margin, a turned label): one line as
+ * tall as a word is long and as wide as a letter is high. A translation set across the page there
+ * would run over the lines beside it; it stays as the source drew it.
+ */
+export function isTurnedBlock(block: Block): boolean {
+  const width = block.bbox.r - block.bbox.l;
+  const height = block.bbox.t - block.bbox.b;
+  return block.fontSize > 0 && width <= 1.5 * block.fontSize && height >= 3 * block.fontSize && /[\p{L}]{2}/u.test(block.text) && !/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u.test(block.text);
 }

@@ -15,7 +15,8 @@ import { backgroundOf, isBlank, renderPage, textColourOn, type Raster, type Rgb 
 import { gutters, type Gutter } from './check.ts';
 import { inkRegions, isDrawingLabel } from './drawings.ts';
 import { fitText, type FitResult } from './fit.ts';
-import { isKeptBlock, isKeptCell, isTurnedBlock, isTurnedCell, keptRegions, keptTextPdf } from './keep.ts';
+import { isKeptBlock, isKeptCell, isTurnedCell, keptRegions, keptTextPdf } from './keep.ts';
+import { isTurnedBlock } from '../../layout/turned.ts';
 import { leastScale, overflowKind } from './kinds.ts';
 import { reflow, type Placed } from './reflow.ts';
 import { drawLine, registerChain, rgbOf, styleLines, widthOf, type StyledText } from './set-line.ts';

@@ -8,6 +8,7 @@
 // number and the words beside it in one operation are told apart by their widths (glyphs.ts).
 import { PDFArray, PDFDocument, PDFName, PDFRawStream, PDFRef, decodePDFRawStream, type PDFPage } from 'pdf-lib';
 import type { Block, BoundingBox, Page, TableCell } from '../../document.ts';
+import { isTurnedBlock } from '../../layout/turned.ts';
 import { needsTranslation } from '../translate-document.ts';
 import { arrayElements, filterShow, fontMetrics, type FontMetrics, type TextState } from './glyphs.ts';
 
@@ -17,17 +18,6 @@ const URL_OR_EMAIL = /^(?:(?:https?|ftp):\/\/\S+|www\.\S+|[\w.+-]+@[\w-]+(?:\.[\
 export function isKeptText(text: string): boolean {
   const trimmed = text.trim();
   return !needsTranslation(trimmed) || URL_OR_EMAIL.test(trimmed);
-}
-
-/**
- * Text set up or down an upright page (a printer's slug in the margin, a turned label): one line as
- * tall as a word is long and as wide as a letter is high. A translation set across the page there
- * would run over the lines beside it; it stays as the source drew it.
- */
-export function isTurnedBlock(block: Block): boolean {
-  const width = block.bbox.r - block.bbox.l;
-  const height = block.bbox.t - block.bbox.b;
-  return block.fontSize > 0 && width <= 1.5 * block.fontSize && height >= 3 * block.fontSize && /[\p{L}]{2}/u.test(block.text) && !/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u.test(block.text);
 }
 
 /**
