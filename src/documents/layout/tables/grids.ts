@@ -37,10 +37,17 @@ export function tableRules(rulings: Ruling[], minLength = MIN_RULE): { horizonta
     }
     return out;
   };
-  const horizontal = joined(rulings.filter((r) => r.y2 - r.y1 <= 1), 'x').filter((r) => r.x2 - r.x1 >= minLength);
-  const vertical = joined(rulings.filter((r) => r.x2 - r.x1 <= 1 && r.y2 - r.y1 > 1), 'y').filter((r) => r.y2 - r.y1 >= minLength);
-  return { horizontal, vertical };
+  // The table stages ask for one page's rules several times (grids, rule-only tables, frames): joined once a ruling list.
+  let all = joinedRules.get(rulings);
+  if (all === undefined) {
+    all = { horizontal: joined(rulings.filter((r) => r.y2 - r.y1 <= 1), 'x'), vertical: joined(rulings.filter((r) => r.x2 - r.x1 <= 1 && r.y2 - r.y1 > 1), 'y') };
+    joinedRules.set(rulings, all);
+  }
+  return { horizontal: all.horizontal.filter((r) => r.x2 - r.x1 >= minLength), vertical: all.vertical.filter((r) => r.y2 - r.y1 >= minLength) };
 }
+
+/** The joined rules of a ruling list (tableRules), kept while the list lives; nothing mutates a rule once joined. */
+const joinedRules = new WeakMap<readonly Ruling[], { horizontal: readonly Ruling[]; vertical: readonly Ruling[] }>();
 
 /** Whether a drawn rule runs along the edge from `from` to `to` (at least its middle and most of it). */
 export function drawn(rules: Ruling[], along: 'x' | 'y', at: number, from: number, to: number): boolean {

@@ -20,15 +20,30 @@ const MAX_SHARED_BREAKS = 0.5;
 
 type Band = { top: number; bottom: number };
 
-/** The baselines of the runs inside one cell, top to bottom, runs on one baseline counted once. */
-function baselinesIn(runs: TextRun[], box: BoundingBox): number[] {
-  const ys = runs
-    .filter((run) => panelOf([box], run) === 0)
-    .map((run) => run.y)
+/** A run with the point panelOf places it by: its centre across, a third of its size above its baseline. */
+type Placed = { y: number; cx: number; cy: number };
+
+/** The baselines of the runs placed inside one cell (`placed`: those of its row), top to bottom, runs on one baseline counted once. */
+function baselinesIn(placed: Placed[], box: BoundingBox): number[] {
+  const ys = placed
+    .filter((p) => p.cx > box.l && p.cx < box.r && p.cy > box.b && p.cy < box.t)
+    .map((p) => p.y)
     .sort((a, b) => b - a);
   const out: number[] = [];
   for (const y of ys) if (out.length === 0 || (out.at(-1) ?? y) - y > 1) out.push(y);
   return out;
+}
+
+/** The index of the first of `sorted` (ascending) that is ≥ `value`. */
+function lowerBound(sorted: number[], value: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((sorted[mid] ?? 0) < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** The blank bands between paragraphs of one panel: gaps well over its usual line pitch. */
@@ -55,9 +70,14 @@ export function framedPanels(runs: TextRun[], grid: Grid, vertical: Ruling[]): B
     const edges = grid.xs.filter((x, i) => i === 0 || i === grid.xs.length - 1 || drawn(vertical, 'y', x, bottom, top));
     return edges.slice(1).map((right, c) => ({ l: edges[c] ?? 0, r: right, t: top, b: bottom }));
   });
+  // Each run placed once, sorted by height: a row's cells look only at the runs of that row (binary search), not at every run of the page.
+  const placed: Placed[] = runs.map((run) => ({ y: run.y, cx: run.x + run.width / 2, cy: run.y + 0.3 * run.size })).sort((a, b) => a.cy - b.cy);
+  const heights = placed.map((p) => p.cy);
   let separate = false;
   for (const row of rows) {
-    const panels = row.map((box) => baselinesIn(runs, box));
+    const first = row[0];
+    const inRow = first === undefined ? [] : placed.slice(lowerBound(heights, first.b), lowerBound(heights, first.t) + 1);
+    const panels = row.map((box) => baselinesIn(inRow, box));
     const full = panels.filter((lines) => lines.length >= MIN_PANEL_LINES);
     if (full.length < 2) continue;
     // A break of one panel runs across its neighbour when the neighbour has no line inside it.
