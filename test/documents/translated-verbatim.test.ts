@@ -34,6 +34,14 @@ describe('formulas, numbers and URLs are never sent to the engine (issue 42)', (
     assert.equal(restoreVerbatim(text.replace('ZQV3QZ', ''), kept), undefined, 'a token the engine lost is noticed (the segment then goes again unprotected)');
   });
 
+  test('"code … never sent to the engine": identifiers joined by underscores (Redbook p. 20\'s CLIENT_HOST, VERIFY_GROUP_FOR_USER) are tokens; a word with a hyphen or an apostrophe is not', () => {
+    const source = 'The CLIENT_HOST variable and VERIFY_GROUP_FOR_USER (user_name) hold the host\'s well-known name.';
+    const { text, kept } = protectVerbatim(source);
+    assert.deepEqual(kept, ['CLIENT_HOST', 'VERIFY_GROUP_FOR_USER', 'user_name']);
+    assert.match(text, /^The ZQV0QZ variable and ZQV1QZ \(ZQV2QZ\) hold the host's well-known name\.$/);
+    assert.equal(restoreVerbatim(text, kept), source);
+  });
+
   test('"markup keeps its tags": numbers inside a styled segment are tokens, the tag\'s class number is not', () => {
     const { text, kept } = protectVerbatim('costs <span class="s1">12 dollars</span> today');
     assert.equal(text, 'costs <span class="s1">ZQV0QZ dollars</span> today');

@@ -6,6 +6,8 @@
 //   - a stretch made mostly of mathematical symbols (Unicode's Sm, as PDFMathTranslate's
 //     `vflag` tests the category, and Greek letters standing for variables), "α ≤ 2β";
 //   - a URL or e-mail address;
+//   - an identifier joined by underscores ("CLIENT_HOST", "VERIFY_GROUP_FOR_USER", "user_name"): code
+//     set inside prose or a table cell, which no language translates;
 //   - a number with no letter in it ("3.14", "2,048", "10%", "1/2", "2009–2010").
 // Each becomes a token every engine passes through unchanged (letters only, no word of any language,
 // as the glossary's placeholders), and comes back as the source's own characters. An engine that
@@ -16,6 +18,8 @@ const TOKEN = /ZQV(\d+)QZ/g;
 
 const URL_OR_EMAIL = /(?:https?|ftp):\/\/[^\s<>"]+[^\s<>".,;:!?)\]]|www\.[^\s<>"]+[^\s<>".,;:!?)\]]|[\w.+-]+@[\w-]+(?:\.[\w-]+)+/giu;
 const NUMBER = /(?<![\p{L}\p{N}_])[+\-−±]?\d+(?:[.,:/]\d+)*%?(?:[–-]\d+(?:[.,]\d+)*%?)?(?![\p{L}\p{N}_]|[-‐]\p{L})/gu;
+/** Letters and digits joined by underscores, as a program names things: never a word of a language. */
+const IDENTIFIER = /(?<![\p{L}\p{N}_])[\p{L}\p{N}]+(?:_[\p{L}\p{N}]+)+(?![\p{L}\p{N}_])/gu;
 /** A word that may belong to a formula: symbols, digits, brackets and single letters ("f(x)", "≤", "2β"). */
 const MATHISH = /^(?:[\p{Sm}\p{Script=Greek}\p{N}()[\]{}|,.'_^*/-]|(?<!\p{L})\p{L}(?!\p{L}))+$/u;
 const MATH_SIGN = /[\p{Sm}\p{Script=Greek}]/u;
@@ -64,6 +68,7 @@ export function protectVerbatim(text: string, formulas: readonly string[] = [], 
       out = out.replace(pattern, () => keep(formula));
     }
     out = out.replace(URL_OR_EMAIL, keep);
+    out = out.replace(IDENTIFIER, keep);
     out = protectMathRuns(out, keep);
     return out.replace(NUMBER, keep);
   };
