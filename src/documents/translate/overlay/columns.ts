@@ -118,15 +118,21 @@ export function splitBlock(block: Block, pageHeight: number, lines: Line[], stri
   const keys = [...columns.keys()].sort((a, b) => a - b);
   const listing = keys.slice(1).some((key) => columns.get(key)!.every((l) => VALUE.test(l.text.trim())));
   const parts: Block[] = [];
+  // A listing's label may take its column's width up to the next gutter: its translation ("NO" → "Núm")
+  // is set left where the source's was, and never breaks inside a word for want of the width it had free.
+  const byLeft = [...across].sort((a, b) => a.xMin - b.xMin);
+  const labelRoom = (key: number, labels: Line[]) =>
+    listing && (block.align === undefined || block.align === 'left') && !labels.every((l) => VALUE.test(l.text.trim())) ? (byLeft[key]?.xMin ?? box.xMax) - 1 : -Infinity;
   for (const key of keys) {
     const column = columns.get(key)!.sort((a, b) => a.yMin - b.yMin);
+    const right = labelRoom(key, column);
     // A paragraph's gap inside one column (more than 1.6 × the usual line pitch) starts a new part.
     const pitches = column.slice(1).map((l, i) => l.yMin - column[i]!.yMin).sort((a, b) => a - b);
     const pitch = pitches[Math.floor(pitches.length / 2)] ?? 0;
     let current: Line[] = [];
     const flush = () => {
       if (current.length === 0) return;
-      const bbox: BoundingBox = { l: Math.min(...current.map((l) => l.xMin)), r: Math.max(...current.map((l) => l.xMax)), t: pageHeight - Math.min(...current.map((l) => l.yMin)), b: pageHeight - Math.max(...current.map((l) => l.yMax)) };
+      const bbox: BoundingBox = { l: Math.min(...current.map((l) => l.xMin)), r: Math.max(right, ...current.map((l) => l.xMax)), t: pageHeight - Math.min(...current.map((l) => l.yMin)), b: pageHeight - Math.max(...current.map((l) => l.yMax)) };
       const { spans, ...rest } = block;
       const text = joinLines(current.map((l) => l.text));
       const cut = spans ? spansOf(spans, block.text, text) : undefined;
