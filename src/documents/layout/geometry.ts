@@ -141,3 +141,14 @@ export type PageContent = {
   fields?: FormField[];
 };
 
+/** The index of the first item of `sorted` (ascending by `key`) whose key is at least `value`: a binary search. */
+export function firstAtLeast<T>(sorted: readonly T[], key: (item: T) => number, value: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (key(sorted[mid]!) < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

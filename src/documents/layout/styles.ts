@@ -3,7 +3,7 @@
 // word, white text on a dark panel beside black) keeps its text cut where the style changes, so a
 // translation can be set in the same styles. Pure: lines and text in, spans out.
 import type { Block, SpanStyle, StyledSpan } from '../document.ts';
-import { dominant, type Line, type TextRun } from './geometry.ts';
+import { dominant, firstAtLeast, type Line, type TextRun } from './geometry.ts';
 
 /** The text of a run as a line shows it, with its style. */
 export type Piece = SpanStyle & { text: string; /** Set in a mathematics font (an inline formula). */ math?: boolean };
@@ -98,15 +98,7 @@ export function colourCells(tables: Block[], runs: TextRun[]): Block[] {
   // (a page of tables has thousands of cells and runs); the runs it takes keep their page order.
   const written = runs.flatMap((r, index) => (r.text.trim() === '' || Number.isNaN(r.y) ? [] : [{ r, index, mid: r.x + r.width / 2 }]));
   const byY = written.sort((a, b) => a.r.y - b.r.y);
-  const firstAtOrAbove = (y: number) => {
-    let [lo, hi] = [0, byY.length];
-    while (lo < hi) {
-      const m = (lo + hi) >> 1;
-      if (byY[m]!.r.y < y) lo = m + 1;
-      else hi = m;
-    }
-    return lo;
-  };
+  const firstAtOrAbove = (y: number) => firstAtLeast(byY, (w) => w.r.y, y);
   for (const table of tables) {
     for (const cell of table.table?.cells ?? []) {
       const found: typeof byY = [];

@@ -11,7 +11,7 @@
 //     of running text (long, or a single column) never start a table, so paragraphs and
 //     two-column prose stay prose.
 import type { Block, BoundingBox } from '../../document.ts';
-import type { Ruling, TextRun } from '../geometry.ts';
+import { firstAtLeast, type Ruling, type TextRun } from '../geometry.ts';
 import { evenlyAdvancing, isCodeListing } from '../monospace.ts';
 import { contentsTables } from './contents.ts';
 import { drawn, findGrids, nestedTableBoxes, ruleWithin, tableRules, type Grid } from './grids.ts';
@@ -249,13 +249,7 @@ function barEdge(rule: Ruling, rules: { horizontal: Ruling[]; vertical: Ruling[]
     if (other === rule || !near(other.x1, rule.x1) || !near(other.x2, rule.x2)) return false;
     const [b, t] = [Math.min(other.y1, rule.y1), Math.max(other.y1, rule.y1)];
     const side = (x: number) => {
-      let [lo, hi] = [0, byX.length];
-      while (lo < hi) {
-        const m = (lo + hi) >> 1;
-        if ((byX[m] as Ruling).x1 < x - SAME_END - 0.001) lo = m + 1;
-        else hi = m;
-      }
-      for (let i = lo; i < byX.length && (byX[i] as Ruling).x1 <= x + SAME_END + 0.001; i++) {
+      for (let i = firstAtLeast(byX, (v) => v.x1, x - SAME_END - 0.001); i < byX.length && (byX[i] as Ruling).x1 <= x + SAME_END + 0.001; i++) {
         const v = byX[i] as Ruling;
         if (near(v.x1, x) && v.y1 <= b + SAME_END && v.y2 >= t - SAME_END) return true;
       }

@@ -7,7 +7,7 @@
 // rows run across all its columns, so the blank space between its records runs across the table
 // too; side-by-side flows break their paragraphs each at its own height.
 import type { BoundingBox } from '../../document.ts';
-import type { Ruling, TextRun } from '../geometry.ts';
+import { firstAtLeast, type Ruling, type TextRun } from '../geometry.ts';
 import { baselineRows, isNumeric, segmentsOf } from './grid.ts';
 import { drawn, type Grid } from './grids.ts';
 
@@ -32,18 +32,6 @@ function baselinesIn(placed: Placed[], box: BoundingBox): number[] {
   const out: number[] = [];
   for (const y of ys) if (out.length === 0 || (out.at(-1) ?? y) - y > 1) out.push(y);
   return out;
-}
-
-/** The index of the first of `sorted` (ascending) that is ≥ `value`. */
-function lowerBound(sorted: number[], value: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if ((sorted[mid] ?? 0) < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** The blank bands between paragraphs of one panel: gaps well over its usual line pitch. */
@@ -72,11 +60,10 @@ export function framedPanels(runs: TextRun[], grid: Grid, vertical: Ruling[]): B
   });
   // Each run placed once, sorted by height: a row's cells look only at the runs of that row (binary search), not at every run of the page.
   const placed: Placed[] = runs.map((run) => ({ y: run.y, cx: run.x + run.width / 2, cy: run.y + 0.3 * run.size })).sort((a, b) => a.cy - b.cy);
-  const heights = placed.map((p) => p.cy);
   let separate = false;
   for (const row of rows) {
     const first = row[0];
-    const inRow = first === undefined ? [] : placed.slice(lowerBound(heights, first.b), lowerBound(heights, first.t) + 1);
+    const inRow = first === undefined ? [] : placed.slice(firstAtLeast(placed, (p) => p.cy, first.b), firstAtLeast(placed, (p) => p.cy, first.t) + 1);
     const panels = row.map((box) => baselinesIn(inRow, box));
     const full = panels.filter((lines) => lines.length >= MIN_PANEL_LINES);
     if (full.length < 2) continue;
