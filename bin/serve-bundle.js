@@ -1,6 +1,7 @@
 // `signet serve` runs from one bundle of the code it loads, built by esbuild into
-// node_modules/.cache/signet-serve/ — comments and whitespace dropped, names kept (a stack trace
-// names the function, and the bundle marks each source file with a `// src/…` line). Run from the
+// node_modules/.cache/signet-serve/ — comments and whitespace dropped, names kept: a stack trace names
+// the functions, and the source map beside each file leads back to the source line (Node applies them
+// with NODE_OPTIONS=--enable-source-maps, at ~9 MB more; or reproduce with SIGNET_SERVE_BUNDLE=0). Run from the
 // sources, the service held ~1,000 module records and the full text of every module it loaded: its
 // own heavily commented TypeScript and zod, kysely, fastify…, ~7 MB of V8 heap, with Node reading each
 // file. The bundle is ~15 MB smaller idle and ~20 MB smaller at peak under the benchmark's mixed load
@@ -90,6 +91,21 @@ const keepImportMeta = {
   },
 };
 
+// Fastify loads node:https and node:http2 at start for the servers it may be asked to make; Signet makes
+// a plain HTTP one (TLS ends at the proxy), and the two with TLS cost ~4 MB resident. In the bundle they
+// are loaded when fastify first makes such a server. Matched exactly: another fastify version's file is
+// bundled unchanged.
+const EAGER_SERVER_MODULES = "const https = require('node:https')\nconst http2 = require('node:http2')\n";
+const LAZY_SERVER_MODULES =
+  "const https = { createServer: (...a) => require('node:https').createServer(...a) }\n" +
+  "const http2 = { createServer: (...a) => require('node:http2').createServer(...a), createSecureServer: (...a) => require('node:http2').createSecureServer(...a) }\n";
+const lazyServerModules = {
+  name: 'lazy-server-modules',
+  setup(build) {
+    build.onLoad({ filter: /[/\\]fastify[/\\]lib[/\\]server\.js$/ }, (args) => ({ contents: readFileSync(args.path, 'utf8').replace(EAGER_SERVER_MODULES, LAZY_SERVER_MODULES), loader: 'js' }));
+  },
+};
+
 async function build() {
   const esbuild = await import('esbuild');
   mkdirSync(CACHE, { recursive: true });
@@ -105,10 +121,12 @@ async function build() {
     target: 'node24',
     minifyWhitespace: true,
     minifySyntax: true,
+    sourcemap: 'linked',
+    sourcesContent: false,
     external: EXTERNAL,
     // CommonJS packages inside the ES module bundle call require() for Node's own modules.
     banner: { js: "import{createRequire as __signetRequire}from'node:module';const require=__signetRequire(import.meta.url);" },
-    plugins: [keepImportMeta],
+    plugins: [keepImportMeta, lazyServerModules],
     metafile: true,
     logLevel: 'error',
   });

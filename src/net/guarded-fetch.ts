@@ -23,10 +23,7 @@
 // NODE_ENV=production, and the server logs a warning at start when they are on.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { readFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { rootCertificates } from 'node:tls';
 import ipaddr from 'ipaddr.js';
 import type { Clock } from '../config/clock.ts';
 
@@ -157,7 +154,10 @@ function accepted(mediaType: string, accept: readonly string[]): boolean {
 
 type Hop = { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer };
 
-/** One request to one checked URL, connected to the checked address. */
+/**
+ * One request to one checked URL, connected to the checked address. node:https (with TLS, ~3 MB resident)
+ * is loaded on the first outbound fetch, not by every server at start (bench/README.md, "Memory").
+ */
 function requestOnce(url: URL, address: LookupAddress, headers: Record<string, string>, options: GuardedFetchOptions, policy: OutboundPolicy, signal: AbortSignal): Promise<Hop> {
   // The socket's lookup answers with the address that was checked: no second resolution.
   const pinned: LookupFunction = (_hostname, lookupOptions, callback) => {
@@ -165,8 +165,9 @@ function requestOnce(url: URL, address: LookupAddress, headers: Record<string, s
     else callback(null, address.address, address.family);
   };
   const secure = url.protocol === 'https:';
+  const request = secure ? process.getBuiltinModule('node:https').request : process.getBuiltinModule('node:http').request;
   return new Promise<Hop>((resolve, reject) => {
-    const req = (secure ? httpsRequest : httpRequest)(
+    const req = request(
       {
         protocol: url.protocol,
         hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
@@ -177,7 +178,7 @@ function requestOnce(url: URL, address: LookupAddress, headers: Record<string, s
         lookup: pinned,
         agent: false,
         signal,
-        ...(secure && policy.testCa ? { ca: [...rootCertificates, policy.testCa] } : {}),
+        ...(secure && policy.testCa ? { ca: [...process.getBuiltinModule('node:tls').rootCertificates, policy.testCa] } : {}),
       },
       (res) => {
         const status = res.statusCode ?? 0;

@@ -7,11 +7,15 @@
 // ends in a redirect to another origin names it with allowFormRedirectTo. A route that builds a header
 // from request input under a new name adds that name to HEADERS_FROM_INPUT. The constant set is built
 // once, with the lower-case names Fastify stores (issue 44: nothing is built or lower-cased per answer).
-import { STATUS_CODES, validateHeaderValue, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import fp from 'fastify-plugin';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { errorPayload } from './error-shape.ts';
+
+// Not `import … from 'node:http'`: as an ES module namespace it loads Node's fetch stack, TLS and
+// HTTP/2 with it (~12 MB resident; src/web/metrics.ts).
+const { STATUS_CODES, validateHeaderValue } = process.getBuiltinModule('node:http');
 
 declare module 'fastify' {
   interface FastifyReply {
