@@ -130,8 +130,12 @@ async function build() {
     metafile: true,
     logLevel: 'error',
   });
+  // A package is represented by its package.json (an upgrade or reinstall rewrites it), so a start
+  // compares ~700 files rather than every file of every package (~1,500; ~100 ms on a busy machine).
   const inputs = {};
-  for (const file of [...Object.keys(result.metafile.inputs), path.relative(ROOT, fileURLToPath(import.meta.url))]) {
+  for (const input of [...Object.keys(result.metafile.inputs), path.relative(ROOT, fileURLToPath(import.meta.url))]) {
+    const inPackage = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input);
+    const file = inPackage ? `${inPackage[1]}/package.json` : input;
     const s = stamp(file);
     if (s) inputs[file] = s;
   }
