@@ -47,8 +47,9 @@ export function serveBundleEntry() {
   if (current) return current;
   const built = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--build'], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
   if (built.status !== 0) {
-    // esbuild not installed is the normal case of a checkout that has not run `npm install` since it was added.
-    if (!/Cannot find (package|module) 'esbuild'/.test(built.stderr ?? '')) process.stderr.write(`signet: serving from the sources (the bundle could not be built: ${(built.stderr || built.error?.message || '').trim().split('\n')[0]})\n`);
+    // Said only when unexpected: esbuild not installed (a checkout that has not run `npm install` since it
+    // was added) and a read-only node_modules (as for Node's compile cache) are normal.
+    if (!/Cannot find (package|module) 'esbuild'|EACCES|EROFS|EPERM/.test(built.stderr ?? '')) process.stderr.write(`signet: serving from the sources (the bundle could not be built: ${(built.stderr || built.error?.message || '').trim().split('\n')[0]})\n`);
     return undefined;
   }
   return currentBuild();
