@@ -77,6 +77,9 @@ export async function startSignet(name: 'signet-sqlite' | 'signet-postgres', opt
     // The admin API's fixed default port would collide between the two Signet targets.
     SIGNET_ADMIN_ADDR: 'off',
     SIGNET_SECRET: secret,
+    // A profiled server runs from the sources (not bin/serve-bundle.js's bundle), so that
+    // bench/profile-summary.mjs can name the lines of src/ where the time goes.
+    ...(options.profileDir ? { SIGNET_SERVE_BUNDLE: '0' } : {}),
   };
   if (options.postgresUrl) {
     // The server's connections carry their own application_name, so its PostgreSQL backends can be told
