@@ -26,6 +26,8 @@ export type BenchOptions = {
   profileDir?: string | undefined;
   /** extra Node flags for the Signet servers (e.g. V8 heap sizes), to try them under load */
   nodeArgs?: string[] | undefined;
+  /** run the Signet servers from bin/serve-bundle.js's bundle (SIGNET_SERVE_BUNDLE=1) */
+  bundle?: boolean | undefined;
   /** The rate single-use lists are sized for before any round has been measured (default 3,000/s). */
   firstGuessRps?: number | undefined;
   log?: (line: string) => void;
@@ -85,9 +87,9 @@ const MARGIN = 1.6;
 async function startTarget(name: TargetName, options: BenchOptions): Promise<Target> {
   switch (name) {
     case 'signet-sqlite':
-      return startSignet('signet-sqlite', { profileDir: options.profileDir, nodeArgs: options.nodeArgs });
+      return startSignet('signet-sqlite', { profileDir: options.profileDir, nodeArgs: options.nodeArgs, bundle: options.bundle });
     case 'signet-postgres':
-      return startSignetOnPostgres({ profileDir: options.profileDir, nodeArgs: options.nodeArgs });
+      return startSignetOnPostgres({ profileDir: options.profileDir, nodeArgs: options.nodeArgs, bundle: options.bundle });
     case 'oidc-provider':
       return startOidcProvider();
     case 'bare-node':

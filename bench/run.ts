@@ -3,7 +3,7 @@
 //
 //   node bench/run.ts [--quick] [--rounds N] [--duration SECONDS] [--warmup SECONDS] [--connections N]
 //                     [--workloads userinfo,refresh,…] [--targets signet-sqlite,…] [--profile DIR]
-//                     [--node-args='--flag …'] [--out FILE] [--no-startup]
+//                     [--node-args='--flag …'] [--bundle] [--out FILE] [--no-startup]
 import { execFile } from 'node:child_process';
 import { closeSync, fdatasyncSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import os from 'node:os';
@@ -28,6 +28,7 @@ const { values } = parseArgs({
     'node-args': { type: 'string' },
     out: { type: 'string' },
     'no-startup': { type: 'boolean', default: false },
+    bundle: { type: 'boolean', default: false },
   },
 });
 
@@ -49,6 +50,7 @@ const options = {
   durationMs: Number(values.duration ?? (quick ? 2 : 10)) * 1000,
   warmupMs: Number(values.warmup ?? (quick ? 0.5 : 2)) * 1000,
   profileDir: values.profile ? path.resolve(values.profile) : undefined,
+  bundle: values.bundle,
   nodeArgs: values['node-args']?.split(' ').filter(Boolean),
 };
 const complete = workloads.length === WORKLOAD_NAMES.length && targets.length === TARGET_NAMES.length;

@@ -59,7 +59,7 @@ async function stopChild(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-export type SignetOptions = { postgresUrl?: string; profileDir?: string; nodeArgs?: string[] };
+export type SignetOptions = { postgresUrl?: string; profileDir?: string; nodeArgs?: string[]; bundle?: boolean | undefined };
 
 /** A real `signet serve` process (bin/signet.js), with minting through the service layer on its database. */
 export async function startSignet(name: 'signet-sqlite' | 'signet-postgres', options: SignetOptions = {}): Promise<Target> {
@@ -77,9 +77,9 @@ export async function startSignet(name: 'signet-sqlite' | 'signet-postgres', opt
     // The admin API's fixed default port would collide between the two Signet targets.
     SIGNET_ADMIN_ADDR: 'off',
     SIGNET_SECRET: secret,
-    // A profiled server runs from the sources (not bin/serve-bundle.js's bundle), so that
-    // bench/profile-summary.mjs can name the lines of src/ where the time goes.
-    ...(options.profileDir ? { SIGNET_SERVE_BUNDLE: '0' } : {}),
+    // --bundle: from bin/serve-bundle.js's bundle (bench/README.md, "Memory"); a profiled server runs
+    // from the sources, so that bench/profile-summary.mjs can name the lines of src/ where the time goes.
+    SIGNET_SERVE_BUNDLE: options.bundle && !options.profileDir ? '1' : '0',
   };
   if (options.postgresUrl) {
     // The server's connections carry their own application_name, so its PostgreSQL backends can be told

@@ -1,16 +1,18 @@
-// `signet serve` runs from one bundle of the code it loads, built by esbuild into
+// With SIGNET_SERVE_BUNDLE=1, `signet serve` runs from one bundle of the code it loads, built by esbuild into
 // node_modules/.cache/signet-serve/ — comments and whitespace dropped, names kept: a stack trace names
 // the functions, and the source map beside each file leads back to the source line (Node applies them
 // with NODE_OPTIONS=--enable-source-maps, at ~9 MB more; or reproduce with SIGNET_SERVE_BUNDLE=0). Run from the
 // sources, the service held ~1,000 module records and the full text of every module it loaded: its
 // own heavily commented TypeScript and zod, kysely, fastify…, ~7 MB of V8 heap, with Node reading each
-// file. The bundle is ~15 MB smaller idle and ~20 MB smaller at peak under the benchmark's mixed load
-// (bench/README.md, "Memory").
+// file. The bundle is ~15 MB smaller idle and 12–18 MB smaller at peak under the benchmark's mixed load,
+// but in every paired run on a busy machine it answered userinfo with a few per cent more CPU per
+// request (3–8 %: the margin of the userinfo ≥ 3× bar), so it is not the default (bench/README.md, "Memory";
+// `npm run bench -- --bundle` measures it).
 //
 // The bundle is a cache, never a build step: at each start the files it was made from (listed with
 // size and mtime in latest.json) are compared, and any change — an edit, a package upgrade — builds it
 // again in a child process (a few seconds, once), so the server itself never loads esbuild. Without
-// esbuild installed, when the build fails or with SIGNET_SERVE_BUNDLE=0, serve runs from the sources
+// esbuild installed, when the build fails or without SIGNET_SERVE_BUNDLE=1, serve runs from the sources
 // as every other command and the tests do. Builds live in directories named by their inputs and are
 // not replaced in place: a server still running from one keeps loading its lazily imported chunks.
 import { spawnSync } from 'node:child_process';
@@ -42,7 +44,7 @@ const stamp = (file) => {
 
 /** The bundle's entry file when an up-to-date build exists or could be made; otherwise undefined (run the sources). */
 export function serveBundleEntry() {
-  if (process.env.SIGNET_SERVE_BUNDLE === '0') return undefined;
+  if (process.env.SIGNET_SERVE_BUNDLE !== '1') return undefined;
   const current = currentBuild();
   if (current) return current;
   const built = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--build'], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });

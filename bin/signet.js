@@ -44,7 +44,8 @@ if (LONG_RUNNING.has(process.argv[2] ?? '') && !semiSpaceChosen && typeof proces
 // code anyway (a shared temporary directory would let another local user plant code); when it cannot
 // be written, Node runs without it. NODE_COMPILE_CACHE picks another directory, NODE_DISABLE_COMPILE_CACHE=1 turns it off.
 module.enableCompileCache?.(process.env.NODE_COMPILE_CACHE || new URL('../node_modules/.cache/signet-compile/', import.meta.url).pathname);
-// `signet parse` loads only its own command (src/cli/parse-main.ts), not the sign-in service; `serve`
-// runs from a bundle of the same sources when one can be had (bin/serve-bundle.js: ~20 MB less memory).
+// `signet parse` loads only its own command (src/cli/parse-main.ts), not the sign-in service; with
+// SIGNET_SERVE_BUNDLE=1 `serve` runs from a bundle of the same sources (bin/serve-bundle.js: ~15 MB less
+// memory, a few per cent more CPU per request).
 const serveBundle = process.argv[2] === 'serve' ? (await import('./serve-bundle.js')).serveBundleEntry() : undefined;
 await import(process.argv[2] === 'parse' ? '../src/cli/parse-main.ts' : (serveBundle ?? '../src/cli/main.ts'));
