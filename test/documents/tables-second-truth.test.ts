@@ -1,0 +1,22 @@
+// Issue 41's second pass on tables, scored against docling's own truth: each rule on the real page
+// of the public corpus (bench/docparse/public/) where the two truths were compared cell by cell.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import type { Block } from '../../src/documents/document.ts';
+import { runDocparse } from '../../src/documents/parse.ts';
+import { tableGrid } from '../helpers/table-grid.ts';
+
+async function tables(set: string, name: string, page = 1): Promise<Block[]> {
+  const data = readFileSync(new URL(`../../bench/docparse/public/${set}/${name}`, import.meta.url));
+  const { document } = await runDocparse(data, { name, onPicture: async () => {} });
+  return (document.pages[page - 1]?.blocks ?? []).filter((b) => b.label === 'table');
+}
+
+describe('tables against docling\'s truth (issue 41)', () => {
+  test('"a superscript in a cell joins the printed line it is raised from": text_document_03\'s "formatting with x² and H₂O" reads "x2", not a "2" between the cell\'s lines', async () => {
+    const [rich] = await tables('docling', 'text_document_03_odt.pdf');
+    const rows = tableGrid(rich?.table);
+    assert.equal(rows[2]?.[1], 'This is simple text with bold, strikethrough and italic formatting with x2 and H2O');
+  });
+});
