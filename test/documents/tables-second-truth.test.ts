@@ -19,4 +19,10 @@ describe('tables against docling\'s truth (issue 41)', () => {
     const rows = tableGrid(rich?.table);
     assert.equal(rows[2]?.[1], 'This is simple text with bold, strikethrough and italic formatting with x2 and H2O');
   });
+
+  test('"a column rule drawn in most other rows but left out beside a cell\'s text, over empty neighbours, is left out because the cell spans on, up to the next rule the row draws": the slide\'s "Class1" and "Class2" each over three columns', async () => {
+    const [slide] = await tables('docling', 'odf_presentation_01_odp.pdf');
+    const header = (slide?.table?.cells ?? []).filter((c) => c.row === 0 && c.text !== '').map((c) => [c.text.replace(/^•\s*/, ''), c.col, c.colSpan]);
+    assert.deepEqual(header, [['Class1', 1, 3], ['Class2', 4, 3]]);
+  });
 });

@@ -96,15 +96,15 @@ export function buildRuledGrid(runs: TextRun[], grid: Grid, rules: { horizontal:
         const width = (xs[best.to + 1] ?? 0) - (xs[best.from] ?? 0);
         if (best.to > best.from && best.off <= Math.max(3, 0.1 * width)) for (let k = best.from; k < best.to; k += 1) join(r * nc + k, r * nc + k + 1);
       }
-      // spec (issue 41, "spanning cells"): a rule drawn down every other row of the table but left
-      // out beside one cell's text, over an empty neighbour, is left out because the cell spans on
-      // ("Merged row" over two columns, set to the left as any cell).
+      // spec (issue 41, "spanning cells"): a column rule drawn in most other rows of the table (not
+      // only a header's) but left out beside one cell's text, over empty neighbours, is left out
+      // because the cell spans on, up to the next rule this row draws ("Merged row" over two columns; a slide's "Class1" over its
+      // three columns, drawn as one filled box, though a merged cell below leaves a rule out too).
+      const empty = (k: number) => (content[r * nc + k]?.length ?? 0) === 0;
+      const drawnElsewhere = (k: number) => 2 * ys.slice(1).filter((b, i) => i !== r && drawn(rules.vertical, 'y', xs[k + 1] ?? 0, b, ys[i] ?? 0)).length > nr - 1;
       for (let c = 0; c + 1 < nc; c += 1) {
-        if (!open(c) || (content[r * nc + c]?.length ?? 0) === 0 || (content[r * nc + c + 1]?.length ?? 0) > 0) continue;
-        const x = xs[c + 1] ?? 0;
-        const elsewhere = ys.slice(1).every((b, k) => k === r || drawn(rules.vertical, 'y', x, b, ys[k] ?? 0));
-        if (!elsewhere) continue;
-        join(r * nc + c, r * nc + c + 1);
+        if (empty(c)) continue;
+        for (let k = c; k + 1 < nc && open(k) && empty(k + 1) && drawnElsewhere(k); k += 1) join(r * nc + k, r * nc + k + 1);
       }
     }
     for (let c = 0; c < nc; c += 1) if (r + 1 < nr && !drawn(rules.horizontal, 'x', bottom, xs[c] ?? 0, xs[c + 1] ?? 0)) join(r * nc + c, (r + 1) * nc + c);
