@@ -25,4 +25,17 @@ describe('tables against docling\'s truth (issue 41)', () => {
     const header = (slide?.table?.cells ?? []).filter((c) => c.row === 0 && c.text !== '').map((c) => [c.text.replace(/^•\s*/, ''), c.col, c.colSpan]);
     assert.deepEqual(header, [['Class1', 1, 3], ['Class2', 4, 3]]);
   });
+
+  test('"a horizontal edge ending a cell padding short of the column rules on both sides is a shading box\'s edge, not a rule between rows": right_to_left_03\'s wrapped keys stay one row each', async () => {
+    const [, second] = await tables('docling', 'right_to_left_03.pdf');
+    const rows = tableGrid(second?.table);
+    assert.equal(rows.length, 8, JSON.stringify(rows));
+    assert.ok(rows.some((row) => row.includes('نحوة تعيين قيمت پايه پس از پذيرش کالا در بورس') && row.includes('بر اساس قيمت های جهانی')), JSON.stringify(rows));
+  });
+
+  test('"a column with no text of its own is padding, also where a spanning header starts in it": eu-022\'s shaded header keeps five columns, "Never" over its own', async () => {
+    const [table] = await tables('icdar2013', 'eu-022.pdf');
+    assert.equal(table?.table?.numCols, 5);
+    assert.deepEqual(tableGrid(table?.table)[1], ['Substance', 'In the last month', 'In the last year', 'More than a year', 'Never']);
+  });
 });

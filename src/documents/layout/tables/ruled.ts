@@ -39,7 +39,8 @@ export function buildRuledGrid(runs: TextRun[], grid: Grid, rules: { horizontal:
   const bottom = grid.ys.at(-1) ?? 0;
   const thinXs = dropThin([...grid.xs, ...virtual].sort((a, b) => a - b), (a, b) => hasText(a, b, top, bottom));
   const xs = dropPadding(thinXs, (a, b) => hasText(a, b, top, bottom), (x) => (virtual.includes(x) ? Infinity : drawnLength(rules.vertical, 'x', x, bottom, top)));
-  const thinYs = dropThin([...grid.ys].sort((a, b) => a - b), (a, b) => hasText(xs[0] ?? 0, xs.at(-1) ?? 0, b, a));
+  const rowEdges = grid.ys.filter((y, i) => i === 0 || i === grid.ys.length - 1 || !shadingEdge(rules, y));
+  const thinYs = dropThin([...rowEdges].sort((a, b) => a - b), (a, b) => hasText(xs[0] ?? 0, xs.at(-1) ?? 0, b, a));
   const ys = dropPadding(thinYs, (a, b) => hasText(xs[0] ?? 0, xs.at(-1) ?? 0, b, a), (y) => drawnLength(rules.horizontal, 'y', y, xs[0] ?? 0, xs.at(-1) ?? 0)).reverse();
   const nr = ys.length - 1;
   const nc = xs.length - 1;
@@ -231,6 +232,27 @@ function dropThin(edges: number[], hasText: (a: number, b: number) => boolean): 
 function drawnLength(rules: Ruling[], across: 'x' | 'y', at: number, from: number, to: number): number {
   const [pos, lo, hi] = across === 'x' ? (['x1', 'y1', 'y2'] as const) : (['y1', 'x1', 'x2'] as const);
   return rules.filter((r) => Math.abs(r[pos] - at) <= 2).reduce((sum, r) => sum + Math.max(0, Math.min(r[hi], to) - Math.max(r[lo], from)), 0);
+}
+
+/** A shading box sits this far (points) inside its cell's borders: a word processor's cell padding, more than a double rule's gap. */
+const INSET = [3.5, 9] as const;
+
+/**
+ * spec (issue 41, "cells that wrap"): a horizontal edge whose every piece ends inside a cell, a
+ * cell padding short of the column rules drawn across it on both sides, is the edge of a shading
+ * box (a word processor shades a cell's paragraph line by line, each line its own filled box inset
+ * from the cell's borders), not a rule between rows: a wrapped key stays one cell. A table drawn
+ * without column rules (booktabs) has none to fall short of, and keeps its edges.
+ */
+function shadingEdge(rules: { horizontal: Ruling[]; vertical: Ruling[] }, y: number): boolean {
+  const pieces = rules.horizontal.filter((h) => Math.abs(h.y1 - y) <= 2);
+  const across = rules.vertical.filter((v) => Math.min(v.y1, v.y2) < y - 2 && Math.max(v.y1, v.y2) > y + 2).map((v) => v.x1);
+  const inset = (gap: number) => gap >= INSET[0] && gap <= INSET[1];
+  const insetPiece = (h: Ruling) => {
+    const [l, r] = [Math.min(h.x1, h.x2), Math.max(h.x1, h.x2)];
+    return across.some((x) => inset(l - x)) && across.some((x) => inset(x - r));
+  };
+  return pieces.length > 0 && pieces.every(insetPiece);
 }
 
 /**
