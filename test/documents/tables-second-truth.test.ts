@@ -38,4 +38,10 @@ describe('tables against docling\'s truth (issue 41)', () => {
     assert.equal(table?.table?.numCols, 5);
     assert.deepEqual(tableGrid(table?.table)[1], ['Substance', 'In the last month', 'In the last year', 'More than a year', 'Never']);
   });
+
+  test('"a column of its own inside a ruled column needs more printed lines on both sides of its gap than run across it": right_to_left_03\'s first table keeps two columns, the wrapped value one cell', async () => {
+    const [first] = await tables('docling', 'right_to_left_03.pdf');
+    assert.equal(first?.table?.numCols, 2);
+    assert.deepEqual(tableGrid(first?.table)[0], ['نام استاندارد', 'شمشه و شمشال توليد شده به روش ريخته گری پيوسته مورد مصرف در فولادهای سازه ای - مطابق آناليز پيوست']);
+  });
 });

@@ -205,10 +205,12 @@ function textSplits(rows: Segment[][], xs: number[]): number[] {
       const a = inside[i - 1];
       const b = inside[i];
       if (!a || !b || b.l <= a.r) continue;
-      // A column of its own: at least two printed lines have text on both sides of the gap.
+      // A column of its own: at least two printed lines have text on both sides of the gap, more
+      // than run across it (a cell's wrapped paragraph, not a header over two sub-columns, crosses it).
       const x = (a.r + b.l) / 2;
       const both = rows.filter((row) => row.some((s) => s.l >= left && s.r <= x) && row.some((s) => s.l >= x && s.r <= right)).length;
-      if (both >= 2) splits.push(x);
+      const across = rows.filter((row) => row.some((s) => s.l < x - 1 && s.r > x + 1 && s.l >= left - 1 && s.r <= right + 1)).length;
+      if (both >= 2 && both > across) splits.push(x);
     }
   }
   return splits;
