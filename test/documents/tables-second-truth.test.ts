@@ -44,4 +44,14 @@ describe('tables against docling\'s truth (issue 41)', () => {
     assert.equal(first?.table?.numCols, 2);
     assert.deepEqual(tableGrid(first?.table)[0], ['نام استاندارد', 'شمشه و شمشال توليد شده به روش ريخته گری پيوسته مورد مصرف در فولادهای سازه ای - مطابق آناليز پيوست']);
   });
+
+  test('"an edge inside one column of the grid, a hairline short of the column rules on both sides, is a shaded cell\'s box, not a row": eu-021 p. 2 reads Count and Percentage as the two rows of each difficulty, no empty row between', async () => {
+    const [table] = await tables('icdar2013', 'eu-021.pdf', 2);
+    const rows = tableGrid(table?.table);
+    assert.deepEqual(rows.slice(1, 3), [
+      ['Alcohol use', 'Count', '20', '56', '391'],
+      ['Alcohol use', 'Percentage', '4.3%', '12.0%', '83.7%'],
+    ]);
+    assert.ok(rows.every((row) => row.some((cell) => cell !== '')), 'no empty row');
+  });
 });

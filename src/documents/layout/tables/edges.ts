@@ -26,23 +26,30 @@ export function drawnLength(rules: Ruling[], across: 'x' | 'y', at: number, from
   return rules.filter((r) => Math.abs(r[pos] - at) <= 2).reduce((sum, r) => sum + Math.max(0, Math.min(r[hi], to) - Math.max(r[lo], from)), 0);
 }
 
-/** A shading box sits this far (points) inside its cell's borders: a word processor's cell padding, more than a double rule's gap. */
-const INSET = [3.5, 9] as const;
+/** A shading box sits this far (points) inside its cell's borders: from a hairline's inset to a word processor's cell padding. */
+const INSET = [0.7, 9] as const;
+/** An inset this deep is a cell's padding: the box is shading even where it runs over several columns of the grid. */
+const PADDING = 3.5;
 
 /**
- * spec (issue 41, "cells that wrap"): a horizontal edge whose every piece ends inside a cell, a
- * cell padding short of the column rules drawn across it on both sides, is the edge of a shading
- * box (a word processor shades a cell's paragraph line by line, each line its own filled box inset
- * from the cell's borders), not a rule between rows: a wrapped key stays one cell. A table drawn
- * without column rules (booktabs) has none to fall short of, and keeps its edges.
+ * spec (issue 41, "cells that wrap"): a horizontal edge whose every piece lies inside one column of
+ * the grid and ends short of the column rules drawn across it on both sides is the edge of a
+ * shading box (a word processor shades a cell's paragraph line by line, each line its own filled
+ * box inset from the cell's borders), not a rule between rows: a wrapped key stays one cell. An
+ * edge a cell's padding short of them is shading even over several columns (a merged cell's box).
+ * A rule under a group header, a hairline short of the rules, spans columns; a table drawn without
+ * column rules (booktabs) has none to fall short of; both keep their edges.
  */
-export function shadingEdge(rules: { horizontal: Ruling[]; vertical: Ruling[] }, y: number): boolean {
+export function shadingEdge(rules: { horizontal: Ruling[]; vertical: Ruling[] }, columns: number[], y: number): boolean {
   const pieces = rules.horizontal.filter((h) => Math.abs(h.y1 - y) <= 2);
   const across = rules.vertical.filter((v) => Math.min(v.y1, v.y2) < y - 2 && Math.max(v.y1, v.y2) > y + 2).map((v) => v.x1);
   const inset = (gap: number) => gap >= INSET[0] && gap <= INSET[1];
   const insetPiece = (h: Ruling) => {
     const [l, r] = [Math.min(h.x1, h.x2), Math.max(h.x1, h.x2)];
-    return across.some((x) => inset(l - x)) && across.some((x) => inset(x - r));
+    const oneColumn = !columns.some((x) => x > l + 1 && x < r - 1);
+    const deep = (gap: number) => gap >= PADDING && gap <= INSET[1];
+    if (across.some((x) => deep(l - x)) && across.some((x) => deep(x - r))) return true;
+    return oneColumn && across.some((x) => inset(l - x)) && across.some((x) => inset(x - r));
   };
   return pieces.length > 0 && pieces.every(insetPiece);
 }

@@ -38,7 +38,7 @@ export function buildRuledGrid(runs: TextRun[], grid: Grid, rules: { horizontal:
   const bottom = grid.ys.at(-1) ?? 0;
   const thinXs = dropThin([...grid.xs, ...virtual].sort((a, b) => a - b), (a, b) => hasText(a, b, top, bottom));
   const xs = dropPadding(thinXs, (a, b) => hasText(a, b, top, bottom), (x) => (virtual.includes(x) ? Infinity : drawnLength(rules.vertical, 'x', x, bottom, top)));
-  const rowEdges = grid.ys.filter((y, i) => i === 0 || i === grid.ys.length - 1 || !shadingEdge(rules, y));
+  const rowEdges = grid.ys.filter((y, i) => i === 0 || i === grid.ys.length - 1 || !shadingEdge(rules, xs, y));
   const thinYs = dropThin([...rowEdges].sort((a, b) => a - b), (a, b) => hasText(xs[0] ?? 0, xs.at(-1) ?? 0, b, a));
   const ys = dropPadding(thinYs, (a, b) => hasText(xs[0] ?? 0, xs.at(-1) ?? 0, b, a), (y) => drawnLength(rules.horizontal, 'y', y, xs[0] ?? 0, xs.at(-1) ?? 0)).reverse();
   const nr = ys.length - 1;
