@@ -13,6 +13,7 @@ import { PDFDocument as PdfLibDocument } from 'pdf-lib';
 import type { Block, BoundingBox, Page, ParsedDocument, StyledSpan, TableCell } from '../../document.ts';
 import { backgroundOf, isBlank, renderPage, textColourOn, type Raster, type Rgb } from './background.ts';
 import { gutters, type Gutter } from './check.ts';
+import { popplerPages } from './check-pdf.ts';
 import { inkRegions, isDrawingLabel } from './drawings.ts';
 import { fitText, type FitResult } from './fit.ts';
 import { isKeptBlock, isKeptCell, isTurnedCell, keptRegions, keptTextPdf } from './keep.ts';
@@ -23,7 +24,7 @@ import { drawLine, registerChain, rgbOf, styleLines, widthOf, type StyledText } 
 import { fontFor } from './font-chain.ts';
 import { drawNotesPages, markerText, type Note } from './notes.ts';
 import { removeText, type RemoveTextOptions } from './remove-text.ts';
-import { attachSuperscripts } from './superscripts.ts';
+import { attachSuperscripts, hasMarkers } from './superscripts.ts';
 
 type Doc = InstanceType<typeof PDFDocument>;
 /** Where the first baseline sits below the top of the box, in ems (the top of Latin capitals). */
@@ -59,7 +60,9 @@ const CJK_CHAR = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
  */
 export async function renderOverlayPdf(source: Uint8Array, parsed: ParsedDocument, translation: ParsedDocument, options: OverlayOptions = {}): Promise<Uint8Array> {
   // spec (issue 42): "superscript footnote markers stay attached to their word".
-  const { source: document, translated } = attachSuperscripts(parsed, translation);
+  // Where a marker stands in its paragraph is read from the source's words beside it (poppler's).
+  const words = parsed.pages.some(hasMarkers) ? (await popplerPages(source, options.signal)).map((p) => p.words) : undefined;
+  const { source: document, translated } = attachSuperscripts(parsed, translation, words);
   const textFree = await removeText(source, { ...options.removeText, signal: options.signal });
   options.signal?.throwIfAborted();
   const out = await PdfLibDocument.load(textFree, { ignoreEncryption: true, updateMetadata: false });
