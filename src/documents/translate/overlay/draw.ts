@@ -25,6 +25,7 @@ import { fontFor } from './font-chain.ts';
 import { drawNotesPages, markerText, type Note } from './notes.ts';
 import { removeText, type RemoveTextOptions } from './remove-text.ts';
 import { attachSuperscripts, hasMarkers } from './superscripts.ts';
+import { hasUnnamedLeads, keepUnnamedLeads } from './symbols.ts';
 
 type Doc = InstanceType<typeof PDFDocument>;
 /** Where the first baseline sits below the top of the box, in ems (the top of Latin capitals). */
@@ -61,8 +62,10 @@ const CJK_CHAR = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
 export async function renderOverlayPdf(source: Uint8Array, parsed: ParsedDocument, translation: ParsedDocument, options: OverlayOptions = {}): Promise<Uint8Array> {
   // spec (issue 42): "superscript footnote markers stay attached to their word".
   // Where a marker stands in its paragraph is read from the source's words beside it (poppler's).
-  const words = parsed.pages.some(hasMarkers) ? (await popplerPages(source, options.signal)).map((p) => p.words) : undefined;
-  const { source: document, translated } = attachSuperscripts(parsed, translation, words);
+  const words = parsed.pages.some((p) => hasMarkers(p) || hasUnnamedLeads(p)) ? (await popplerPages(source, options.signal)).map((p) => p.words) : undefined;
+  const attached = attachSuperscripts(parsed, translation, words);
+  // spec (issue 42): symbol glyphs "kept in the source's glyphs, colour and place" — also those no reader can name.
+  const { source: document, translated } = words ? keepUnnamedLeads(attached.source, attached.translated, words) : attached;
   const textFree = await removeText(source, { ...options.removeText, signal: options.signal });
   options.signal?.throwIfAborted();
   const out = await PdfLibDocument.load(textFree, { ignoreEncryption: true, updateMetadata: false });

@@ -168,6 +168,8 @@ export function* tokens(s: string): Generator<Token> {
       let depth = 0;
       while (i < n) {
         if (s[i] === '(') { i = skipString(s, i); continue; }
+        // A hex string inside (<FEFF0084> in a marked-content dictionary): its '>' closes no dictionary.
+        if (c === '<' && s[i] === '<' && s[i + 1] !== '<') { i = s.indexOf('>', i) + 1 || n; continue; }
         if (s.startsWith(c === '[' ? '[' : '<<', i)) { depth++; i += c === '[' ? 1 : 2; continue; }
         if (s.startsWith(close, i)) { depth--; i += close.length; if (depth === 0) break; continue; }
         i++;
