@@ -16,8 +16,9 @@ const styleOf = (span: StyledSpan): SpanStyle => ({ ...(span.bold ? { bold: true
  */
 export type Markup = { html: string; dominant: SpanStyle; styles: SpanStyle[]; /** Words of the source each style marks. */ words: number[]; mixed?: Array<StyledSpan[] | undefined> };
 
-const LETTER_END = /[\p{L}\p{N}]$/u;
-const LETTER_START = /^[\p{L}\p{N}]/u;
+// Letters of scripts written with spaces: between two Chinese characters a style change is between words.
+const LETTER_END = /(?![\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}])[\p{L}\p{N}]$/u;
+const LETTER_START = /^(?![\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}])[\p{L}\p{N}]/u;
 
 /** The spans with each word whose style changes inside it made one span of its own, holding its pieces. */
 function joinMixedWords(spans: StyledSpan[]): Array<StyledSpan & { pieces?: StyledSpan[] }> {

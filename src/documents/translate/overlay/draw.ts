@@ -297,7 +297,8 @@ function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (
   // instead, when that keeps it larger; a block that stays in place does so before shrinking at all.
   const widenBelow = WIDEN_BELOW;
   // An item, label or heading that stays in place keeps to its lines where the room beside it is
-  // free: "Section 3.1.4" for "第 3.1.4 节" runs on along its line rather than breaking under itself.
+  // free: "Section 3.1.4" for "第 3.1.4 节" runs on along its line rather than breaking under itself
+  // (never into fewer lines than the source's: an author's name and affiliation stay two).
   const sourceLines = (block.lineBreaks?.length ?? 0) + 1;
   const moreLines = stays && !piece.cell && fit.lines.length > sourceLines && piece.box.t - piece.box.b < 1.6 * (block.lineHeight ?? size * 1.2) * sourceLines;
   if ((fit.belowFloor || fit.overfull || fit.brokenWord || moreLines || fit.size < size * widenBelow - 1e-9) && piece.grow && (align === 'left' || align === 'justify')) {
@@ -305,7 +306,7 @@ function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (
     if (wider.r > box.r + 1) {
       const widened = fitIn(wider);
       const better = fit.belowFloor ? !widened.belowFloor || (widened.overflow?.length ?? 0) < (fit.overflow?.length ?? 0) : widened.size > fit.size + 1e-9 || (Boolean(fit.overfull) && !widened.overfull) || (Boolean(fit.brokenWord) && !widened.brokenWord)
-        || (moreLines && widened.size >= fit.size - 1e-9 && widened.lines.length < fit.lines.length && !widened.overfull);
+        || (moreLines && widened.size >= fit.size - 1e-9 && widened.lines.length < fit.lines.length && widened.lines.length >= sourceLines && !widened.overfull);
       if (better) {
         box = wider;
         fit = widened;
