@@ -15,7 +15,7 @@ import { PDFDocument } from 'pdf-lib';
 import type { ParsedDocument } from '../../src/documents/document.ts';
 import { extractDocument } from '../../src/documents/pdf/extract.ts';
 import { createApertium } from '../../src/documents/translate/apertium.ts';
-import { checkTranslatedPdf } from '../../src/documents/translate/overlay/check-pdf.ts';
+import { checkTranslatedPdf, popplerPages } from '../../src/documents/translate/overlay/check-pdf.ts';
 import { drawnPages } from '../../src/documents/translate/overlay/check-drawn.ts';
 import { checkPage, type PageCheck, type SizedRun } from '../../src/documents/translate/overlay/check.ts';
 import { splitColumnSpanningBlocks } from '../../src/documents/translate/overlay/columns.ts';
@@ -107,12 +107,17 @@ describe('the remaining places of the translate corpus (issue 42)', { skip: skip
     assert.deepEqual([...pageWords(split)].sort(), [...pageWords(whole)].sort());
     const entry = split.pages[0]!.blocks.find((b) => b.text === 'NEEL KASHKARI');
     assert.ok(entry, 'a name of the listing is an entry of its own, not a line of a paragraph');
+    // An entry has its own line breaks, not its panel's: the panel's would break "EDMUND G" / "BROWN"
+    // away from its party and count.
+    assert.equal(entry.lineBreaks, undefined, 'a one-line entry breaks nowhere');
     // A block of one printed row that is a listing's row — the header's "PAGE   1", a label and its
     // value set apart across a gutter — is split there too: the label is translated in its place and
     // the number kept where it stood ("Página" no longer pushes the "1" into the gutter).
     assert.ok(split.pages[0]!.blocks.some((b) => b.text === 'PAGE'), 'the header\'s "PAGE" is a block of its own');
-    const { check } = await translatePage('la-precinct.pdf', 1);
+    const { output, check } = await translatePage('la-precinct.pdf', 1);
     assert.equal(check.gutterCrossings, 0, check.examples.join('; '));
+    const rows = (await popplerPages(output))[0]!.lineWords.map((l) => l.words.join(' '));
+    for (const name of ['EDMUND G BROWN', 'RON NEHRING', 'DAYAN MATHAI']) assert.ok(rows.some((r) => r.includes(name)), `"${name}" on one row`);
     assert.equal(check.overlappingWords, 0, check.examples.join('; '));
     // A listing's label takes its column's free width: Apertium's "Núm" for "NO" is set whole, not broken
     // into "Nú" and "m" in the box the two letters had, so every block's translation is found on the page.

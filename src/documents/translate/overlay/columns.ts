@@ -136,10 +136,13 @@ export function splitBlock(block: Block, pageHeight: number, lines: Line[], stri
     const flush = () => {
       if (current.length === 0) return;
       const bbox: BoundingBox = { l: Math.min(...current.map((l) => l.xMin)), r: Math.max(right, ...current.map((l) => l.xMax)), t: pageHeight - Math.min(...current.map((l) => l.yMin)), b: pageHeight - Math.max(...current.map((l) => l.yMax)) };
-      const { spans, ...rest } = block;
+      const { spans, lineBreaks: _breaks, ...rest } = block;
       const text = joinLines(current.map((l) => l.text));
       const cut = spans ? spansOf(spans, block.text, text) : undefined;
-      parts.push({ ...rest, text, bbox, ...(cut ? { spans: cut } : {}) });
+      // The part's own line breaks (the whole block's would break a listing's name where the block's third line did).
+      const breaks = current.slice(1).map((_, k) => joinLines(current.slice(0, k + 1).map((l) => l.text)).length);
+      const lineBreaks = breaks.length > 0 && breaks.every((b, k) => b > (breaks[k - 1] ?? 0) && b < text.length) ? { lineBreaks: breaks } : {};
+      parts.push({ ...rest, text, bbox, ...lineBreaks, ...(cut ? { spans: cut } : {}) });
       current = [];
     };
     for (const line of column) {

@@ -275,12 +275,12 @@ function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (
   const shares = !piece.cell && block.lineBreaks && (align === 'center' || align === 'right' || (narrow && align !== 'justify')) ? block.lineBreaks.map((b) => b / Math.max(1, block.text.length)) : undefined;
   // Slanted text leans right by its slant over a capital's height: that much of the measure is kept free.
   const slant = block.italic || (piece.spans ?? []).some((s) => s.italic) ? ITALIC_SKEW * size * ASCENT : 0;
-  const fitIn = (box: BoundingBox, breaks?: number[]) => fitText({
+  const fitIn = (box: BoundingBox, breaks?: number[], grow = piece.grow) => fitText({
     text: piece.text,
     box: { x: box.l + indent, y: page.height - box.t, width: Math.max(1, box.r - box.l - indent - slant), height: Math.max(size, box.t - box.b) },
     fontSize: size,
     lineHeight: block.lineHeight,
-    limitY: page.height - (room ? room.limit : piece.grow ? limitFor(box) : box.b),
+    limitY: page.height - (room ? room.limit : grow ? limitFor(box) : box.b),
     measure: (text, s) => widthOf(pdf, text, { bold, size: s }),
     ...(stays ? { minScale: leastScale(page, size), spaceFirst: true } : {}),
     ...(breaks ? { breaks } : {}),
@@ -312,6 +312,12 @@ function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (
         fit = widened;
       }
     }
+  }
+  // Where the room beside it is not free either, such a line shrinks a little (not below the size a
+  // short line widens at) rather than break under itself: a listing's name stays on its row, beside its count.
+  if (moreLines && fit.lines.length > sourceLines) {
+    const kept = fitIn(box, undefined, false);
+    if (!kept.belowFloor && !kept.overfull && !kept.overflow && kept.lines.length <= sourceLines && kept.size >= size * widenBelow - 1e-9) fit = kept;
   }
   return { ...fit, box };
 }
