@@ -126,6 +126,16 @@ describe('the last places of the translate corpus (issue 42)', { skip: skipUnles
   });
 });
 
+describe('"table cells: wrap inside the cell, use the cell\'s free width … then shrink" (draw.ts cellRoom)', { skip: skipUnlessAvailable('layout-keeping translation of real pages', apertiumMissing()) }, () => {
+  test('Redbook p. 20 (Table 3-2): a description cell never wraps down onto the row\'s rule — the room below a cell is free on the page too', async () => {
+    const { output, check } = await translatePage('redbook.pdf', 10);
+    const rows = (await popplerPages(output))[0]!.lineWords.map((l) => l.words.join(' '));
+    const host = rows.find((r) => r.includes('anfitrión'));
+    assert.ok(host?.includes('sistema'), `the cell on one line above its rule: ${host}`);
+    assert.equal(check.overlappingWords, 0, check.examples.join('; '));
+  });
+});
+
 describe('"list items, captions, labels, headings … wrap, free space beside and below" (draw.ts)', { skip: skipUnlessAvailable('layout-keeping translation of real pages', toolsMissing()) }, () => {
   let chat: DictionaryServer;
   before(async () => {

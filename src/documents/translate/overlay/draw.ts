@@ -228,7 +228,8 @@ async function layout(pdf: Doc, page: Page, pieces: Piece[], textFreePage: (() =
   };
   const still = run(pieces, [], () => false);
   // A table cell whose translation takes the free width beside it needs the page looked at too (a panel, a rule).
-  const grows = still.placed.some((p, k) => (pieces[k]!.grow && p.fit.height > pieces[k]!.box.t - pieces[k]!.box.b + 1) || (pieces[k]!.cell !== undefined && p.fit.box.r > pieces[k]!.box.r + 1));
+  // So does one whose translation wraps down below its text (a row's rule may be drawn there).
+  const grows = still.placed.some((p, k) => ((pieces[k]!.grow || pieces[k]!.cell !== undefined) && p.fit.height > pieces[k]!.box.t - pieces[k]!.box.b + 1) || (pieces[k]!.cell !== undefined && p.fit.box.r > pieces[k]!.box.r + 1));
   const mayBeLabel = pieces.some((p) => p.grow && p.block.text.trim().split(/\s+/).length <= 6);
   if (!textFreePage || !(still.wanted || grows || mayBeLabel)) return { placed: still.placed, drawn: pieces, keptLabels };
   const raster = await textFreePage();
@@ -341,7 +342,9 @@ export function cellRoom(table: Block, cell: TableCell, size: number, blank?: (r
   const inset = (cell.bbox.t - cell.bbox.b) * 0.25;
   if (blank) while (right > cell.bbox.r + 1 && !blank({ l: cell.bbox.r, r: right, t: cell.bbox.t - inset, b: cell.bbox.b + inset })) right = Math.max(cell.bbox.r, right - Math.max(2, size / 2));
   const below = others.filter((c) => c.bbox.t <= cell.bbox.b + 0.5 && c.bbox.l < right && c.bbox.r > cell.bbox.l).map((c) => c.bbox.t + gap / 2);
-  const limit = Math.min(cell.bbox.b, Math.max(Math.min(table.bbox.b, cell.bbox.b), ...below));
+  let limit = Math.min(cell.bbox.b, Math.max(Math.min(table.bbox.b, cell.bbox.b), ...below));
+  // The room below is free on the page too: a row's rule under the cell's text ends it (Redbook's Table 3-2).
+  if (blank) while (limit < cell.bbox.b - 0.5 && !blank({ l: cell.bbox.l, r: right, t: cell.bbox.b, b: limit })) limit = Math.min(cell.bbox.b, limit + Math.max(1, size / 4));
   return { box: { ...cell.bbox, r: right }, limit };
 }
 
