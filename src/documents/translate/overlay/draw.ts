@@ -16,7 +16,7 @@ import { gutters, type Gutter } from './check.ts';
 import { popplerPages } from './check-pdf.ts';
 import { inkRegions, isDrawingLabel } from './drawings.ts';
 import { fitText, type FitResult } from './fit.ts';
-import { isKeptBlock, isKeptCell, isTurnedCell, keptRegions, keptTextPdf } from './keep.ts';
+import { isKeptBlock, isKeptCell, isKeptText, isTurnedCell, keptRegions, keptTextPdf } from './keep.ts';
 import { isTurnedBlock } from '../../layout/turned.ts';
 import { leastScale, overflowKind } from './kinds.ts';
 import { reflow, type Placed } from './reflow.ts';
@@ -488,11 +488,13 @@ function pageGutters(page: Page): Gutter[] {
 function columnRight(page: Page, box: BoundingBox, obstacles: BoundingBox[] = []): number {
   let right = box.r;
   const body = page.blocks.filter((b) => b.label !== 'page_header' && b.label !== 'page_footer');
-  const nextColumn = Math.min(page.width, ...body.filter((b) => b.bbox.l >= box.r - 0.5 && b.text.length > 20 && b.label !== 'table').map((b) => b.bbox.l - 4));
+  // Text kept in its place at the end of a line (a URL, symbols.ts) is that line's, not a column of its own.
+  const nextColumn = Math.min(page.width, ...body.filter((b) => b.bbox.l >= box.r - 0.5 && b.text.length > 20 && b.label !== 'table' && !isKeptText(b.text)).map((b) => b.bbox.l - 4));
+  const lineEnd = (b: Block) => Math.max(b.bbox.r, ...body.filter((o) => isKeptText(o.text) && o.bbox.l >= b.bbox.r - 1 && o.bbox.l - b.bbox.r < 2 * b.fontSize && o.bbox.b < b.bbox.t && o.bbox.t > b.bbox.b).map((o) => o.bbox.r));
   // The measure is that of the blocks of this column: a block starting at the same left edge but
   // running on past where the next column begins (a title across both columns) is not one of them.
   const columnEnd = Math.max(box.r, nextColumn);
-  for (const other of body.map((b) => b.bbox)) if (Math.abs(other.l - box.l) < 24 && other.r > right && other.r <= columnEnd) right = other.r;
+  for (const other of body) if (Math.abs(other.bbox.l - box.l) < 24 && lineEnd(other) > right && lineEnd(other) <= columnEnd) right = lineEnd(other);
   right = Math.min(right, page.width * (1 - PAGE_MARGIN), columnEnd);
   for (const other of [...page.blocks.map((b) => b.bbox), ...(page.pictures ?? []).map((p) => p.bbox), ...keptRegions(page), ...obstacles]) {
     const beside = other.l >= box.r - 0.5 && other.l < right && other.b < box.t && other.t > box.b;
