@@ -110,6 +110,18 @@ describe('the last places of the translate corpus (issue 42)', { skip: skipUnles
     assert.ok(answer && answer.xMin > 163, `the translation starts after the box (${answer?.xMin})`);
   });
 
+  test('"URLs … kept in the source\'s glyphs, colour and place": the slide deck\'s footnote link (slide 3) stays on its underline, the line\'s translation set before it', async () => {
+    const { source, output, check } = await translatePage('pdfua-presentation.pdf', 3);
+    const url = 'https://www.pdfa.org/resource/pdfua-in-a-nutshell/';
+    const at = async (pdf: Uint8Array) => (await popplerPages(pdf))[0]!.words.find((w) => w.text === url);
+    const [before, after] = [await at(source), await at(output)];
+    assert.ok(before && after, 'the URL on both pages');
+    assert.ok(Math.abs(after.xMin - before.xMin) < 1 && Math.abs(after.yMin - before.yMin) < 1, `the URL where the source drew it (${after.xMin} vs ${before.xMin})`);
+    const line = (await textOf(output)).split('\n').find((l) => l.includes(url));
+    assert.match(line ?? '', /Más info: PDF\/UA en un Nutshell, https/u, 'the translation before it on its line');
+    assert.equal(check.overlappingWords, 0, check.examples.join('; '));
+  });
+
   test('"per-run colour kept for every run": the Redbook\'s "Redpaper" — a word whose colour changes inside it (red "Red", black "paper") comes back in its pieces', async () => {
     const parsed = await extractDocument(await onePage('redbook.pdf', 14));
     const block = parsed.pages[0]!.blocks.find((b) => b.text.startsWith('Redpaper'));
