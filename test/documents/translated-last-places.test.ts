@@ -5,12 +5,9 @@
 // out as a one-page PDF and taken through the task's own steps (parse, split, translate, overlay)
 // and the reader's check.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { PDFDocument } from 'pdf-lib';
 import type { ParsedDocument } from '../../src/documents/document.ts';
 import { extractDocument } from '../../src/documents/pdf/extract.ts';
 import { createApertium } from '../../src/documents/translate/apertium.ts';
@@ -27,28 +24,12 @@ import { protectVerbatim } from '../../src/documents/translate/verbatim.ts';
 import { startDictionaryChatServer, type DictionaryServer } from '../helpers/dictionary-chat-server.ts';
 import { ghostscriptUnavailableReason, popplerUnavailableReason } from '../helpers/poppler.ts';
 import { skipUnlessAvailable } from '../helpers/services.ts';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const corpusDir = path.join(here, '../../bench/translate-pdf/corpus');
-const corpus = (file: string) => new Uint8Array(readFileSync(path.join(corpusDir, file)));
+import { apertiumMissing, corpusDir, onePage } from '../helpers/translate-corpus.ts';
 
 function toolsMissing(): string | undefined {
   return ghostscriptUnavailableReason() ?? popplerUnavailableReason();
 }
-function apertiumMissing(): string | undefined {
-  const apertium = spawnSync('apertium', ['-l'], { encoding: 'utf8' });
-  if (apertium.error || !/^\s*eng-spa\s*$/m.test(apertium.stdout)) return 'apertium with the eng-spa mode is not installed';
-  return toolsMissing();
-}
 
-/** Page `n` of a corpus file as a PDF of its own. */
-async function onePage(file: string, n: number): Promise<Uint8Array> {
-  const source = await PDFDocument.load(corpus(file), { ignoreEncryption: true, updateMetadata: false });
-  const out = await PDFDocument.create();
-  const [page] = await out.copyPages(source, [n - 1]);
-  out.addPage(page!);
-  return out.save();
-}
 
 type Run = { source: Uint8Array; parsed: ParsedDocument; translated: ParsedDocument; output: Uint8Array; check: PageCheck };
 

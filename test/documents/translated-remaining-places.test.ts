@@ -6,12 +6,7 @@
 // two rules (p. 14), the Federal Register's printer's slug set up the margin (p. 14), and the Los
 // Angeles precinct listing whose printed rows run on from one ruled panel into the next.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { PDFDocument } from 'pdf-lib';
 import type { ParsedDocument } from '../../src/documents/document.ts';
 import { extractDocument } from '../../src/documents/pdf/extract.ts';
 import { createApertium } from '../../src/documents/translate/apertium.ts';
@@ -22,26 +17,9 @@ import { splitColumnSpanningBlocks } from '../../src/documents/translate/overlay
 import { renderOverlayPdf } from '../../src/documents/translate/overlay/draw.ts';
 import { isKeptBlock, isKeptCell } from '../../src/documents/translate/overlay/keep.ts';
 import { translateDocument } from '../../src/documents/translate/translate-document.ts';
-import { ghostscriptUnavailableReason, popplerUnavailableReason } from '../helpers/poppler.ts';
 import { skipUnlessAvailable } from '../helpers/services.ts';
+import { apertiumMissing, corpus, onePage } from '../helpers/translate-corpus.ts';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const corpus = (file: string) => new Uint8Array(readFileSync(path.join(here, '../../bench/translate-pdf/corpus', file)));
-
-function apertiumMissing(): string | undefined {
-  const apertium = spawnSync('apertium', ['-l'], { encoding: 'utf8' });
-  if (apertium.error || !/^\s*eng-spa\s*$/m.test(apertium.stdout)) return 'apertium with the eng-spa mode is not installed';
-  return ghostscriptUnavailableReason() ?? popplerUnavailableReason();
-}
-
-/** Page `n` of a corpus file as a PDF of its own. */
-async function onePage(file: string, n: number): Promise<Uint8Array> {
-  const source = await PDFDocument.load(corpus(file), { ignoreEncryption: true, updateMetadata: false });
-  const out = await PDFDocument.create();
-  const [page] = await out.copyPages(source, [n - 1]);
-  out.addPage(page!);
-  return out.save();
-}
 
 type Run = { parsed: ParsedDocument; output: Uint8Array; check: PageCheck };
 
