@@ -159,3 +159,31 @@ describe('headings over tables (issue 41, item "Tables")', () => {
     assert.deepEqual(headings, ['Table with rich cells', 'Table with nested table', 'Table with pictures']);
   });
 });
+
+describe("headings measured against docling's own truth (issue 41, \"NID ≥ 0.95, MHS ≥ 0.90\")", () => {
+  const headingTexts = (blocks: Array<{ label: string; text: string }>) => blocks.filter((b) => b.label === 'section_header' || b.label === 'title').map((b) => b.text);
+
+  test('"where the body is in the tables\' cells, the short bold lines between the tables are their headings, even when the cells\' labels are set in bold too": the Persian prospectus page\'s two numbered section lines', async () => {
+    const { blocks, markdown } = await parse('docling', 'right_to_left_03.pdf');
+    const headings = headingTexts(blocks);
+    assert.equal(headings.length, 2, markdown);
+    assert.match(headings[0] ?? '', /استاندارد کالا/u);
+    assert.match(headings[1] ?? '', /پذيرش در بورس/u);
+    assert.equal(blocks.filter((b) => b.label === 'table').length, 2, 'the key–value tables stay tables');
+  });
+
+  test('"a turned line is as wide as one line is high": a slide printed sideways has its title for a heading; "an item of a bulleted list is a list item however large its type"', async () => {
+    const { document } = await parse('docling', 'odf_presentation_01_odp.pdf');
+    assert.deepEqual(headingTexts(document.pages[0]?.blocks ?? []), ['Test Table Slide']);
+    const second = document.pages[1]?.blocks ?? [];
+    assert.equal(headingTexts(second)[0], 'Second slide title');
+    assert.deepEqual(second.filter((b) => b.label === 'list_item').map((b) => b.text), ['With foo', 'Bar', 'And baz things']);
+  });
+
+  test('"text set up or down an upright page is a slug, never a heading": the arXiv stamp in a paper\'s margin', async () => {
+    const { document } = await parse('pages', 'arxiv-2408.02509.pdf');
+    const headings = headingTexts(document.pages[0]?.blocks ?? []);
+    assert.ok(!headings.some((t) => t.startsWith('arXiv:')), headings.join(' | '));
+    assert.ok(headings.some((t) => t.startsWith('Practical Attacks against Black-box')), headings.join(' | '));
+  });
+});

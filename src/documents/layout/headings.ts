@@ -3,6 +3,7 @@ import type { Block, Page } from '../document.ts';
 import { numberedHeadingLine } from './blocks.ts';
 import { isCaptionText } from './captions.ts';
 import { dominant, LINE_PITCH, SAME_SIZE, similarSize, union } from './geometry.ts';
+import { isTurnedBlock } from './turned.ts';
 
 /** Headings are short: a larger-font block of more than this many characters is a lead paragraph. */
 const MAX_HEADING_CHARS = 150;
@@ -17,7 +18,8 @@ const MAX_WRAPPED_BOLD_HEADING_CHARS = 60;
 const TABLE_BODY_SHARE = 2;
 const TABLE_HALF_WEIGHT = 0.5;
 
-export type BodyStyle = { size: number; bold: boolean; italic?: boolean };
+/** `inCells`: the body is the tables' cells (they hold the most text), not the lines between them. */
+export type BodyStyle = { size: number; bold: boolean; italic?: boolean; inCells?: boolean };
 
 /** The body text's size: the most common font size weighted by characters; and whether body text is bold. */
 export function bodyStyle(pages: Page[]): BodyStyle | undefined {
@@ -37,7 +39,7 @@ export function bodyStyle(pages: Page[]): BodyStyle | undefined {
   if (size === undefined) return undefined;
   const atSize = flow.filter((b) => similarSize(b.fontSize, size) && b.fontSize < size * SAME_SIZE);
   const weigh = (flag: (b: Block) => boolean) => dominant(atSize.map((b): [boolean, number] => [flag(b), b.text.length])) ?? false;
-  return { size, bold: weigh((b) => b.bold), italic: weigh((b) => b.italic === true) };
+  return { size, bold: weigh((b) => b.bold), italic: weigh((b) => b.italic === true), ...(tableWeight === 1 ? { inCells: true } : {}) };
 }
 
 /**
@@ -94,6 +96,28 @@ function isStyledHeading(block: Block, body: BodyStyle, lines: number): boolean 
   return block.italic === true && !body.italic && /^[\p{Lu}\d]/u.test(text) && words >= 2 && words <= MAX_ITALIC_HEADING_WORDS;
 }
 
+const turnedPages = new WeakMap<Page, boolean>();
+/**
+ * A page whose text mostly runs up or down it (a slide printed sideways): its lines are counted across
+ * the text — a turned line is as wide as one line is high, and as tall as its text is long.
+ */
+function isTurnedPage(page: Page): boolean {
+  const known = turnedPages.get(page);
+  if (known !== undefined) return known;
+  const text = page.blocks.filter((b) => b.label === 'text' || b.label === 'list_item');
+  const chars = (blocks: Block[]) => blocks.reduce((n, b) => n + b.text.length, 0);
+  const turned = chars(text.filter(isTurnedBlock)) * 2 > chars(text);
+  turnedPages.set(page, turned);
+  return turned;
+}
+
+function inBulletedList(block: Block, page: Page): boolean {
+  if (block.label !== 'list_item' || !isBullet(block.marker)) return false;
+  const at = page.blocks.indexOf(block);
+  const sameList = (other: Block | undefined) => other?.label === 'list_item' && other.marker === block.marker;
+  return sameList(page.blocks[at - 1]) || sameList(page.blocks[at + 1]);
+}
+
 const isBullet = (marker: string | undefined) => marker !== undefined && !/[\dA-Za-z]/.test(marker);
 
 /**
@@ -109,7 +133,13 @@ export function isHeading(block: Block, body: BodyStyle, page?: Page): boolean {
   if (block.text.replace(/[\s\p{P}\p{S}]/gu, '').length <= 2) return false;
   // A figure's or table's caption set in bold, and a table of contents' entry with its dot leaders, are no headings.
   if (isCaptionText(block.text) || DOT_LEADERS.test(block.text)) return false;
-  const lines = (block.bbox.t - block.bbox.b) / (LINE_PITCH * block.fontSize);
+  // spec (issue 41): text set up or down an upright page (an arXiv stamp in the margin) is a slug, never a heading.
+  const turned = isTurnedBlock(block);
+  if (turned && page !== undefined && !isTurnedPage(page)) return false;
+  const lines = ((turned ? block.bbox.r - block.bbox.l : block.bbox.t - block.bbox.b) / (LINE_PITCH * block.fontSize));
+  // spec (issue 41): an item of a bulleted list (two or more items with one bullet, one after the
+  // other) is a list item however large its type — a slide's bullets are set larger than its notes.
+  if (page !== undefined && inBulletedList(block, page)) return false;
   // spec (issue 41): "form pages' headings" — on a form (a page with three or more "Label: value"
   // lines), a field's label with its value ("Agency: Bureau of …", "Date of Incident: 01/09/2015") is a
   // field; and a larger line ending a sentence with its full stop is a filled-in answer, not a heading.
@@ -118,7 +148,9 @@ export function isHeading(block: Block, body: BodyStyle, page?: Page): boolean {
   // …a bold heading wrapped onto a second line of a narrow column is one too, when it stays short
   // (and is not an address or a phone number set in bold: no run of four digits).
   const boldLines = lines < 1 ? block.text.length <= MAX_BOLD_HEADING_CHARS : lines < 2.5 && block.text.length <= MAX_WRAPPED_BOLD_HEADING_CHARS && !/\d{4}/u.test(block.text);
-  const boldLine = block.bold && !body.bold && boldLines && !/[.,;:]$/.test(block.text) && !isBullet(block.marker);
+  // spec (issue 41): where the body is in the tables' cells, the short bold lines between the tables
+  // are their headings, even when the cells' labels are set in bold too (a prospectus of key–value tables).
+  const boldLine = block.bold && (!body.bold || body.inCells === true) && boldLines && !/[.,;:]$/.test(block.text) && !isBullet(block.marker);
   return larger || boldLine || isStyledHeading(block, body, lines);
 }
 
