@@ -180,6 +180,17 @@ describe("headings measured against docling's own truth (issue 41, \"NID ≥ 0.9
     assert.deepEqual(second.filter((b) => b.label === 'list_item').map((b) => b.text), ['With foo', 'Bar', 'And baz things']);
   });
 
+  test('"a heading is set apart from the body of its own page": a slide\'s 28-pt lead line is its body, not a heading; a brochure page bound into a manual in 7-pt type has its 9-pt blue lines for headings and its list as text, not footnotes', async () => {
+    const { document } = await parse('docling', 'odf_presentation_01_odp.pdf');
+    assert.deepEqual(headingTexts(document.pages[1]?.blocks ?? []), ['Second slide title']);
+    const redbook = await parse('docling', 'redp5110_sampled.pdf');
+    const brochure = redbook.document.pages[1]?.blocks ?? [];
+    const headings = headingTexts(brochure);
+    for (const line of ['We build confident, satisfied clients', 'Who we are, some of what we do']) assert.ok(headings.includes(line), headings.join(' | '));
+    assert.equal(brochure.find((b) => b.text.startsWith('Global CoE engagements'))?.label, 'text');
+    assert.ok(!brochure.some((b) => b.label === 'footnote' && b.fontSize > 7), 'the 7-pt body is no footnote');
+  });
+
   test('"text set up or down an upright page is a slug, never a heading": the arXiv stamp in a paper\'s margin', async () => {
     const { document } = await parse('pages', 'arxiv-2408.02509.pdf');
     const headings = headingTexts(document.pages[0]?.blocks ?? []);

@@ -1,6 +1,6 @@
 // Page furniture: running heads and footers repeated across pages, page numbers, footnotes.
 import type { Block, Page } from '../document.ts';
-import { bodyStyle } from './headings.ts';
+import { bodyStyle, pageBodySize } from './headings.ts';
 
 /** Page headers and footers sit in the top or bottom 8% of the page… */
 const FURNITURE_ZONE = 0.08;
@@ -110,10 +110,13 @@ export function markFootnotes(pages: Page[]): Page[] {
   const body = bodyStyle(pages);
   if (!body) return pages;
   return pages.map((page) => {
-    const bodyBlocks = page.blocks.filter((b) => (b.label === 'text' || b.label === 'list_item' || b.label === 'table') && b.fontSize >= body.size * 0.95);
+    // spec (issue 41): smaller than the body of its own page — a brochure page bound in 7-pt type has
+    // its paragraphs and lists in that size, and its footnotes (if any) below it.
+    const size = Math.min(body.size, pageBodySize(page) ?? body.size);
+    const bodyBlocks = page.blocks.filter((b) => (b.label === 'text' || b.label === 'list_item' || b.label === 'table') && b.fontSize >= size * 0.95);
     const lowestBody = Math.min(...bodyBlocks.map((b) => b.bbox.b));
     const blocks = page.blocks.map((block) => {
-      const small = (block.label === 'text' || block.label === 'list_item') && !block.inPicture && block.fontSize <= body.size * 0.9;
+      const small = (block.label === 'text' || block.label === 'list_item') && !block.inPicture && block.fontSize <= size * 0.9;
       return small && block.bbox.t <= lowestBody + 1 && block.bbox.t < page.height / 2 ? { ...block, label: 'footnote' as const } : block;
     });
     return { ...page, blocks };

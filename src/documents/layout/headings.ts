@@ -96,6 +96,25 @@ function isStyledHeading(block: Block, body: BodyStyle, lines: number): boolean 
   return block.italic === true && !body.italic && /^[\p{Lu}\d]/u.test(text) && words >= 2 && words <= MAX_ITALIC_HEADING_WORDS;
 }
 
+/**
+ * spec (issue 41): a heading is set apart from the body of its own page. A page whose text is set in
+ * another size than the document's (a slide's 28-pt bullets, a brochure page bound into a manual in
+ * 7-pt type) has its own body: the size that holds the most of its text, when three blocks or more
+ * are set in it. Where the document's body is in its tables' cells, the cells stay the measure.
+ */
+const MIN_PAGE_BODY_BLOCKS = 3;
+const pageBodies = new WeakMap<Page, number | undefined>();
+export function pageBodySize(page: Page): number | undefined {
+  if (pageBodies.has(page)) return pageBodies.get(page);
+  const text = page.blocks.filter((b) => (b.label === 'text' || b.label === 'list_item') && !b.inPicture);
+  const size = dominant(text.map((b): [number, number] => [Math.round(b.fontSize * 2) / 2, b.text.length]));
+  const found = size !== undefined && text.filter((b) => Math.abs(b.fontSize - size) < 0.5).length >= MIN_PAGE_BODY_BLOCKS ? size : undefined;
+  pageBodies.set(page, found);
+  return found;
+}
+
+const bodySizeOn = (body: BodyStyle, page: Page | undefined) => (page === undefined || body.inCells ? undefined : pageBodySize(page)) ?? body.size;
+
 const turnedPages = new WeakMap<Page, boolean>();
 /**
  * A page whose text mostly runs up or down it (a slide printed sideways): its lines are counted across
@@ -144,7 +163,7 @@ export function isHeading(block: Block, body: BodyStyle, page?: Page): boolean {
   // lines), a field's label with its value ("Agency: Bureau of …", "Date of Incident: 01/09/2015") is a
   // field; and a larger line ending a sentence with its full stop is a filled-in answer, not a heading.
   if (isField(block) && page !== undefined && page.blocks.filter(isField).length >= MIN_FORM_FIELDS) return false;
-  const larger = block.fontSize >= body.size * SAME_SIZE && block.text.length <= MAX_HEADING_CHARS && lines <= 3 && !/\p{L}{2}\.$/u.test(block.text) && !CJK_SENTENCE_END.test(block.text);
+  const larger = block.fontSize >= bodySizeOn(body, page) * SAME_SIZE && block.text.length <= MAX_HEADING_CHARS && lines <= 3 && !/\p{L}{2}\.$/u.test(block.text) && !CJK_SENTENCE_END.test(block.text);
   // …a bold heading wrapped onto a second line of a narrow column is one too, when it stays short
   // (and is not an address or a phone number set in bold: no run of four digits).
   const boldLines = lines < 1 ? block.text.length <= MAX_BOLD_HEADING_CHARS : lines < 2.5 && block.text.length <= MAX_WRAPPED_BOLD_HEADING_CHARS && !/\d{4}/u.test(block.text);
