@@ -191,6 +191,23 @@ describe("headings measured against docling's own truth (issue 41, \"NID ≥ 0.9
     assert.ok(!brochure.some((b) => b.label === 'footnote' && b.fontSize > 7), 'the 7-pt body is no footnote');
   });
 
+  test('"a cover has one heading, its title" and "a title stands in the top half of its page": the Redbook\'s front cover — its tag lines and author names are title matter, and the series name set as a 70-pt logo at its foot is not the title', async () => {
+    const { document } = await parse('docling', 'redp5110_sampled.pdf');
+    const cover = document.pages[0]?.blocks ?? [];
+    assert.deepEqual(headingTexts(cover), ['Row and Column Access Control Support in IBM DB2 for i']);
+    assert.equal(cover.find((b) => b.label === 'title')?.text, 'Row and Column Access Control Support in IBM DB2 for i');
+    assert.equal(cover.find((b) => b.text === 'Redpaper')?.label, 'text');
+    assert.equal(cover.find((b) => b.text === 'ibm.com/redbooks')?.label, 'text', 'a web address is no heading');
+  });
+
+  test('"a heading wrapped onto a second line set a size smaller is one heading": the Redbook\'s back cover title in 33 and 30 pt', async () => {
+    const { document } = await parse('docling', 'redp5110_sampled.pdf');
+    const headings = headingTexts(document.pages[16]?.blocks ?? []);
+    assert.ok(headings.includes('Row and Column Access Control Support in IBM DB2 for i'), headings.join(' | '));
+    assert.ok(!headings.includes('Support in IBM DB2 for i'), headings.join(' | '));
+    assert.ok(!headings.includes('ibm.com/redbooks'), 'a web address is no heading');
+  });
+
   test('"text set up or down an upright page is a slug, never a heading": the arXiv stamp in a paper\'s margin', async () => {
     const { document } = await parse('pages', 'arxiv-2408.02509.pdf');
     const headings = headingTexts(document.pages[0]?.blocks ?? []);

@@ -71,6 +71,9 @@ const MAX_NUMBERED_HEADING_CHARS = 80;
 /** An italic heading at the body size is a few words. */
 const MAX_ITALIC_HEADING_WORDS = 8;
 
+/** A web address or mail address and nothing else: "https://…", "www.x.org", "ibm.com/redbooks", "info@x.com". */
+const WEB_ADDRESS = /^(?:(?:https?:\/\/|www\.)\S+|[\w-]+(?:\.[\w-]+)+\/\S*|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)$/iu;
+
 /** ". . . . 12" or "………": the leaders of a table of contents. */
 const DOT_LEADERS = /(?:\.\s?){4,}|…{2,}/u;
 
@@ -152,6 +155,8 @@ export function isHeading(block: Block, body: BodyStyle, page?: Page): boolean {
   if (block.text.replace(/[\s\p{P}\p{S}]/gu, '').length <= 2) return false;
   // A figure's or table's caption set in bold, and a table of contents' entry with its dot leaders, are no headings.
   if (isCaptionText(block.text) || DOT_LEADERS.test(block.text)) return false;
+  // spec (issue 41): a web or mail address alone ("ibm.com/redbooks", "www.pdfa.org") is a pointer, no heading.
+  if (WEB_ADDRESS.test(block.text.trim())) return false;
   // spec (issue 41): text set up or down an upright page (an arXiv stamp in the margin) is a slug, never a heading.
   const turned = isTurnedBlock(block);
   if (turned && page !== undefined && !isTurnedPage(page)) return false;
@@ -206,8 +211,14 @@ export function sectionNumber(block: Block): number | undefined {
   return match?.[1] ? Math.min(6, match[1].split('.').length) : undefined;
 }
 
+/**
+ * spec (issue 41): a title stands in the top half of its page — a larger word below it (a
+ * publisher's series name set as a logo at the foot of a cover, "Redpaper") is not the title.
+ */
+export const inUpperHalf = (block: Block, page: Page) => block.bbox.t > page.height / 2;
+
 export function largestOnFirstPage(page: Page | undefined, body: BodyStyle): Block | undefined {
-  const candidates = (page?.blocks ?? []).filter((b) => b.label === 'section_header' && b.fontSize >= body.size * 1.4);
+  const candidates = (page?.blocks ?? []).filter((b) => b.label === 'section_header' && b.fontSize >= body.size * 1.4 && inUpperHalf(b, page as Page));
   return candidates.reduce<Block | undefined>((big, b) => (!big || b.fontSize > big.fontSize ? b : big), undefined);
 }
 
@@ -234,4 +245,52 @@ export function demoteTitleMatter(page: Page, title: Block): void {
     block.label = 'text';
     delete block.level;
   }
+}
+
+/**
+ * spec (issue 41): a cover — a first page with no line at the body's size, everything on it set
+ * larger (or in pictures) — has one heading, its title: its tag lines, author names and series
+ * name are title matter.
+ */
+export function demoteCoverMatter(page: Page, title: Block, body: BodyStyle): void {
+  const bodyText = page.blocks.some((b) => (b.label === 'text' || b.label === 'list_item') && !b.inPicture && b.fontSize < body.size * SAME_SIZE);
+  if (bodyText) return;
+  for (const block of page.blocks) {
+    if (block === title || block.label !== 'section_header' || block.tag !== undefined) continue;
+    block.label = 'text';
+    delete block.level;
+  }
+}
+
+/**
+ * spec (issue 41): a heading wrapped onto a second line set a size smaller (a cover's "Row and Column
+ * Access Control" over "Support in IBM DB2 for i") is one heading: two heading lines one right under
+ * the other, starting at the same left edge, in the same weight and colour and a similar size, with
+ * no more than a line's gap between them and the first not ending like a sentence.
+ */
+export function joinWrappedHeadings(page: Page): Page {
+  const blocks: Block[] = [];
+  for (const block of page.blocks) {
+    const above = blocks.at(-1);
+    if (above !== undefined && wrapsOnto(above, block)) {
+      blocks[blocks.length - 1] = {
+        ...above,
+        text: `${above.text} ${block.text}`,
+        bbox: union([above.bbox, block.bbox]),
+        fontSize: Math.max(above.fontSize, block.fontSize),
+        level: Math.min(above.level ?? 6, block.level ?? 6),
+        lineBreaks: [above.text.length + 1],
+        lineHeight: Math.round((above.bbox.b - block.bbox.b) * 100) / 100,
+      };
+    } else blocks.push(block);
+  }
+  return blocks.length === page.blocks.length ? page : { ...page, blocks };
+}
+
+function wrapsOnto(above: Block, below: Block): boolean {
+  const heading = (b: Block) => b.label === 'section_header' && b.tag === undefined && b.lineBreaks === undefined && b.spans === undefined && b.marker === undefined;
+  if (!heading(above) || !heading(below) || above.bold !== below.bold || above.color !== below.color || !similarSize(above.fontSize, below.fontSize)) return false;
+  const size = Math.max(above.fontSize, below.fontSize);
+  const gap = above.bbox.b - below.bbox.t;
+  return Math.abs(above.bbox.l - below.bbox.l) <= 0.25 * size && gap >= -0.2 * size && gap <= 0.5 * size && !SENTENCE_END.test(above.text) && sectionNumber(below) === undefined && above.text.length + below.text.length <= MAX_HEADING_CHARS;
 }
