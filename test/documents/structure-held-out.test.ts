@@ -208,6 +208,21 @@ describe("headings measured against docling's own truth (issue 41, \"NID ≥ 0.9
     assert.ok(!headings.includes('ibm.com/redbooks'), 'a web address is no heading');
   });
 
+  test('"No running head, footer or page number as a heading anywhere in the corpus": a running foot beside a page number already found furniture goes with it — the Redbook\'s "Chapter 3. Row and Column Access Control" beside "27" is a page footer, not a footnote', async () => {
+    const { document, markdown } = await parse('docling', 'redp5110_sampled.pdf');
+    const foot = document.pages[11]?.blocks.find((b) => b.text === 'Chapter 3. Row and Column Access Control');
+    assert.equal(foot?.label, 'page_footer');
+    assert.ok(!markdown.split('\n').includes('Chapter 3. Row and Column Access Control'), 'left out of the Markdown');
+  });
+
+  test('"lines that repeat at the same place across pages" start in the head zone: the FDA guidance\'s running head "Contains Nonbinding Recommendations" on a portrait and a landscape page is a page header on both, no heading; a table\'s "Source: …" note is no heading', async () => {
+    const { document } = await parse('icdar2013', 'us-015.pdf');
+    for (const page of document.pages) assert.equal(page.blocks.find((b) => b.text === 'Contains Nonbinding Recommendations')?.label, 'page_header', `page ${page.pageNo}`);
+    const eurostat = await parse('icdar2013', 'eu-007.pdf');
+    const notes = eurostat.blocks.filter((b) => /^Source:/.test(b.text));
+    assert.ok(notes.length >= 3 && notes.every((b) => b.label !== 'section_header'), notes.map((b) => `${b.label}: ${b.text}`).join(' | '));
+  });
+
   test('"text set up or down an upright page is a slug, never a heading": the arXiv stamp in a paper\'s margin', async () => {
     const { document } = await parse('pages', 'arxiv-2408.02509.pdf');
     const headings = headingTexts(document.pages[0]?.blocks ?? []);

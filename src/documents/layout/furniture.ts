@@ -9,8 +9,10 @@ type FurnitureLabel = 'page_header' | 'page_footer';
 
 function furnitureZone(block: Block, page: Page): FurnitureLabel | undefined {
   if (block.label === 'table') return undefined;
-  if (block.bbox.b >= page.height * (1 - FURNITURE_ZONE)) return 'page_header';
-  if (block.bbox.t <= page.height * FURNITURE_ZONE) return 'page_footer';
+  // A line that starts in the zone (its top in the top 8%, or its bottom in the bottom 8%): a running
+  // head set 50 pt below the top of a landscape page is still the one set 50 pt below a portrait page's.
+  if (block.bbox.t >= page.height * (1 - FURNITURE_ZONE)) return 'page_header';
+  if (block.bbox.b <= page.height * FURNITURE_ZONE) return 'page_footer';
   return undefined;
 }
 
@@ -88,9 +90,12 @@ export function markPageNumbers(pages: Page[]): Page[] {
     const edge = (block: Block, side: 'top' | 'bottom') =>
       flow.every((other) => other === block || sameBand(other, block) || (side === 'top' ? other.bbox.t <= block.bbox.b + 1 : other.bbox.b >= block.bbox.t - 1));
     const labels = new Map<Block, 'page_header' | 'page_footer'>();
-    for (const block of flow) {
+    // A page number the repeats already found furniture still takes its running head or foot with it
+    // (spec, issue 41: "No running head, footer or page number as a heading anywhere in the corpus").
+    const known = page.blocks.filter((b) => (b.label === 'page_header' || b.label === 'page_footer') && PAGE_NUMBER.test(b.text.trim()));
+    for (const block of [...known, ...flow]) {
       if (!PAGE_NUMBER.test(block.text.trim())) continue;
-      const label = block.bbox.t < page.height / 4 && edge(block, 'bottom') ? 'page_footer' : block.bbox.b > (page.height * 3) / 4 && edge(block, 'top') ? 'page_header' : undefined;
+      const label = known.includes(block) ? (block.label as 'page_header' | 'page_footer') : block.bbox.t < page.height / 4 && edge(block, 'bottom') ? 'page_footer' : block.bbox.b > (page.height * 3) / 4 && edge(block, 'top') ? 'page_header' : undefined;
       if (!label) continue;
       labels.set(block, label);
       for (const other of flow) {

@@ -71,6 +71,9 @@ const MAX_NUMBERED_HEADING_CHARS = 80;
 /** An italic heading at the body size is a few words. */
 const MAX_ITALIC_HEADING_WORDS = 8;
 
+/** "Source: …", "Sources: …", "Note: …", "Notes: …": the note under a table or figure. */
+const SOURCE_NOTE = /^(?:sources?|notes?)\s*:\s*\S/iu;
+
 /** A web address or mail address and nothing else: "https://…", "www.x.org", "ibm.com/redbooks", "info@x.com". */
 const WEB_ADDRESS = /^(?:(?:https?:\/\/|www\.)\S+|[\w-]+(?:\.[\w-]+)+\/\S*|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)$/iu;
 
@@ -155,6 +158,8 @@ export function isHeading(block: Block, body: BodyStyle, page?: Page): boolean {
   if (block.text.replace(/[\s\p{P}\p{S}]/gu, '').length <= 2) return false;
   // A figure's or table's caption set in bold, and a table of contents' entry with its dot leaders, are no headings.
   if (isCaptionText(block.text) || DOT_LEADERS.test(block.text)) return false;
+  // A table's or figure's note of its source ("Source: Eurostaf, 1998", "Note: …") is no heading.
+  if (SOURCE_NOTE.test(block.text.trim())) return false;
   // spec (issue 41): a web or mail address alone ("ibm.com/redbooks", "www.pdfa.org") is a pointer, no heading.
   if (WEB_ADDRESS.test(block.text.trim())) return false;
   // spec (issue 41): text set up or down an upright page (an arXiv stamp in the margin) is a slug, never a heading.
