@@ -223,6 +223,20 @@ describe("headings measured against docling's own truth (issue 41, \"NID ≥ 0.9
     assert.ok(notes.length >= 3 && notes.every((b) => b.label !== 'section_header'), notes.map((b) => `${b.label}: ${b.text}`).join(' | '));
   });
 
+  test('"No running head, footer or page number as a heading" on a single page, where nothing repeats: the one-line blocks wholly inside the foot zone below the body are the running foot when the page number is down there too, or when the line holds the number itself', async () => {
+    const nsf = await parse('icdar2013', 'us-009.pdf');
+    for (const line of ['Prospective New Awardee Guide', 'June 2011']) assert.equal(nsf.blocks.find((b) => b.text === line)?.label, 'page_footer', line);
+    const gsa = await parse('icdar2013', 'us-011a.pdf');
+    const feet = gsa.blocks.filter((b) => /FY 2011 GSA/.test(b.text));
+    assert.ok(feet.length === 2 && feet.every((b) => b.label === 'page_footer'), feet.map((b) => `${b.label}: ${b.text}`).join(' | '));
+  });
+
+  test('"A figure\'s or table\'s caption … is no heading": an appendix table\'s "Table A-1. Summary of forecast assumptions to 2021" is a caption', async () => {
+    const { document } = await parse('icdar2013', 'us-019.pdf');
+    const caption = document.pages[0]?.blocks.find((b) => b.text.startsWith('Table A-1.'));
+    assert.equal(caption?.label, 'caption');
+  });
+
   test('"text set up or down an upright page is a slug, never a heading": the arXiv stamp in a paper\'s margin', async () => {
     const { document } = await parse('pages', 'arxiv-2408.02509.pdf');
     const headings = headingTexts(document.pages[0]?.blocks ?? []);

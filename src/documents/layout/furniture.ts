@@ -1,5 +1,6 @@
 // Page furniture: running heads and footers repeated across pages, page numbers, footnotes.
 import type { Block, Page } from '../document.ts';
+import { isCaptionText } from './captions.ts';
 import { bodyStyle, pageBodySize } from './headings.ts';
 
 /** Page headers and footers sit in the top or bottom 8% of the page… */
@@ -103,7 +104,33 @@ export function markPageNumbers(pages: Page[]): Page[] {
         if (other !== block && sameBand(other, block) && oneLine && other.label === 'text') labels.set(other, label);
       }
     }
+    for (const block of runningLines(page, flow, labels)) labels.set(block, 'page_footer');
     return { ...page, blocks: page.blocks.map((block) => (labels.has(block) ? { ...block, label: labels.get(block) ?? block.label } : block)) };
+  });
+}
+
+/** A footnote starts with its mark: a number or a symbol. */
+const FOOTNOTE_MARK = /^[\d*†‡§¶¹²³⁴⁵⁶⁷⁸⁹⁰]/u;
+/** "16 FY 2011 Annual Report", "Annual Report 47", "Appendix 5 Page 8 of 11": a foot line holding its page number. */
+const NUMBERED_FOOT = /^\d{1,4}\s+\p{L}|\p{L}\s+\d{1,4}$|\bpage\s+\d{1,4}(?:\s+of\s+\d{1,4})?\b/iu;
+
+/**
+ * spec (issue 41): "No running head, footer or page number as a heading anywhere in the corpus" — on a
+ * single page, where nothing repeats: the one-line blocks set wholly inside the foot zone, below all of
+ * the page's body, are its running foot when the page's number is down there too ("Prospective New
+ * Awardee Guide … June 2011" over "26"), or when the line holds the page number itself ("46 FY 2011
+ * Annual Report"). A line starting with a footnote mark is a footnote, and a caption stays a caption.
+ */
+function runningLines(page: Page, flow: Block[], labels: Map<Block, FurnitureLabel>): Block[] {
+  const zone = page.height * FURNITURE_ZONE;
+  const numberBelow = [...labels].some(([b, label]) => label === 'page_footer' && PAGE_NUMBER.test(b.text.trim())) || page.blocks.some((b) => b.label === 'page_footer' && PAGE_NUMBER.test(b.text.trim()));
+  const bodyAbove = (block: Block) => flow.every((other) => other === block || other.bbox.t <= zone || other.bbox.b >= block.bbox.t - 1);
+  return flow.filter((block) => {
+    if (labels.has(block) || block.label !== 'text' || block.bbox.t > zone || block.bbox.t - block.bbox.b > RUNNING_LINE * block.fontSize) return false;
+    const text = block.text.trim();
+    if (FOOTNOTE_MARK.test(text) && !NUMBERED_FOOT.test(text)) return false;
+    if (isCaptionText(text)) return false;
+    return bodyAbove(block) && (numberBelow || NUMBERED_FOOT.test(text));
   });
 }
 
