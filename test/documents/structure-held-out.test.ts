@@ -231,6 +231,14 @@ describe("headings measured against docling's own truth (issue 41, \"NID ≥ 0.9
     assert.ok(feet.length === 2 && feet.every((b) => b.label === 'page_footer'), feet.map((b) => `${b.label}: ${b.text}`).join(' | '));
   });
 
+  test('"a running line the repeats found furniture takes the rest of its band with it": ReportLab\'s user guide — the changing chapter title at the top right beside the constant "User Guide" is a page header, no heading', async () => {
+    const { document } = await parse('pages', 'reportlab-userguide.pdf');
+    for (const page of document.pages) {
+      const head = page.blocks.filter((b) => b.bbox.b >= page.height * 0.92 && b.text.trim() !== '');
+      assert.ok(head.length > 0 && head.every((b) => b.label === 'page_header'), `page ${page.pageNo}: ${head.map((b) => `${b.label}: ${b.text}`).join(' | ')}`);
+    }
+  });
+
   test('"A figure\'s or table\'s caption … is no heading": an appendix table\'s "Table A-1. Summary of forecast assumptions to 2021" is a caption', async () => {
     const { document } = await parse('icdar2013', 'us-019.pdf');
     const caption = document.pages[0]?.blocks.find((b) => b.text.startsWith('Table A-1.'));

@@ -91,11 +91,12 @@ export function markPageNumbers(pages: Page[]): Page[] {
     const edge = (block: Block, side: 'top' | 'bottom') =>
       flow.every((other) => other === block || sameBand(other, block) || (side === 'top' ? other.bbox.t <= block.bbox.b + 1 : other.bbox.b >= block.bbox.t - 1));
     const labels = new Map<Block, 'page_header' | 'page_footer'>();
-    // A page number the repeats already found furniture still takes its running head or foot with it
-    // (spec, issue 41: "No running head, footer or page number as a heading anywhere in the corpus").
-    const known = page.blocks.filter((b) => (b.label === 'page_header' || b.label === 'page_footer') && PAGE_NUMBER.test(b.text.trim()));
+    // A page number or running line the repeats already found furniture still takes the rest of its
+    // band with it — a running head's changing chapter title beside its constant "User Guide" (spec,
+    // issue 41: "No running head, footer or page number as a heading anywhere in the corpus").
+    const known = page.blocks.filter((b) => (b.label === 'page_header' || b.label === 'page_footer') && furnitureZone(b, page) !== undefined);
     for (const block of [...known, ...flow]) {
-      if (!PAGE_NUMBER.test(block.text.trim())) continue;
+      if (!known.includes(block) && !PAGE_NUMBER.test(block.text.trim())) continue;
       const label = known.includes(block) ? (block.label as 'page_header' | 'page_footer') : block.bbox.t < page.height / 4 && edge(block, 'bottom') ? 'page_footer' : block.bbox.b > (page.height * 3) / 4 && edge(block, 'top') ? 'page_header' : undefined;
       if (!label) continue;
       labels.set(block, label);
