@@ -200,6 +200,13 @@ describe("headings measured against docling's own truth (issue 41, \"NID ≥ 0.9
     assert.equal(cover.find((b) => b.text === 'ibm.com/redbooks')?.label, 'text', 'a web address is no heading');
   });
 
+  test('"above the title on page 1, a line set smaller than the title is its masthead": the Korean assembly report\'s series name and issue number over its title are no headings; its title and "1 들어가며" are', async () => {
+    const { document } = await parse('docling', 'normal_4pages.pdf');
+    const headings = headingTexts(document.pages[0]?.blocks ?? []);
+    assert.ok(!headings.some((t) => /제1695호|이슈와/u.test(t)), headings.join(' | '));
+    assert.ok(headings.some((t) => t.startsWith('코로나-19 관련 보험약관상')) && headings.some((t) => t.includes('들어가며')), headings.join(' | '));
+  });
+
   test('"a heading wrapped onto a second line set a size smaller is one heading": the Redbook\'s back cover title in 33 and 30 pt', async () => {
     const { document } = await parse('docling', 'redp5110_sampled.pdf');
     const headings = headingTexts(document.pages[16]?.blocks ?? []);

@@ -257,6 +257,19 @@ export function demoteTitleMatter(page: Page, title: Block): void {
  * larger (or in pictures) — has one heading, its title: its tag lines, author names and series
  * name are title matter.
  */
+/**
+ * spec (issue 41): above the title on page 1, a line set smaller than the title is its masthead — a
+ * series name, an issue number, a journal's name ("이슈와 논점", "제1695호", "Working Papers on
+ * Information Systems") — not a heading: the document's headings start at its title.
+ */
+export function demoteMasthead(page: Page, title: Block): void {
+  for (const block of page.blocks) {
+    if (block === title || block.label !== 'section_header' || block.tag !== undefined || block.bbox.b < title.bbox.t - 1 || block.fontSize >= title.fontSize) continue;
+    block.label = 'text';
+    delete block.level;
+  }
+}
+
 export function demoteCoverMatter(page: Page, title: Block, body: BodyStyle): void {
   const bodyText = page.blocks.some((b) => (b.label === 'text' || b.label === 'list_item') && !b.inPicture && b.fontSize < body.size * SAME_SIZE);
   if (bodyText) return;

@@ -3,7 +3,7 @@ import type { Block, ParsedDocument } from '../document.ts';
 import { attachCaptions } from './captions.ts';
 import { markContinuations } from './continuation.ts';
 import { markFootnotes, markFurniture, markPageNumbers } from './furniture.ts';
-import { asHeading, bodyStyle, demoteCoverMatter, demoteTitleMatter, inUpperHalf, isHeading, joinWrappedHeadings, largestOnFirstPage, levelsBySize, sectionNumber } from './headings.ts';
+import { asHeading, bodyStyle, demoteCoverMatter, demoteMasthead, demoteTitleMatter, inUpperHalf, isHeading, joinWrappedHeadings, largestOnFirstPage, levelsBySize, sectionNumber } from './headings.ts';
 import { SAME_SIZE } from './geometry.ts';
 import { shiftTaggedLevels, taggedTitle, untagged } from './tagged-roles.ts';
 
@@ -61,6 +61,7 @@ export function labelDocument(doc: ParsedDocument): ParsedDocument {
     if (labelled[0]) {
       demoteTitleMatter(labelled[0], title);
       demoteCoverMatter(labelled[0], title, body);
+      demoteMasthead(labelled[0], title);
     }
     shiftTaggedLevels(labelled, title);
   }
