@@ -252,6 +252,13 @@ describe("headings measured against docling's own truth (issue 41, \"NID ≥ 0.9
     assert.equal(caption?.label, 'caption');
   });
 
+  test('"a heading\'s subtitle belongs to the heading": on the Redbook\'s brochure page the italic line right under "DB2 for i Center of Excellence" is a paragraph; the bold title over it stays a heading', async () => {
+    const { document } = await parse('docling', 'redp5110_sampled.pdf');
+    const blocks = document.pages[1]?.blocks ?? [];
+    assert.equal(blocks.find((b) => b.text === 'Expert help to achieve your business requirements')?.label, 'text');
+    assert.ok(blocks.some((b) => b.label === 'section_header' && b.text === 'DB2 for i Center of Excellence' && b.fontSize > 18));
+  });
+
   test('"text set up or down an upright page is a slug, never a heading": the arXiv stamp in a paper\'s margin', async () => {
     const { document } = await parse('pages', 'arxiv-2408.02509.pdf');
     const headings = headingTexts(document.pages[0]?.blocks ?? []);

@@ -312,3 +312,22 @@ function wrapsOnto(above: Block, below: Block): boolean {
   const gap = above.bbox.b - below.bbox.t;
   return Math.abs(above.bbox.l - below.bbox.l) <= 0.25 * size && gap >= -0.2 * size && gap <= 0.5 * size && !SENTENCE_END.test(above.text) && sectionNumber(below) === undefined && above.text.length + below.text.length <= MAX_HEADING_CHARS;
 }
+
+/**
+ * spec (issue 41): a heading's subtitle — the line right under it (no more than half a line between),
+ * set smaller, in italic and not bold ("DB2 for i Center of Excellence" over "Expert help to achieve your
+ * business requirements") — belongs to the heading and opens no section of its own.
+ */
+export function demoteSubtitles(page: Page): Page {
+  let changed = false;
+  const blocks = page.blocks.map((block, i) => {
+    const above = page.blocks[i - 1];
+    if (above === undefined || block.label !== 'section_header' || block.tag !== undefined || (above.label !== 'section_header' && above.label !== 'title')) return block;
+    const gap = above.bbox.b - block.bbox.t;
+    if (!(block.italic === true && !block.bold && above.italic !== true && block.fontSize < above.fontSize / SAME_SIZE && gap >= -0.2 * block.fontSize && gap <= 0.5 * block.fontSize)) return block;
+    changed = true;
+    const { level: _level, ...rest } = block;
+    return { ...rest, label: 'text' as const };
+  });
+  return changed ? { ...page, blocks } : page;
+}

@@ -3,7 +3,7 @@ import type { Block, ParsedDocument } from '../document.ts';
 import { attachCaptions } from './captions.ts';
 import { markContinuations } from './continuation.ts';
 import { markFootnotes, markFurniture, markPageNumbers } from './furniture.ts';
-import { asHeading, bodyStyle, demoteCoverMatter, demoteMasthead, demoteTitleMatter, inUpperHalf, isHeading, joinWrappedHeadings, largestOnFirstPage, levelsBySize, sectionNumber } from './headings.ts';
+import { asHeading, bodyStyle, demoteCoverMatter, demoteMasthead, demoteSubtitles, demoteTitleMatter, inUpperHalf, isHeading, joinWrappedHeadings, largestOnFirstPage, levelsBySize, sectionNumber } from './headings.ts';
 import { SAME_SIZE } from './geometry.ts';
 import { shiftTaggedLevels, taggedTitle, untagged } from './tagged-roles.ts';
 
@@ -45,10 +45,10 @@ export function labelDocument(doc: ParsedDocument): ParsedDocument {
   const numbered = (depth: number | undefined) => (depth === undefined ? undefined : Math.min(6, depth + 1));
   const level = (block: Block) => numbered(sectionNumber(block) ?? numberedSizes.get(Math.round(block.fontSize * 2) / 2)) ?? bySize(block.fontSize);
   const labelled = pages.map((page) =>
-    joinWrappedHeadings({
+    demoteSubtitles(joinWrappedHeadings({
       ...page,
       blocks: page.blocks.map((b) => (guessed(b, page) ? asHeading(b, level(b)) : b)),
-    }),
+    })),
   );
   const topLevel = labelled.flatMap((page) => page.blocks.filter((b) => b.level === 1).map((block) => ({ page, block })));
   const [only] = topLevel;
