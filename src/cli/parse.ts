@@ -108,11 +108,11 @@ const doneLine = (result: Parsed) => `${result.input}: ${plural(result.pages, 'p
 /** What a file's row of the terminal's summary says it produced. */
 const producedText = (result: Parsed) => [...result.outputs, ...(result.pictures.length > 0 ? [`${plural(result.pictures.length, 'picture')} in ${path.dirname(result.pictures[0]!)}`] : [])].join(', ');
 
-/** --threads, else SIGNET_PARSE_THREADS, else the default: validated as the setting is. */
+/** --threads, else SIGNET_PARSE_THREADS, else the default (the cores but one, 1 to 4): validated as the setting is. */
 export async function threadsOf(option: string | undefined): Promise<number> {
-  const { parseThreadsFrom } = await import('../config/settings.ts');
+  const { DEFAULT_LOCAL_PARSE_THREADS, parseThreadsFrom } = await import('../config/settings.ts');
   try {
-    return parseThreadsFrom(option === undefined ? process.env : { SIGNET_PARSE_THREADS: option });
+    return parseThreadsFrom(option === undefined ? process.env : { SIGNET_PARSE_THREADS: option }, DEFAULT_LOCAL_PARSE_THREADS);
   } catch (error) {
     throw new Error(option === undefined ? (error as Error).message : `--threads: ${(error as Error).message.replace(/^SIGNET_PARSE_THREADS: /, '')}`);
   }
@@ -181,9 +181,13 @@ async function parseCommand(inputs: string[], o: ParseOptions): Promise<void> {
   });
   // Several files are parsed at once when there are more than one, sharing the reader processes
   // --threads allows (one file takes them all; many files take one each), so a batch of short
-  // files keeps the cores busy as a long document does (issue 31, item 4).
-  const together = Math.max(1, Math.min(threads, inputs.length));
+  // files keeps the cores busy as a long document does (issue 31, item 4). One file more than
+  // readers runs at once: this process lays one file out while the readers read the others, a file
+  // waiting for a reader another gave back rather than starting a process of its own.
+  const together = Math.max(1, Math.min(threads + 1, inputs.length));
   const perFile = Math.max(1, Math.floor(threads / together));
+  const { killSpareReader, limitReadersInUse } = await import('../documents/pdf/reader-client.ts');
+  limitReadersInUse(threads);
   const done: Array<FileSummary | undefined> = [];
   // Files finish in any order when several run at once; what is said of each is said in input order.
   let said = 0;
@@ -219,7 +223,6 @@ async function parseCommand(inputs: string[], o: ParseOptions): Promise<void> {
   };
   await Promise.all(Array.from({ length: together }, lane));
   results.push(...done.filter((r): r is FileSummary => r !== undefined));
-  const { killSpareReader } = await import('../documents/pdf/reader-client.ts');
   await killSpareReader();
   if (controller.signal.aborted) {
     progress.clear();
@@ -252,7 +255,7 @@ export function registerParseCommand(program: Command): void {
     .option('--lang <languages>', 'OCR languages, tesseract names joined by + (e.g. eng+chi_sim); default: English, and Chinese too when English reads poorly')
     .addOption(new Option('--furniture <mode>', 'page headers, footers and page numbers in the Markdown, HTML and text: drop (left out; the JSON keeps them under furniture) or keep').choices(['drop', 'keep']).default('drop'))
     .option('--no-pictures', 'do not cut the pictures out as PNG files (faster; their captions stay in the text)')
-    .option('--threads <n>', 'reader processes to use: a long file\'s pages, or several files, side by side (default: SIGNET_PARSE_THREADS, else the cores up to 4)')
+    .option('--threads <n>', 'reader processes to use: a long file\'s pages, or several files, side by side (default: SIGNET_PARSE_THREADS, else the cores but one, 1 to 4)')
     .option('--remote', 'parse on the server of signet login (POST /v1/convert/file, as the signed-in person); results written here as usual')
     .option('--json', 'print the summary as JSON')
     .addHelpText('after', `\nExample:\n  $ npx signet parse report.pdf scan.pdf --out parsed/    # parsed/report.md, parsed/report.json, parsed/report/pictures/\n  $ npx signet parse report.pdf --remote                  # on the server of signet login`)

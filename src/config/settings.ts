@@ -77,9 +77,21 @@ const optionalText = z
 export const DEFAULT_PARSE_THREADS = Math.min(4, availableParallelism());
 const parseThreadsSetting = wholeNumber('reader processes', 1, 64, DEFAULT_PARSE_THREADS);
 
-/** SIGNET_PARSE_THREADS alone, validated as in the settings: for `signet parse`, which reads no other setting. */
-export function parseThreadsFrom(env: Record<string, string | undefined>): number {
-  const parsed = parseThreadsSetting.safeParse(env.SIGNET_PARSE_THREADS === '' ? undefined : env.SIGNET_PARSE_THREADS);
+/**
+ * `signet parse`'s default when neither --threads nor SIGNET_PARSE_THREADS is given: a core is left to
+ * its own process, which lays the pages out (about half the CPU of a batch), so the readers and it
+ * fit the cores. A one-shot run also pays each reader's start and warm-up (its PDFium and JavaScript
+ * compiled by V8 again, ≈ 0.5–1 CPU-second per reader): on two cores, the 137 files of the docparse
+ * benchmark took 15–20 % less CPU with one reader than with two (docs/documents/benchmarks.md). A
+ * worker keeps its readers from task to task, so its default stays DEFAULT_PARSE_THREADS.
+ */
+export const DEFAULT_LOCAL_PARSE_THREADS = Math.max(1, Math.min(4, availableParallelism() - 1));
+
+/** SIGNET_PARSE_THREADS alone, validated as in the settings (else `fallback`): for `signet parse`, which reads no other setting. */
+export function parseThreadsFrom(env: Record<string, string | undefined>, fallback = DEFAULT_PARSE_THREADS): number {
+  const value = env.SIGNET_PARSE_THREADS === '' ? undefined : env.SIGNET_PARSE_THREADS;
+  if (value === undefined) return fallback;
+  const parsed = parseThreadsSetting.safeParse(value);
   if (!parsed.success) throw new SettingsError('SIGNET_PARSE_THREADS', parsed.error.issues[0]?.message ?? 'invalid');
   return parsed.data;
 }

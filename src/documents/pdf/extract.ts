@@ -129,6 +129,9 @@ export async function extractDocument(data: Uint8Array, options: ExtractOptions 
           // With OCR turned off a scan stays what it is, an image: its picture is cut like any other.
           if (scan) content.notes = [...(content.notes ?? []), `Page ${pageNo} has no text layer (it is an image, probably a scan) and OCR was turned off, so its text is missing from the result.`];
         }
+        // The last page is read (and drawn, if OCR read it): with no pictures to cut, the readers are given
+        // back before its layout, so another file of a batch is read meanwhile.
+        if (pageNo === last && !options.onPicture) reader.close();
         const page = layoutPage(content);
         page.textSource = content.textSource;
         if (content.fields) page.fields = labelFields(content.fields, content.runs);

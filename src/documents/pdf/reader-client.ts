@@ -102,7 +102,32 @@ const SPARES_KEPT = 3;
 
 const alive = (booting: Booting) => booting.child.exitCode === null && booting.child.signalCode === null;
 
-function take(heapMb: number): Booting {
+/**
+ * At most this many readers in use at once when set (`signet parse` sets it to its --threads): a file
+ * waits for a reader another file gave back instead of starting one more process. Unset (a worker,
+ * a server), every document gets its reader at once.
+ */
+let inUseLimit = Infinity;
+let inUse = 0;
+const waiting: Array<() => void> = [];
+
+/** Caps the readers in use at once (see inUseLimit). */
+export function limitReadersInUse(limit: number): void {
+  inUseLimit = Math.max(1, limit);
+}
+
+/** How many more readers may be taken now without waiting. */
+export const readersFree = () => Math.max(0, inUseLimit - inUse);
+
+/** A reader was given back (kept or killed): the next file waiting for one takes it. */
+function given(): void {
+  inUse -= 1;
+  waiting.shift()?.();
+}
+
+async function take(heapMb: number): Promise<Booting> {
+  while (inUse >= inUseLimit) await new Promise<void>((resolve) => waiting.push(resolve));
+  inUse += 1;
   let taken: Booting | undefined;
   while (!taken && spares.length > 0) {
     const candidate = spares.pop()!;
@@ -179,7 +204,7 @@ export class PdfReader {
   /** Starts a reader process on the PDF at `path`; throws NotAPdfError / UnreadablePdfError for bad files. */
   static async open(path: string, limits: ReaderLimits = DEFAULT_READER_LIMITS, signal?: AbortSignal, password?: string): Promise<PdfReader> {
     const heapMb = heapMbFor(limits);
-    const { child, ready: booted } = take(heapMb);
+    const { child, ready: booted } = await take(heapMb);
     const reader = new PdfReader(child, limits, 0);
     try {
       if (!(await booted)) throw new UnreadablePdfError('The PDF reader could not be started; try again, or ask the operator to check the worker.');
@@ -213,6 +238,7 @@ export class PdfReader {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    given();
     const running = this.child.exitCode === null && this.child.signalCode === null && this.child.connected;
     if (running && !this.failed && (residentBytesNow(this.child.pid ?? 0) ?? Infinity) < REUSE_BELOW_BYTES) {
       this.child.send({ close: true });

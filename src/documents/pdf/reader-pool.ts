@@ -5,7 +5,7 @@
 // the caller still takes them in order. A short document (fewer than PAGES_PER_EXTRA_READER pages per
 // extra reader) is read by one reader: starting a process costs more than it saves there.
 import type { OutlineEntry } from '../layout/structure-tree.ts';
-import { PdfReader, type ReaderLimits } from './reader-client.ts';
+import { PdfReader, readersFree, type ReaderLimits } from './reader-client.ts';
 import type { ReadPage } from './reader.ts';
 import type { RenderedImage, RenderRequest } from './render.ts';
 
@@ -37,7 +37,8 @@ export class ReaderPool {
 
   static async open(file: string, options: PoolOptions): Promise<ReaderPool> {
     const first = await PdfReader.open(file, options.limits, options.signal, options.password);
-    const extra = readersFor(first.pages, options.threads) - 1;
+    // Extra readers only where they need not wait for one (a capped batch keeps its readers for other files).
+    const extra = Math.min(readersFor(first.pages, options.threads) - 1, readersFree());
     const opened = await Promise.allSettled(Array.from({ length: extra }, () => PdfReader.open(file, options.limits, options.signal, options.password)));
     const readers = [first, ...opened.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []))];
     const failed = opened.find((o): o is PromiseRejectedResult => o.status === 'rejected');
