@@ -1,12 +1,12 @@
-// Roles by style: the body text's style, headings and their levels, the title and its title matter.
+// Roles by style: the body text's style, headings and their levels (the title page's rules are in title-page.ts).
 import type { Block, Page } from '../document.ts';
 import { numberedHeadingLine } from './blocks.ts';
 import { isCaptionText } from './captions.ts';
-import { dominant, LINE_PITCH, SAME_SIZE, similarSize, union } from './geometry.ts';
+import { dominant, LINE_PITCH, SAME_SIZE, similarSize } from './geometry.ts';
 import { isTurnedBlock } from './turned.ts';
 
 /** Headings are short: a larger-font block of more than this many characters is a lead paragraph. */
-const MAX_HEADING_CHARS = 150;
+export const MAX_HEADING_CHARS = 150;
 const MAX_BOLD_HEADING_CHARS = 100;
 const MAX_WRAPPED_BOLD_HEADING_CHARS = 60;
 
@@ -55,7 +55,7 @@ const SELF_EVIDENT_NUMBER = [
   /^제\s?\d{1,2}\s?[장절조편]/u,
 ];
 const LIST_LIKE_NUMBER = [/^\(\d{1,2}\)\s*[\p{Lu}\p{Lo}「『“"]/u, /^\d{1,2}\.?\s+[\p{Lu}\p{Lo}]/u, /^(?:[A-H]|[IVX]{1,4})\.\s+\p{Lu}/u];
-const SENTENCE_END = /[.,;:!?。，；：！？]$/u;
+export const SENTENCE_END = /[.,;:!?。，；：！？]$/u;
 /** "Label: value": a label of a few words without digits (a numbered "Chapter 3: …" is a heading), a colon, then the value. */
 const FIELD_WITH_VALUE = /^[\p{L}][\p{L}'’()/ -]{0,40}(?<!\s):\s+\S/u;
 const isField = (block: Block) => block.marker === undefined && FIELD_WITH_VALUE.test(block.text);
@@ -214,120 +214,4 @@ export function sectionNumber(block: Block): number | undefined {
   const text = block.marker === undefined ? block.text : `${block.marker} ${block.text}`;
   const match = /^(\d{1,2}(?:\.\d{1,2}){0,5})\.?\s+\p{L}/u.exec(text);
   return match?.[1] ? Math.min(6, match[1].split('.').length) : undefined;
-}
-
-/**
- * spec (issue 41): a title stands in the top half of its page — a larger word below it (a
- * publisher's series name set as a logo at the foot of a cover, "Redpaper") is not the title.
- */
-export const inUpperHalf = (block: Block, page: Page) => block.bbox.t > page.height / 2;
-
-export function largestOnFirstPage(page: Page | undefined, body: BodyStyle): Block | undefined {
-  const candidates = (page?.blocks ?? []).filter((b) => b.label === 'section_header' && b.fontSize >= body.size * 1.4 && inUpperHalf(b, page as Page));
-  return candidates.reduce<Block | undefined>((big, b) => (!big || b.fontSize > big.fontSize ? b : big), undefined);
-}
-
-/**
- * Below the title and before the first real section, the centred author, address and date lines
- * of a title page are set larger than the body but are not headings: a bold, numbered or
- * left-aligned heading ends the title matter.
- */
-export function demoteTitleMatter(page: Page, title: Block): void {
-  // Centred on the text area (margins need not be equal), not necessarily on the paper.
-  const area = union(page.blocks.map((b) => b.bbox));
-  const middle = (area.l + area.r) / 2;
-  // …or on the title itself, where the title page is set off-centre (a binding offset).
-  const centre = (b: Block) => (b.bbox.l + b.bbox.r) / 2;
-  const indented = (b: Block) => b.bbox.l > area.l + page.width * 0.02;
-  const onAxis = (b: Block) => Math.abs(centre(b) - middle) < page.width * 0.04 || (indented(b) && Math.abs(centre(b) - centre(title)) < page.width * 0.02);
-  const centred = (b: Block) => onAxis(b) && b.bbox.r - b.bbox.l < (area.r - area.l) * 0.9;
-  for (const block of page.blocks) {
-    if (block === title || block.bbox.t > title.bbox.b + 1) continue;
-    if (block.label !== 'section_header') continue;
-    // A title set in bold makes bold title matter (author, affiliation) possible; under a regular
-    // title a bold centred line ("Abstract") is the first heading.
-    if ((block.bold && !title.bold) || sectionNumber(block) !== undefined || !centred(block)) break;
-    block.label = 'text';
-    delete block.level;
-  }
-}
-
-/**
- * spec (issue 41): a cover — a first page with no line at the body's size, everything on it set
- * larger (or in pictures) — has one heading, its title: its tag lines, author names and series
- * name are title matter.
- */
-/**
- * spec (issue 41): above the title on page 1, a line set smaller than the title is its masthead — a
- * series name, an issue number, a journal's name ("이슈와 논점", "제1695호", "Working Papers on
- * Information Systems") — not a heading: the document's headings start at its title.
- */
-export function demoteMasthead(page: Page, title: Block): void {
-  for (const block of page.blocks) {
-    if (block === title || block.label !== 'section_header' || block.tag !== undefined || block.bbox.b < title.bbox.t - 1 || block.fontSize >= title.fontSize) continue;
-    block.label = 'text';
-    delete block.level;
-  }
-}
-
-export function demoteCoverMatter(page: Page, title: Block, body: BodyStyle): void {
-  const bodyText = page.blocks.some((b) => (b.label === 'text' || b.label === 'list_item') && !b.inPicture && b.fontSize < body.size * SAME_SIZE);
-  if (bodyText) return;
-  for (const block of page.blocks) {
-    if (block === title || block.label !== 'section_header' || block.tag !== undefined) continue;
-    block.label = 'text';
-    delete block.level;
-  }
-}
-
-/**
- * spec (issue 41): a heading wrapped onto a second line set a size smaller (a cover's "Row and Column
- * Access Control" over "Support in IBM DB2 for i") is one heading: two heading lines one right under
- * the other, starting at the same left edge, in the same weight and colour and a similar size, with
- * no more than a line's gap between them and the first not ending like a sentence.
- */
-export function joinWrappedHeadings(page: Page): Page {
-  const blocks: Block[] = [];
-  for (const block of page.blocks) {
-    const above = blocks.at(-1);
-    if (above !== undefined && wrapsOnto(above, block)) {
-      blocks[blocks.length - 1] = {
-        ...above,
-        text: `${above.text} ${block.text}`,
-        bbox: union([above.bbox, block.bbox]),
-        fontSize: Math.max(above.fontSize, block.fontSize),
-        level: Math.min(above.level ?? 6, block.level ?? 6),
-        lineBreaks: [above.text.length + 1],
-        lineHeight: Math.round((above.bbox.b - block.bbox.b) * 100) / 100,
-      };
-    } else blocks.push(block);
-  }
-  return blocks.length === page.blocks.length ? page : { ...page, blocks };
-}
-
-function wrapsOnto(above: Block, below: Block): boolean {
-  const heading = (b: Block) => b.label === 'section_header' && b.tag === undefined && b.lineBreaks === undefined && b.spans === undefined && b.marker === undefined;
-  if (!heading(above) || !heading(below) || above.bold !== below.bold || above.color !== below.color || !similarSize(above.fontSize, below.fontSize)) return false;
-  const size = Math.max(above.fontSize, below.fontSize);
-  const gap = above.bbox.b - below.bbox.t;
-  return Math.abs(above.bbox.l - below.bbox.l) <= 0.25 * size && gap >= -0.2 * size && gap <= 0.5 * size && !SENTENCE_END.test(above.text) && sectionNumber(below) === undefined && above.text.length + below.text.length <= MAX_HEADING_CHARS;
-}
-
-/**
- * spec (issue 41): a heading's subtitle — the line right under it (no more than half a line between),
- * set smaller, in italic and not bold ("DB2 for i Center of Excellence" over "Expert help to achieve your
- * business requirements") — belongs to the heading and opens no section of its own.
- */
-export function demoteSubtitles(page: Page): Page {
-  let changed = false;
-  const blocks = page.blocks.map((block, i) => {
-    const above = page.blocks[i - 1];
-    if (above === undefined || block.label !== 'section_header' || block.tag !== undefined || (above.label !== 'section_header' && above.label !== 'title')) return block;
-    const gap = above.bbox.b - block.bbox.t;
-    if (!(block.italic === true && !block.bold && above.italic !== true && block.fontSize < above.fontSize / SAME_SIZE && gap >= -0.2 * block.fontSize && gap <= 0.5 * block.fontSize)) return block;
-    changed = true;
-    const { level: _level, ...rest } = block;
-    return { ...rest, label: 'text' as const };
-  });
-  return changed ? { ...page, blocks } : page;
 }

@@ -3,7 +3,9 @@ import type { Block, ParsedDocument } from '../document.ts';
 import { attachCaptions } from './captions.ts';
 import { markContinuations } from './continuation.ts';
 import { markFootnotes, markFurniture, markPageNumbers } from './furniture.ts';
-import { asHeading, bodyStyle, demoteCoverMatter, demoteMasthead, demoteSubtitles, demoteTitleMatter, inUpperHalf, isHeading, joinWrappedHeadings, largestOnFirstPage, levelsBySize, sectionNumber } from './headings.ts';
+import { demoteSubtitles, joinWrappedHeadings } from './heading-groups.ts';
+import { asHeading, bodyStyle, isHeading, levelsBySize, sectionNumber } from './headings.ts';
+import { demoteCoverMatter, demoteMasthead, demoteTitleMatter, inUpperHalf, largestOnFirstPage } from './title-page.ts';
 import { SAME_SIZE } from './geometry.ts';
 import { shiftTaggedLevels, taggedTitle, untagged } from './tagged-roles.ts';
 
