@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { runDocparse } from '../../src/documents/parse.ts';
+import { furnitureHeadings } from '../../bench/docparse/furniture-headings.ts';
 import { tableGrid } from '../helpers/table-grid.ts';
 
 const corpus = (set: string, file: string) => readFileSync(path.join(import.meta.dirname, '..', '..', 'bench', 'docparse', 'public', set, file));
@@ -225,6 +226,8 @@ describe("headings measured against docling's own truth (issue 41, \"NID ≥ 0.9
   test('"lines that repeat at the same place across pages" start in the head zone: the FDA guidance\'s running head "Contains Nonbinding Recommendations" on a portrait and a landscape page is a page header on both, no heading; a table\'s "Source: …" note is no heading', async () => {
     const { document } = await parse('icdar2013', 'us-015.pdf');
     for (const page of document.pages) assert.equal(page.blocks.find((b) => b.text === 'Contains Nonbinding Recommendations')?.label, 'page_header', `page ${page.pageNo}`);
+    const { markdown } = await parse('icdar2013', 'us-015.pdf');
+    assert.deepEqual(furnitureHeadings(markdown), [], 'the benchmark\'s check finds no heading repeated on both pages');
     const eurostat = await parse('icdar2013', 'eu-007.pdf');
     const notes = eurostat.blocks.filter((b) => /^Source:/.test(b.text));
     assert.ok(notes.length >= 3 && notes.every((b) => b.label !== 'section_header'), notes.map((b) => `${b.label}: ${b.text}`).join(' | '));
