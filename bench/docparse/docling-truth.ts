@@ -16,27 +16,97 @@ import { PUBLIC_CORPUS } from './public-corpus.ts';
 
 type Ref = { $ref: string };
 type Prov = { page_no: number };
-type Item = { self_ref: string; label: string; text?: string; level?: number; prov?: Prov[]; children?: Ref[]; captions?: Ref[]; content_layer?: string; enumerated?: boolean; marker?: string; data?: TableData; name?: string };
+type Item = { self_ref: string; label: string; text?: string; level?: number; prov?: Prov[]; children?: Ref[]; captions?: Ref[]; footnotes?: Ref[]; content_layer?: string; enumerated?: boolean; marker?: string; data?: TableData; name?: string };
 type TableCell = { text: string; start_row_offset_idx: number; end_row_offset_idx: number; start_col_offset_idx: number; end_col_offset_idx: number; column_header?: boolean };
 type TableData = { table_cells: TableCell[]; num_rows: number; num_cols: number };
 type DoclingJson = { body: Item; furniture: Item; texts: Item[]; tables: Item[]; pictures: Item[]; groups: Item[]; key_value_items?: Item[]; form_items?: Item[] };
 
 const escapeHtml = (text: string) => text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] ?? c);
 
-/** A docling table as an HTML table, each cell once with its spans (the JSON's cells, not the Markdown export's repeated text). */
+/**
+ * A docling table as an HTML table, each cell once with its spans (the JSON's cells, not the Markdown
+ * export's repeated text), laid on its grid as docling-core's `TableData.grid` and `export_to_html`
+ * lay it: a position no cell covers (the JSON lists only the cells that were found, an empty one is
+ * often left out) is an empty `<td>`, so the cells after it keep their columns.
+ */
 function tableHtml(data: TableData): string {
+  const covered = (r: number, c: number) => data.table_cells.some((x) => x.start_row_offset_idx <= r && r < x.end_row_offset_idx && x.start_col_offset_idx <= c && c < x.end_col_offset_idx);
   const rows: string[] = [];
   for (let r = 0; r < data.num_rows; r += 1) {
-    const cells = data.table_cells.filter((c) => c.start_row_offset_idx === r).sort((a, b) => a.start_col_offset_idx - b.start_col_offset_idx);
-    const tds = cells.map((c) => {
-      const colspan = c.end_col_offset_idx - c.start_col_offset_idx;
-      const rowspan = c.end_row_offset_idx - c.start_row_offset_idx;
-      const tag = c.column_header ? 'th' : 'td';
-      return `<${tag}${colspan > 1 ? ` colspan="${colspan}"` : ''}${rowspan > 1 ? ` rowspan="${rowspan}"` : ''}>${escapeHtml(c.text.replace(/\s+/g, ' ').trim())}</${tag}>`;
-    });
+    const tds: string[] = [];
+    for (let c = 0; c < data.num_cols; c += 1) {
+      const cell = data.table_cells.find((x) => x.start_row_offset_idx === r && x.start_col_offset_idx === c);
+      if (!cell) {
+        if (!covered(r, c)) tds.push('<td></td>');
+        continue;
+      }
+      const colspan = cell.end_col_offset_idx - cell.start_col_offset_idx;
+      const rowspan = cell.end_row_offset_idx - cell.start_row_offset_idx;
+      const tag = cell.column_header ? 'th' : 'td';
+      tds.push(`<${tag}${colspan > 1 ? ` colspan="${colspan}"` : ''}${rowspan > 1 ? ` rowspan="${rowspan}"` : ''}>${escapeHtml(cell.text.replace(/\s+/g, ' ').trim())}</${tag}>`);
+    }
     rows.push(`<tr>${tds.join('')}</tr>`);
   }
   return ['<table>', ...rows, '</table>'].join('\n');
+}
+
+/** A pipe-table row's cells (docling's Markdown export: `| a | b |`, no escaped pipes in its tables). */
+const pipeCells = (line: string) => line.trim().replace(/^\|/, '').replace(/\|$/, '').split('|').map((c) => c.trim());
+const isPipeRow = (line: string) => line.trim().startsWith('|');
+const isSeparator = (line: string) => pipeCells(line).every((c) => /^:?-+:?$/.test(c));
+
+/**
+ * A table of docling's Markdown export back as the JSON holds it: the export writes a spanning cell's
+ * text in every position it covers, so a rectangle of one non-empty text (grown right, then down while
+ * every position of the next row matches) is one cell with its spans; the first row is the header.
+ */
+export function pipeTableHtml(lines: string[]): string {
+  const grid = lines.filter((l) => !isSeparator(l)).map(pipeCells);
+  const taken = grid.map((row) => row.map(() => false));
+  const rows = grid.map((row, r) => {
+    const tds: string[] = [];
+    for (let c = 0; c < row.length; c += 1) {
+      if (taken[r]?.[c]) continue;
+      const text = row[c] ?? '';
+      let cols = 1;
+      while (text !== '' && row[c + cols] === text && !taken[r]?.[c + cols]) cols += 1;
+      let rowsDown = 1;
+      while (text !== '' && grid[r + rowsDown] !== undefined && Array.from({ length: cols }, (_, k) => grid[r + rowsDown]?.[c + k]).every((t, k) => t === text && !taken[r + rowsDown]?.[c + k])) rowsDown += 1;
+      for (let y = r; y < r + rowsDown; y += 1) {
+        const row = taken[y];
+        for (let x = c; x < c + cols; x += 1) if (row) row[x] = true;
+      }
+      const tag = r === 0 ? 'th' : 'td';
+      tds.push(`<${tag}${cols > 1 ? ` colspan="${cols}"` : ''}${rowsDown > 1 ? ` rowspan="${rowsDown}"` : ''}>${escapeHtml(text)}</${tag}>`);
+    }
+    return `<tr>${tds.join('')}</tr>`;
+  });
+  return ['<table>', ...rows, '</table>'].join('\n');
+}
+
+/**
+ * docling's Markdown export as the JSON would be rendered here: tables with their spans (above); a
+ * picture's own data — right after its `<!-- image -->`, a table, or a one-line label and a table
+ * (its classification, "Bar chart", and its chart data, which the JSON keeps in the picture's `meta`)
+ * — left out, as a picture's words are left out of the JSON's rendering.
+ */
+export function doclingMarkdownTruth(markdown: string): string {
+  const blocks = markdown.trim().split(/\n{2,}/);
+  const isTable = (block: string | undefined) => {
+    const lines = (block ?? '').split('\n');
+    return lines.length >= 2 && lines.every(isPipeRow) && isSeparator(lines[1] ?? '');
+  };
+  const out: string[] = [];
+  for (let i = 0; i < blocks.length; i += 1) {
+    const block = blocks[i] ?? '';
+    if (block.trim() === '<!-- image -->') {
+      if (isTable(blocks[i + 1])) i += 1;
+      else if (!(blocks[i + 1] ?? '').includes('\n') && isTable(blocks[i + 2])) i += 2;
+      continue;
+    }
+    out.push(isTable(block) ? pipeTableHtml(block.split('\n')) : block);
+  }
+  return out.join('\n\n');
 }
 
 /** The JSON rendered page by page, the way docling's Markdown export renders it (furniture and pictures left out, captions kept). */
@@ -80,7 +150,27 @@ export function doclingPages(doc: DoclingJson): Map<number, string[]> {
       case 'document_index': {
         for (const caption of (item.captions ?? []).map((c) => byRef(c.$ref)).filter((c): c is Item => c !== undefined)) walk(caption, undefined);
         if (item.data && item.data.table_cells.length > 0) put(item, tableHtml(item.data));
-        break;
+        // A rich cell's lists, paragraphs and nested tables are the table's children: docling's exports
+        // write them inside their cells (their words are in the cell's text), never again after the
+        // table. Its footnotes (children too) follow it, as printed.
+        const inside = (child: Item): void => {
+          done.add(child.self_ref);
+          for (const c of child.children ?? []) {
+            const grand = byRef(c.$ref);
+            if (grand) inside(grand);
+          }
+        };
+        const footnotes = (item.footnotes ?? []).map((c) => byRef(c.$ref)).filter((c): c is Item => c !== undefined);
+        children.filter((c) => !footnotes.includes(c)).forEach(inside);
+        for (const footnote of footnotes) walk(footnote, undefined);
+        return;
+      }
+      case 'inline': {
+        // An inline group (a paragraph whose runs differ in style) is one paragraph, as docling's exports write it.
+        const words = children.map((c) => (c.text ?? '').trim()).filter((t) => t !== '');
+        for (const child of children) done.add(child.self_ref);
+        if (words.length > 0) put({ ...item, prov: item.prov ?? children.find((c) => c.prov)?.prov }, words.join(' '));
+        return;
       }
       case 'picture':
       case 'chart': {
@@ -124,9 +214,10 @@ if (import.meta.main) {
     if (!second) continue;
     const text = execFileSync('git', ['--git-dir', gitDir, 'show', `${commit}:${second.path}`], { maxBuffer: 256 * 2 ** 20 }).toString('utf8');
     const source = `${second.repo} ${second.path} at ${second.commit.slice(0, 7)}`;
-    // Where docling publishes only the Markdown (its JSON is too large for the stored clone), that file is the truth of the whole document.
+    // Where docling publishes only the Markdown (its JSON is too large for the stored clone), that file is the truth of the whole document,
+    // its tables' spans and its pictures' data read back as the JSON holds them.
     const truth = second.path.endsWith('.md')
-      ? `<!-- docling's ground truth, copied from ${source}; not corrected -->\n\n<!-- page 1 -->\n\n${text.trim()}\n`
+      ? `<!-- docling's ground truth, read from ${source} by bench/docparse/docling-truth.ts (doclingMarkdownTruth: spans and the picture's data as the JSON holds them); not corrected -->\n\n<!-- page 1 -->\n\n${doclingMarkdownTruth(text)}\n`
       : doclingTruthMarkdown(JSON.parse(text) as DoclingJson, entry.pages, second.pages, second.whole === true, source);
     writeFileSync(path.join(PUBLIC_CORPUS, 'docling', `${entry.id}.docling.md`), truth);
     process.stdout.write(`${entry.id}: ${second.path}\n`);

@@ -7,6 +7,7 @@
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
+import { furnitureHeadings } from './furniture-headings.ts';
 import { markdownPages } from './score.ts';
 import { publicDocuments, type PublicDocument } from './public-corpus.ts';
 import { tesseractMissing } from '../../test/helpers/scans.ts';
@@ -129,10 +130,13 @@ export async function publicBenchmark(options: PublicOptions): Promise<void> {
     const secondMd = secondPages.length > 0 ? twoTruthTable(pages, secondPages, engines) : '';
     const timeMd = timingTable(timings, engines);
     const worst = `${worstPages(pages, 'nid')}\n\n${worstPages(pages, 'teds')}\n\n${worstPages(pages, 'mhs')}`;
+    // Issue 41: "No running head, footer or page number as a heading anywhere in the corpus".
+    const furniture = docs.flatMap((doc) => furnitureHeadings(textLayer.runs.signet?.outputs.get(batchName(doc)) ?? scans.runs.signet?.outputs.get(batchName(doc)) ?? '').map((h) => `- ${doc.set}/${doc.id}: "${h.text}" — ${h.why === 'repeated' ? `a heading on pages ${h.pages.join(', ')}` : `a page number as a heading (p. ${h.pages.join(', ')})`}`));
+    const furnitureMd = `Headings in Signet's Markdown that come back on two pages or more of a document (digits as placeholders), or are only a page number — where a running head, footer or page number left as a heading would show (issue 41; bench/docparse/furniture-headings.ts; the corpus notes judge each): ${furniture.length}${furniture.length > 0 ? `\n\n${furniture.join('\n')}` : ''}`;
     const worstSecond = secondPages.length > 0 ? (['nid', 'teds', 'mhs'] as const).map((key) => worstPages(secondPages, key, 8, "docling's truth")).join('\n\n') : '';
     const failed = engines.flatMap((e) => (failures[e] ?? []).map((f) => `- ${e}: ${f}`)).join('\n');
     const skippedMd = [...skipped.map((s) => `- skipped: ${s.engine} — ${s.reason}`), ...malformed.map((m) => `- skipped: ${m}`)].join('\n');
-    process.stdout.write(`\n${scoreMd}\n\n${secondMd}\n\n${timeMd}\n\n${worst}\n\n${worstSecond}\n${failed ? `\n${failed}\n` : ''}${skippedMd ? `\n${skippedMd}\n` : ''}`);
+    process.stdout.write(`\n${scoreMd}\n\n${secondMd}\n\n${timeMd}\n\n${worst}\n\n${worstSecond}\n\n${furnitureMd}\n${failed ? `\n${failed}\n` : ''}${skippedMd ? `\n${skippedMd}\n` : ''}`);
 
     const subset = options.sets !== undefined || options.only !== undefined;
     if (subset && !options.out) {
@@ -162,6 +166,7 @@ export async function publicBenchmark(options: PublicOptions): Promise<void> {
       commandLines,
       worst,
       ...(worstSecond ? [worstSecond] : []),
+      furnitureMd,
       ...(failed ? [failed] : []),
       ...(skippedMd ? [skippedMd] : []),
     ].join('\n\n');

@@ -2,10 +2,10 @@
 import type { BoundingBox, Page } from '../document.ts';
 
 /** "Table 2:", "Figure 3.", "Fig. 1", "表 1", "图 2": how captions start. */
-// The label's number ("7-26", "2.1", "IV", "3b") is followed by punctuation, a capitalised word or
+// The label's number ("7-26", "2.1", "IV", "3b", an appendix's "A-1" or a supplement's "S2") is followed by punctuation, a capitalised word or
 // nothing: "Table 2-2 Comparison of …" is a caption, "Table 2-2 shows a comparison …" a sentence.
 // (No i flag: with it \p{Lu} would match any letter.)
-const CAPTION = /^(?:(?:[Tt]able|TABLE|[Tt]ab\.|[Ff]igure|FIGURE|[Ff]ig\.|[Ll]isting|[Cc]hart|[Ee]xhibit)\s*(?:[\dIVX]+(?:[-.–]\d+)*[a-z]?)(?:\s*[.:](?:\s|$)|\s*[—–]|\s+-\s|\s+\p{Lu}|\s*$)|[表图圖]\s*\d+)/u;
+const CAPTION = /^(?:(?:[Tt]able|TABLE|[Tt]ab\.|[Ff]igure|FIGURE|[Ff]ig\.|[Ll]isting|[Cc]hart|[Ee]xhibit)\s*(?:(?:[A-Z][-.–]?)?[\dIVX]+(?:[-.–]\d+)*[a-z]?)(?:\s*[.:](?:\s|$)|\s*[—–]|\s+-\s|\s+\p{Lu}|\s*$)|[表图圖]\s*\d+)/u;
 
 /** Whether a text starts the way captions do ("Figure 1.", "Table 2:", "图 3"). */
 export const isCaptionText = (text: string) => CAPTION.test(text.trim());

@@ -1,6 +1,7 @@
 // Page furniture: running heads and footers repeated across pages, page numbers, footnotes.
 import type { Block, Page } from '../document.ts';
-import { bodyStyle } from './headings.ts';
+import { isCaptionText } from './captions.ts';
+import { bodyStyle, pageBodySize } from './headings.ts';
 
 /** Page headers and footers sit in the top or bottom 8% of the page… */
 const FURNITURE_ZONE = 0.08;
@@ -9,8 +10,10 @@ type FurnitureLabel = 'page_header' | 'page_footer';
 
 function furnitureZone(block: Block, page: Page): FurnitureLabel | undefined {
   if (block.label === 'table') return undefined;
-  if (block.bbox.b >= page.height * (1 - FURNITURE_ZONE)) return 'page_header';
-  if (block.bbox.t <= page.height * FURNITURE_ZONE) return 'page_footer';
+  // A line that starts in the zone (its top in the top 8%, or its bottom in the bottom 8%): a running
+  // head set 50 pt below the top of a landscape page is still the one set 50 pt below a portrait page's.
+  if (block.bbox.t >= page.height * (1 - FURNITURE_ZONE)) return 'page_header';
+  if (block.bbox.b <= page.height * FURNITURE_ZONE) return 'page_footer';
   return undefined;
 }
 
@@ -88,9 +91,13 @@ export function markPageNumbers(pages: Page[]): Page[] {
     const edge = (block: Block, side: 'top' | 'bottom') =>
       flow.every((other) => other === block || sameBand(other, block) || (side === 'top' ? other.bbox.t <= block.bbox.b + 1 : other.bbox.b >= block.bbox.t - 1));
     const labels = new Map<Block, 'page_header' | 'page_footer'>();
-    for (const block of flow) {
-      if (!PAGE_NUMBER.test(block.text.trim())) continue;
-      const label = block.bbox.t < page.height / 4 && edge(block, 'bottom') ? 'page_footer' : block.bbox.b > (page.height * 3) / 4 && edge(block, 'top') ? 'page_header' : undefined;
+    // A page number or running line the repeats already found furniture still takes the rest of its
+    // band with it — a running head's changing chapter title beside its constant "User Guide" (spec,
+    // issue 41: "No running head, footer or page number as a heading anywhere in the corpus").
+    const known = page.blocks.filter((b) => (b.label === 'page_header' || b.label === 'page_footer') && furnitureZone(b, page) !== undefined);
+    for (const block of [...known, ...flow]) {
+      if (!known.includes(block) && !PAGE_NUMBER.test(block.text.trim())) continue;
+      const label = known.includes(block) ? (block.label as 'page_header' | 'page_footer') : block.bbox.t < page.height / 4 && edge(block, 'bottom') ? 'page_footer' : block.bbox.b > (page.height * 3) / 4 && edge(block, 'top') ? 'page_header' : undefined;
       if (!label) continue;
       labels.set(block, label);
       for (const other of flow) {
@@ -98,7 +105,33 @@ export function markPageNumbers(pages: Page[]): Page[] {
         if (other !== block && sameBand(other, block) && oneLine && other.label === 'text') labels.set(other, label);
       }
     }
+    for (const block of runningLines(page, flow, labels)) labels.set(block, 'page_footer');
     return { ...page, blocks: page.blocks.map((block) => (labels.has(block) ? { ...block, label: labels.get(block) ?? block.label } : block)) };
+  });
+}
+
+/** A footnote starts with its mark: a number or a symbol. */
+const FOOTNOTE_MARK = /^[\d*†‡§¶¹²³⁴⁵⁶⁷⁸⁹⁰]/u;
+/** "16 FY 2011 Annual Report", "Annual Report 47", "Appendix 5 Page 8 of 11": a foot line holding its page number. */
+const NUMBERED_FOOT = /^\d{1,4}\s+\p{L}|\p{L}\s+\d{1,4}$|\bpage\s+\d{1,4}(?:\s+of\s+\d{1,4})?\b/iu;
+
+/**
+ * spec (issue 41): "No running head, footer or page number as a heading anywhere in the corpus" — on a
+ * single page, where nothing repeats: the one-line blocks set wholly inside the foot zone, below all of
+ * the page's body, are its running foot when the page's number is down there too ("Prospective New
+ * Awardee Guide … June 2011" over "26"), or when the line holds the page number itself ("46 FY 2011
+ * Annual Report"). A line starting with a footnote mark is a footnote, and a caption stays a caption.
+ */
+function runningLines(page: Page, flow: Block[], labels: Map<Block, FurnitureLabel>): Block[] {
+  const zone = page.height * FURNITURE_ZONE;
+  const numberBelow = [...labels].some(([b, label]) => label === 'page_footer' && PAGE_NUMBER.test(b.text.trim())) || page.blocks.some((b) => b.label === 'page_footer' && PAGE_NUMBER.test(b.text.trim()));
+  const bodyAbove = (block: Block) => flow.every((other) => other === block || other.bbox.t <= zone || other.bbox.b >= block.bbox.t - 1);
+  return flow.filter((block) => {
+    if (labels.has(block) || block.label !== 'text' || block.bbox.t > zone || block.bbox.t - block.bbox.b > RUNNING_LINE * block.fontSize) return false;
+    const text = block.text.trim();
+    if (FOOTNOTE_MARK.test(text) && !NUMBERED_FOOT.test(text)) return false;
+    if (isCaptionText(text)) return false;
+    return bodyAbove(block) && (numberBelow || NUMBERED_FOOT.test(text));
   });
 }
 
@@ -110,10 +143,13 @@ export function markFootnotes(pages: Page[]): Page[] {
   const body = bodyStyle(pages);
   if (!body) return pages;
   return pages.map((page) => {
-    const bodyBlocks = page.blocks.filter((b) => (b.label === 'text' || b.label === 'list_item' || b.label === 'table') && b.fontSize >= body.size * 0.95);
+    // spec (issue 41): smaller than the body of its own page — a brochure page bound in 7-pt type has
+    // its paragraphs and lists in that size, and its footnotes (if any) below it.
+    const size = Math.min(body.size, pageBodySize(page) ?? body.size);
+    const bodyBlocks = page.blocks.filter((b) => (b.label === 'text' || b.label === 'list_item' || b.label === 'table') && b.fontSize >= size * 0.95);
     const lowestBody = Math.min(...bodyBlocks.map((b) => b.bbox.b));
     const blocks = page.blocks.map((block) => {
-      const small = (block.label === 'text' || block.label === 'list_item') && !block.inPicture && block.fontSize <= body.size * 0.9;
+      const small = (block.label === 'text' || block.label === 'list_item') && !block.inPicture && block.fontSize <= size * 0.9;
       return small && block.bbox.t <= lowestBody + 1 && block.bbox.t < page.height / 2 ? { ...block, label: 'footnote' as const } : block;
     });
     return { ...page, blocks };

@@ -1,11 +1,12 @@
-// Roles by style: the body text's style, headings and their levels, the title and its title matter.
+// Roles by style: the body text's style, headings and their levels (the title page's rules are in title-page.ts).
 import type { Block, Page } from '../document.ts';
 import { numberedHeadingLine } from './blocks.ts';
 import { isCaptionText } from './captions.ts';
-import { dominant, LINE_PITCH, SAME_SIZE, similarSize, union } from './geometry.ts';
+import { dominant, LINE_PITCH, SAME_SIZE, similarSize } from './geometry.ts';
+import { isTurnedBlock } from './turned.ts';
 
 /** Headings are short: a larger-font block of more than this many characters is a lead paragraph. */
-const MAX_HEADING_CHARS = 150;
+export const MAX_HEADING_CHARS = 150;
 const MAX_BOLD_HEADING_CHARS = 100;
 const MAX_WRAPPED_BOLD_HEADING_CHARS = 60;
 
@@ -17,7 +18,8 @@ const MAX_WRAPPED_BOLD_HEADING_CHARS = 60;
 const TABLE_BODY_SHARE = 2;
 const TABLE_HALF_WEIGHT = 0.5;
 
-export type BodyStyle = { size: number; bold: boolean; italic?: boolean };
+/** `inCells`: the body is the tables' cells (they hold the most text), not the lines between them. */
+export type BodyStyle = { size: number; bold: boolean; italic?: boolean; inCells?: boolean };
 
 /** The body text's size: the most common font size weighted by characters; and whether body text is bold. */
 export function bodyStyle(pages: Page[]): BodyStyle | undefined {
@@ -37,7 +39,7 @@ export function bodyStyle(pages: Page[]): BodyStyle | undefined {
   if (size === undefined) return undefined;
   const atSize = flow.filter((b) => similarSize(b.fontSize, size) && b.fontSize < size * SAME_SIZE);
   const weigh = (flag: (b: Block) => boolean) => dominant(atSize.map((b): [boolean, number] => [flag(b), b.text.length])) ?? false;
-  return { size, bold: weigh((b) => b.bold), italic: weigh((b) => b.italic === true) };
+  return { size, bold: weigh((b) => b.bold), italic: weigh((b) => b.italic === true), ...(tableWeight === 1 ? { inCells: true } : {}) };
 }
 
 /**
@@ -53,7 +55,7 @@ const SELF_EVIDENT_NUMBER = [
   /^제\s?\d{1,2}\s?[장절조편]/u,
 ];
 const LIST_LIKE_NUMBER = [/^\(\d{1,2}\)\s*[\p{Lu}\p{Lo}「『“"]/u, /^\d{1,2}\.?\s+[\p{Lu}\p{Lo}]/u, /^(?:[A-H]|[IVX]{1,4})\.\s+\p{Lu}/u];
-const SENTENCE_END = /[.,;:!?。，；：！？]$/u;
+export const SENTENCE_END = /[.,;:!?。，；：！？]$/u;
 /** "Label: value": a label of a few words without digits (a numbered "Chapter 3: …" is a heading), a colon, then the value. */
 const FIELD_WITH_VALUE = /^[\p{L}][\p{L}'’()/ -]{0,40}(?<!\s):\s+\S/u;
 const isField = (block: Block) => block.marker === undefined && FIELD_WITH_VALUE.test(block.text);
@@ -68,6 +70,12 @@ const CJK_SENTENCE_END = /[。！？]$/u;
 const MAX_NUMBERED_HEADING_CHARS = 80;
 /** An italic heading at the body size is a few words. */
 const MAX_ITALIC_HEADING_WORDS = 8;
+
+/** "Source: …", "Sources: …", "Note: …", "Notes: …": the note under a table or figure. */
+const SOURCE_NOTE = /^(?:sources?|notes?)\s*:\s*\S/iu;
+
+/** A web address or mail address and nothing else: "https://…", "www.x.org", "ibm.com/redbooks", "info@x.com". */
+const WEB_ADDRESS = /^(?:(?:https?:\/\/|www\.)\S+|[\w-]+(?:\.[\w-]+)+\/\S*|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)$/iu;
 
 /** ". . . . 12" or "………": the leaders of a table of contents. */
 const DOT_LEADERS = /(?:\.\s?){4,}|…{2,}/u;
@@ -94,6 +102,47 @@ function isStyledHeading(block: Block, body: BodyStyle, lines: number): boolean 
   return block.italic === true && !body.italic && /^[\p{Lu}\d]/u.test(text) && words >= 2 && words <= MAX_ITALIC_HEADING_WORDS;
 }
 
+/**
+ * spec (issue 41): a heading is set apart from the body of its own page. A page whose text is set in
+ * another size than the document's (a slide's 28-pt bullets, a brochure page bound into a manual in
+ * 7-pt type) has its own body: the size that holds the most of its text, when three blocks or more
+ * are set in it. Where the document's body is in its tables' cells, the cells stay the measure.
+ */
+const MIN_PAGE_BODY_BLOCKS = 3;
+const pageBodies = new WeakMap<Page, number | undefined>();
+export function pageBodySize(page: Page): number | undefined {
+  if (pageBodies.has(page)) return pageBodies.get(page);
+  const text = page.blocks.filter((b) => (b.label === 'text' || b.label === 'list_item') && !b.inPicture);
+  const size = dominant(text.map((b): [number, number] => [Math.round(b.fontSize * 2) / 2, b.text.length]));
+  const found = size !== undefined && text.filter((b) => Math.abs(b.fontSize - size) < 0.5).length >= MIN_PAGE_BODY_BLOCKS ? size : undefined;
+  pageBodies.set(page, found);
+  return found;
+}
+
+const bodySizeOn = (body: BodyStyle, page: Page | undefined) => (page === undefined || body.inCells ? undefined : pageBodySize(page)) ?? body.size;
+
+const turnedPages = new WeakMap<Page, boolean>();
+/**
+ * A page whose text mostly runs up or down it (a slide printed sideways): its lines are counted across
+ * the text — a turned line is as wide as one line is high, and as tall as its text is long.
+ */
+function isTurnedPage(page: Page): boolean {
+  const known = turnedPages.get(page);
+  if (known !== undefined) return known;
+  const text = page.blocks.filter((b) => b.label === 'text' || b.label === 'list_item');
+  const chars = (blocks: Block[]) => blocks.reduce((n, b) => n + b.text.length, 0);
+  const turned = chars(text.filter(isTurnedBlock)) * 2 > chars(text);
+  turnedPages.set(page, turned);
+  return turned;
+}
+
+function inBulletedList(block: Block, page: Page): boolean {
+  if (block.label !== 'list_item' || !isBullet(block.marker)) return false;
+  const at = page.blocks.indexOf(block);
+  const sameList = (other: Block | undefined) => other?.label === 'list_item' && other.marker === block.marker;
+  return sameList(page.blocks[at - 1]) || sameList(page.blocks[at + 1]);
+}
+
 const isBullet = (marker: string | undefined) => marker !== undefined && !/[\dA-Za-z]/.test(marker);
 
 /**
@@ -109,16 +158,28 @@ export function isHeading(block: Block, body: BodyStyle, page?: Page): boolean {
   if (block.text.replace(/[\s\p{P}\p{S}]/gu, '').length <= 2) return false;
   // A figure's or table's caption set in bold, and a table of contents' entry with its dot leaders, are no headings.
   if (isCaptionText(block.text) || DOT_LEADERS.test(block.text)) return false;
-  const lines = (block.bbox.t - block.bbox.b) / (LINE_PITCH * block.fontSize);
+  // A table's or figure's note of its source ("Source: Eurostaf, 1998", "Note: …") is no heading.
+  if (SOURCE_NOTE.test(block.text.trim())) return false;
+  // spec (issue 41): a web or mail address alone ("ibm.com/redbooks", "www.pdfa.org") is a pointer, no heading.
+  if (WEB_ADDRESS.test(block.text.trim())) return false;
+  // spec (issue 41): text set up or down an upright page (an arXiv stamp in the margin) is a slug, never a heading.
+  const turned = isTurnedBlock(block);
+  if (turned && page !== undefined && !isTurnedPage(page)) return false;
+  const lines = ((turned ? block.bbox.r - block.bbox.l : block.bbox.t - block.bbox.b) / (LINE_PITCH * block.fontSize));
+  // spec (issue 41): an item of a bulleted list (two or more items with one bullet, one after the
+  // other) is a list item however large its type — a slide's bullets are set larger than its notes.
+  if (page !== undefined && inBulletedList(block, page)) return false;
   // spec (issue 41): "form pages' headings" — on a form (a page with three or more "Label: value"
   // lines), a field's label with its value ("Agency: Bureau of …", "Date of Incident: 01/09/2015") is a
   // field; and a larger line ending a sentence with its full stop is a filled-in answer, not a heading.
   if (isField(block) && page !== undefined && page.blocks.filter(isField).length >= MIN_FORM_FIELDS) return false;
-  const larger = block.fontSize >= body.size * SAME_SIZE && block.text.length <= MAX_HEADING_CHARS && lines <= 3 && !/\p{L}{2}\.$/u.test(block.text) && !CJK_SENTENCE_END.test(block.text);
+  const larger = block.fontSize >= bodySizeOn(body, page) * SAME_SIZE && block.text.length <= MAX_HEADING_CHARS && lines <= 3 && !/\p{L}{2}\.$/u.test(block.text) && !CJK_SENTENCE_END.test(block.text);
   // …a bold heading wrapped onto a second line of a narrow column is one too, when it stays short
   // (and is not an address or a phone number set in bold: no run of four digits).
   const boldLines = lines < 1 ? block.text.length <= MAX_BOLD_HEADING_CHARS : lines < 2.5 && block.text.length <= MAX_WRAPPED_BOLD_HEADING_CHARS && !/\d{4}/u.test(block.text);
-  const boldLine = block.bold && !body.bold && boldLines && !/[.,;:]$/.test(block.text) && !isBullet(block.marker);
+  // spec (issue 41): where the body is in the tables' cells, the short bold lines between the tables
+  // are their headings, even when the cells' labels are set in bold too (a prospectus of key–value tables).
+  const boldLine = block.bold && (!body.bold || body.inCells === true) && boldLines && !/[.,;:]$/.test(block.text) && !isBullet(block.marker);
   return larger || boldLine || isStyledHeading(block, body, lines);
 }
 
@@ -153,34 +214,4 @@ export function sectionNumber(block: Block): number | undefined {
   const text = block.marker === undefined ? block.text : `${block.marker} ${block.text}`;
   const match = /^(\d{1,2}(?:\.\d{1,2}){0,5})\.?\s+\p{L}/u.exec(text);
   return match?.[1] ? Math.min(6, match[1].split('.').length) : undefined;
-}
-
-export function largestOnFirstPage(page: Page | undefined, body: BodyStyle): Block | undefined {
-  const candidates = (page?.blocks ?? []).filter((b) => b.label === 'section_header' && b.fontSize >= body.size * 1.4);
-  return candidates.reduce<Block | undefined>((big, b) => (!big || b.fontSize > big.fontSize ? b : big), undefined);
-}
-
-/**
- * Below the title and before the first real section, the centred author, address and date lines
- * of a title page are set larger than the body but are not headings: a bold, numbered or
- * left-aligned heading ends the title matter.
- */
-export function demoteTitleMatter(page: Page, title: Block): void {
-  // Centred on the text area (margins need not be equal), not necessarily on the paper.
-  const area = union(page.blocks.map((b) => b.bbox));
-  const middle = (area.l + area.r) / 2;
-  // …or on the title itself, where the title page is set off-centre (a binding offset).
-  const centre = (b: Block) => (b.bbox.l + b.bbox.r) / 2;
-  const indented = (b: Block) => b.bbox.l > area.l + page.width * 0.02;
-  const onAxis = (b: Block) => Math.abs(centre(b) - middle) < page.width * 0.04 || (indented(b) && Math.abs(centre(b) - centre(title)) < page.width * 0.02);
-  const centred = (b: Block) => onAxis(b) && b.bbox.r - b.bbox.l < (area.r - area.l) * 0.9;
-  for (const block of page.blocks) {
-    if (block === title || block.bbox.t > title.bbox.b + 1) continue;
-    if (block.label !== 'section_header') continue;
-    // A title set in bold makes bold title matter (author, affiliation) possible; under a regular
-    // title a bold centred line ("Abstract") is the first heading.
-    if ((block.bold && !title.bold) || sectionNumber(block) !== undefined || !centred(block)) break;
-    block.label = 'text';
-    delete block.level;
-  }
 }

@@ -53,7 +53,7 @@ const SCRIPT_SIZE = 0.85;
  * footnote mark, an exponent, the raised "A" of the LaTeX logo) are part of that row, so they
  * never become lines, headings or paragraphs of their own.
  */
-function attachScripts(rows: TextRun[][]): TextRun[][] {
+export function attachScripts(rows: TextRun[][]): TextRun[][] {
   const kept: TextRun[][] = [];
   // Each row's largest size, measured once: a row attached to a host is smaller than the host's text, so the host's stays.
   const largest = new Map(rows.map((row) => [row, Math.max(...row.map((r) => r.size))]));

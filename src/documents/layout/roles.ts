@@ -3,7 +3,9 @@ import type { Block, ParsedDocument } from '../document.ts';
 import { attachCaptions } from './captions.ts';
 import { markContinuations } from './continuation.ts';
 import { markFootnotes, markFurniture, markPageNumbers } from './furniture.ts';
-import { asHeading, bodyStyle, demoteTitleMatter, isHeading, largestOnFirstPage, levelsBySize, sectionNumber } from './headings.ts';
+import { demoteSubtitles, joinWrappedHeadings } from './heading-groups.ts';
+import { asHeading, bodyStyle, isHeading, levelsBySize, sectionNumber } from './headings.ts';
+import { demoteCoverMatter, demoteMasthead, demoteTitleMatter, inUpperHalf, largestOnFirstPage } from './title-page.ts';
 import { SAME_SIZE } from './geometry.ts';
 import { shiftTaggedLevels, taggedTitle, untagged } from './tagged-roles.ts';
 
@@ -44,19 +46,25 @@ export function labelDocument(doc: ParsedDocument): ParsedDocument {
   // Levels are Markdown depths: the title is 1, so a numbered section "2.1" is 3.
   const numbered = (depth: number | undefined) => (depth === undefined ? undefined : Math.min(6, depth + 1));
   const level = (block: Block) => numbered(sectionNumber(block) ?? numberedSizes.get(Math.round(block.fontSize * 2) / 2)) ?? bySize(block.fontSize);
-  const labelled = pages.map((page) => ({
-    ...page,
-    blocks: page.blocks.map((b) => (guessed(b, page) ? asHeading(b, level(b)) : b)),
-  }));
+  const labelled = pages.map((page) =>
+    demoteSubtitles(joinWrappedHeadings({
+      ...page,
+      blocks: page.blocks.map((b) => (guessed(b, page) ? asHeading(b, level(b)) : b)),
+    })),
+  );
   const topLevel = labelled.flatMap((page) => page.blocks.filter((b) => b.level === 1).map((block) => ({ page, block })));
   const [only] = topLevel;
   // A bold line at the body size is a heading, but too weak a signal for the document's title.
-  if (topLevel.length === 1 && only?.page.pageNo === 1 && only.block.fontSize >= body.size * SAME_SIZE) only.block.label = 'title';
+  if (topLevel.length === 1 && only?.page.pageNo === 1 && only.block.fontSize >= body.size * SAME_SIZE && inUpperHalf(only.block, only.page)) only.block.label = 'title';
   const title = labelled[0]?.blocks.find((b) => b.label === 'title') ?? largestOnFirstPage(untagged(labelled[0]), body) ?? taggedTitle(labelled[0], body);
   if (title) {
     title.label = 'title';
     title.level = 1;
-    if (labelled[0]) demoteTitleMatter(labelled[0], title);
+    if (labelled[0]) {
+      demoteTitleMatter(labelled[0], title);
+      demoteCoverMatter(labelled[0], title, body);
+      demoteMasthead(labelled[0], title);
+    }
     shiftTaggedLevels(labelled, title);
   }
   return { ...doc, pages: labelled.map((page) => markContinuations(attachCaptions(page))) };

@@ -8,8 +8,42 @@ import type { Block, SpanStyle, StyledSpan } from '../document.ts';
 const key = (style: SpanStyle) => `${style.bold ? 'b' : ''}${style.italic ? 'i' : ''}${style.color ?? ''}`;
 const styleOf = (span: StyledSpan): SpanStyle => ({ ...(span.bold ? { bold: true } : {}), ...(span.italic ? { italic: true } : {}), ...(span.color ? { color: span.color } : {}) });
 
-/** A block's markup: the HTML sent to the engine, and the styles its tags stand for (s1 = styles[0]). */
-export type Markup = { html: string; dominant: SpanStyle; styles: SpanStyle[]; /** Words of the source each style marks. */ words: number[] };
+/**
+ * A block's markup: the HTML sent to the engine, and the styles its tags stand for (s1 = styles[0]).
+ * `mixed[i]`: tag i wraps one word whose style changes inside it ("Redpaper", red "Red" then black
+ * "paper"), with the word's own pieces — an engine keeps such a word (no language has it) but moves
+ * any tag set between its letters; it comes back in its pieces when it comes back unchanged.
+ */
+export type Markup = { html: string; dominant: SpanStyle; styles: SpanStyle[]; /** Words of the source each style marks. */ words: number[]; mixed?: Array<StyledSpan[] | undefined> };
+
+// Letters of scripts written with spaces: between two Chinese characters a style change is between words.
+const LETTER_END = /(?![\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}])[\p{L}\p{N}]$/u;
+const LETTER_START = /^(?![\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}])[\p{L}\p{N}]/u;
+
+/** The spans with each word whose style changes inside it made one span of its own, holding its pieces. */
+function joinMixedWords(spans: StyledSpan[]): Array<StyledSpan & { pieces?: StyledSpan[] }> {
+  const out: Array<StyledSpan & { pieces?: StyledSpan[] }> = [];
+  let i = 0;
+  while (i < spans.length) {
+    let j = i;
+    // Spans meet inside a word where one ends with a letter and the next starts with one; a span in
+    // the middle of the word has no space.
+    while (j + 1 < spans.length && LETTER_END.test(spans[j]!.text) && LETTER_START.test(spans[j + 1]!.text) && (j === i || !/\s/u.test(spans[j]!.text))) j++;
+    if (j === i) { out.push(spans[i]!); i++; continue; }
+    // spans[i..j] meet inside a word: the word runs from the last space of spans[i] to the first of spans[j].
+    const first = spans[i]!;
+    const last = spans[j]!;
+    const head = /\S+$/u.exec(first.text)!;
+    const tail = /^\S+/u.exec(last.text)!;
+    const pieces = [{ ...first, text: head[0] }, ...spans.slice(i + 1, j), { ...last, text: tail[0] }];
+    if (head.index > 0) out.push({ ...first, text: first.text.slice(0, head.index) });
+    out.push({ ...styleOf(pieces[0]!), text: pieces.map((p) => p.text).join(''), pieces });
+    const rest = last.text.slice(tail[0].length);
+    if (rest !== '') out.push({ ...last, text: rest });
+    i = j + 1;
+  }
+  return out;
+}
 
 const wordCount = (text: string) => (text.match(/[\p{L}\p{N}]+/gu) ?? []).length;
 
@@ -32,10 +66,12 @@ export function toMarkup(block: Pick<Block, 'spans'>): Markup | undefined {
   const styles: SpanStyle[] = [];
   const words: number[] = [];
   const parts: string[] = [];
-  for (const span of spans) {
-    if (key(span) === dominantKey || span.text.trim() === '') { parts.push(escape(span.text)); continue; }
-    let index = styles.findIndex((s) => key(s) === key(span));
+  const mixed: Array<StyledSpan[] | undefined> = [];
+  for (const span of joinMixedWords(spans)) {
+    if (!span.pieces && (key(span) === dominantKey || span.text.trim() === '')) { parts.push(escape(span.text)); continue; }
+    let index = span.pieces ? -1 : styles.findIndex((s, k) => !mixed[k] && key(s) === key(span));
     if (index < 0) index = styles.push(styleOf(span)) - 1;
+    if (span.pieces) mixed[index] = span.pieces;
     words[index] = (words[index] ?? 0) + wordCount(span.text);
     // Spaces stay outside the tag, so an engine sees whole words inside it.
     const lead = /^\s*/.exec(span.text)![0];
@@ -43,29 +79,40 @@ export function toMarkup(block: Pick<Block, 'spans'>): Markup | undefined {
     parts.push(`${escape(lead)}<span class="s${index + 1}">${escape(span.text.trim())}</span>${escape(trail)}`);
   }
   if (styles.length === 0) return undefined;
-  return { html: parts.join(''), dominant, styles, words };
+  return { html: parts.join(''), dominant, styles, words, ...(mixed.length > 0 ? { mixed } : {}) };
 }
 
 /** The translation's text and spans from the engine's HTML; `stylesLost`: the source words whose style tag the engine lost. */
 export function fromMarkup(html: string, markup: Markup): { text: string; spans?: StyledSpan[]; stylesLost: number } {
   const spans: StyledSpan[] = [];
-  const stack: SpanStyle[] = [];
+  const stack: Array<{ style: SpanStyle; pieces?: StyledSpan[] }> = [];
   const seen = new Set<number>();
+  const add = (text: string, style: SpanStyle) => {
+    const last = spans.at(-1);
+    if (last && key(last) === key(style)) last.text += text;
+    else spans.push({ text, ...style });
+  };
   for (const token of html.match(/<span\b[^>]*>|<\/span\s*>|<[^>]*>|[^<]+/gi) ?? []) {
     const open = /^<span\b[^>]*\bclass\s*=\s*["']?s(\d+)/i.exec(token);
     if (open) {
       const index = Number(open[1]) - 1;
       if (markup.styles[index]) seen.add(index);
-      stack.push(markup.styles[index] ?? stack.at(-1) ?? markup.dominant);
+      const pieces = markup.mixed?.[index];
+      stack.push({ style: markup.styles[index] ?? stack.at(-1)?.style ?? markup.dominant, ...(pieces ? { pieces } : {}) });
       continue;
     }
     if (/^<\/span/i.test(token)) { stack.pop(); continue; }
     if (token.startsWith('<')) continue; // a tag the engine added
     const text = unescape(token);
-    const style = stack.at(-1) ?? markup.dominant;
-    const last = spans.at(-1);
-    if (last && key(last) === key(style)) last.text += text;
-    else spans.push({ text, ...style });
+    const top = stack.at(-1);
+    // A word of mixed styles that came back as it went: in its own pieces again.
+    if (top?.pieces && text.trim() === top.pieces.map((p) => p.text).join('')) {
+      add(/^\s*/u.exec(text)![0], markup.dominant);
+      for (const piece of top.pieces) add(piece.text, styleOf(piece));
+      add(/\s*$/u.exec(text)![0], markup.dominant);
+      continue;
+    }
+    add(text, top?.style ?? markup.dominant);
   }
   const text = spans.map((s) => s.text).join('');
   // Leading and trailing spaces go, as the plain translation's do.

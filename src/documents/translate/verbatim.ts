@@ -8,7 +8,8 @@
 //   - a URL or e-mail address;
 //   - an identifier joined by underscores ("CLIENT_HOST", "VERIFY_GROUP_FOR_USER", "user_name"): code
 //     set inside prose or a table cell, which no language translates;
-//   - a number with no letter in it ("3.14", "2,048", "10%", "1/2", "2009–2010").
+//   - a number with no letter in it ("3.14", "2,048", "10%", "1/2", "2009–2010");
+//   - glyphs no reader can name (a symbol font's codes without a ToUnicode map: table-as-picture's check boxes).
 // Each becomes a token every engine passes through unchanged (letters only, no word of any language,
 // as the glossary's placeholders), and comes back as the source's own characters. An engine that
 // lost a token: the caller sends the segment again unprotected, so no text is lost.
@@ -17,6 +18,8 @@ const token = (k: number) => `ZQV${k}QZ`;
 const TOKEN = /ZQV(\d+)QZ/g;
 
 const URL_OR_EMAIL = /(?:https?|ftp):\/\/[^\s<>"]+[^\s<>".,;:!?)\]]|www\.[^\s<>"]+[^\s<>".,;:!?)\]]|[\w.+-]+@[\w-]+(?:\.[\w-]+)+/giu;
+/** Glyphs no reader can name (a symbol font without a usable ToUnicode map: controls, private use): never a word. */
+const UNNAMED = /[\u0000-\u0008\u000e-\u001f\u007f-\u009f\ue000-\uf8ff\ufffd]+/gu;
 const NUMBER = /(?<![\p{L}\p{N}_])[+\-−±]?\d+(?:[.,:/]\d+)*%?(?:[–-]\d+(?:[.,]\d+)*%?)?(?![\p{L}\p{N}_]|[-‐]\p{L})/gu;
 /** Letters and digits joined by underscores, as a program names things: never a word of a language. */
 const IDENTIFIER = /(?<![\p{L}\p{N}_])[\p{L}\p{N}]+(?:_[\p{L}\p{N}]+)+(?![\p{L}\p{N}_])/gu;
@@ -67,6 +70,7 @@ export function protectVerbatim(text: string, formulas: readonly string[] = [], 
       const pattern = new RegExp(`${/^[\p{L}\p{N}]/u.test(formula) ? '(?<![\\p{L}\\p{N}])' : ''}${formula.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}${/[\p{L}\p{N}]$/u.test(formula) ? '(?![\\p{L}\\p{N}])' : ''}`, 'gu');
       out = out.replace(pattern, () => keep(formula));
     }
+    out = out.replace(UNNAMED, keep);
     out = out.replace(URL_OR_EMAIL, keep);
     out = out.replace(IDENTIFIER, keep);
     out = protectMathRuns(out, keep);

@@ -8,7 +8,7 @@
 // spanning cell (a group heading over two columns).
 import type { Block, BoundingBox, Table, TableCell } from '../../document.ts';
 import { dominant, joinText, union, type TextRun } from '../geometry.ts';
-import { lineTexts } from '../lines.ts';
+import { attachScripts, lineTexts } from '../lines.ts';
 import { inReadingOrder } from './logical.ts';
 
 /** Glyph boxes are estimated from the font size: ascenders about 0.8 em up, descenders 0.2 em down. */
@@ -26,7 +26,8 @@ export function baselineRows(runs: TextRun[]): TextRun[][] {
     if (row && anchor && Math.abs(anchor.y - run.y) <= 0.35 * Math.max(anchor.size, run.size)) row.push(run);
     else rows.push([run]);
   }
-  return rows.map((row) => row.sort((a, b) => a.x - b.x));
+  // A superscript raised further than that (x² in a cell) joins the row it touches, as in lines.ts, so it is never a line of its own.
+  return attachScripts(rows).map((row) => row.sort((a, b) => a.x - b.x));
 }
 
 const textOf = (runs: TextRun[]) => lineTexts(runs.map((r) => ({ ...r, hasEOL: false }))).reduce(joinText, '');

@@ -19,11 +19,16 @@ function isRightToLeft(table: Table): boolean {
 }
 
 /**
- * Columns in which no cell has text and no spanning cell starts are gaps between the printed
- * columns (the padding of cells drawn as boxes): they are dropped, spans over them shortened.
+ * Columns in which no cell of their own has text are gaps between the printed columns (the padding
+ * of cells drawn as boxes): they are dropped, spans over them shortened — also where a spanning
+ * cell starts in one (a header centred over its column and the padding beside it), as long as it
+ * spans a column with text of its own.
  */
 function withoutEmptyColumns(table: Table, textSize: number): Table {
-  const used = new Set(table.cells.filter((cell) => cell.text.trim() !== '').flatMap((cell) => [cell.col]));
+  const filled = table.cells.filter((cell) => cell.text.trim() !== '');
+  const own = new Set(filled.filter((cell) => cell.colSpan === 1).map((cell) => cell.col));
+  const keepsSpan = (cell: TableCell) => cell.colSpan > 1 && !Array.from({ length: cell.colSpan }, (_, k) => cell.col + k).some((c) => own.has(c));
+  const used = new Set([...own, ...filled.filter(keepsSpan).map((cell) => cell.col)]);
   // Narrow: no wider than a few characters (an empty column of full width is a column of the table
   // whose cells are all blank, or whose header could not be read).
   const narrow = (c: number) => table.cells.filter((cell) => cell.col === c && cell.colSpan === 1).every((cell) => cell.bbox.r - cell.bbox.l <= MAX_GAP_EM * textSize);

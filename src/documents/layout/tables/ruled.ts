@@ -8,13 +8,12 @@
 import type { BoundingBox, Table, TableCell } from '../../document.ts';
 import { joinText, union, type Ruling, type TextRun } from '../geometry.ts';
 import { baselineRows, columnsOf, isNumeric, segmentsOf, type Segment } from './grid.ts';
+import { dropPadding, dropThin, drawnLength, shadingEdge } from './edges.ts';
 import { drawn, type Grid } from './grids.ts';
 import { isMonospaced } from '../monospace.ts';
 
 const runBox = (run: TextRun): BoundingBox => ({ l: run.x, r: run.x + run.width, t: run.y + 0.8 * run.size, b: run.y - 0.2 * run.size });
 
-/** Bands of the grid thinner than this (points) with no text are the gap of a double rule, not a row or column. */
-const THIN = 3.5;
 
 type Rect = { r0: number; r1: number; c0: number; c1: number; segments: Segment[] };
 
@@ -39,7 +38,8 @@ export function buildRuledGrid(runs: TextRun[], grid: Grid, rules: { horizontal:
   const bottom = grid.ys.at(-1) ?? 0;
   const thinXs = dropThin([...grid.xs, ...virtual].sort((a, b) => a - b), (a, b) => hasText(a, b, top, bottom));
   const xs = dropPadding(thinXs, (a, b) => hasText(a, b, top, bottom), (x) => (virtual.includes(x) ? Infinity : drawnLength(rules.vertical, 'x', x, bottom, top)));
-  const thinYs = dropThin([...grid.ys].sort((a, b) => a - b), (a, b) => hasText(xs[0] ?? 0, xs.at(-1) ?? 0, b, a));
+  const rowEdges = grid.ys.filter((y, i) => i === 0 || i === grid.ys.length - 1 || !shadingEdge(rules, xs, y));
+  const thinYs = dropThin([...rowEdges].sort((a, b) => a - b), (a, b) => hasText(xs[0] ?? 0, xs.at(-1) ?? 0, b, a));
   const ys = dropPadding(thinYs, (a, b) => hasText(xs[0] ?? 0, xs.at(-1) ?? 0, b, a), (y) => drawnLength(rules.horizontal, 'y', y, xs[0] ?? 0, xs.at(-1) ?? 0)).reverse();
   const nr = ys.length - 1;
   const nc = xs.length - 1;
@@ -96,15 +96,15 @@ export function buildRuledGrid(runs: TextRun[], grid: Grid, rules: { horizontal:
         const width = (xs[best.to + 1] ?? 0) - (xs[best.from] ?? 0);
         if (best.to > best.from && best.off <= Math.max(3, 0.1 * width)) for (let k = best.from; k < best.to; k += 1) join(r * nc + k, r * nc + k + 1);
       }
-      // spec (issue 41, "spanning cells"): a rule drawn down every other row of the table but left
-      // out beside one cell's text, over an empty neighbour, is left out because the cell spans on
-      // ("Merged row" over two columns, set to the left as any cell).
+      // spec (issue 41, "spanning cells"): a column rule drawn in most other rows of the table (not
+      // only a header's) but left out beside one cell's text, over empty neighbours, is left out
+      // because the cell spans on, up to the next rule this row draws ("Merged row" over two columns; a slide's "Class1" over its
+      // three columns, drawn as one filled box, though a merged cell below leaves a rule out too).
+      const empty = (k: number) => (content[r * nc + k]?.length ?? 0) === 0;
+      const drawnElsewhere = (k: number) => 2 * ys.slice(1).filter((b, i) => i !== r && drawn(rules.vertical, 'y', xs[k + 1] ?? 0, b, ys[i] ?? 0)).length > nr - 1;
       for (let c = 0; c + 1 < nc; c += 1) {
-        if (!open(c) || (content[r * nc + c]?.length ?? 0) === 0 || (content[r * nc + c + 1]?.length ?? 0) > 0) continue;
-        const x = xs[c + 1] ?? 0;
-        const elsewhere = ys.slice(1).every((b, k) => k === r || drawn(rules.vertical, 'y', x, b, ys[k] ?? 0));
-        if (!elsewhere) continue;
-        join(r * nc + c, r * nc + c + 1);
+        if (empty(c)) continue;
+        for (let k = c; k + 1 < nc && open(k) && empty(k + 1) && drawnElsewhere(k); k += 1) join(r * nc + k, r * nc + k + 1);
       }
     }
     for (let c = 0; c < nc; c += 1) if (r + 1 < nr && !drawn(rules.horizontal, 'x', bottom, xs[c] ?? 0, xs[c + 1] ?? 0)) join(r * nc + c, (r + 1) * nc + c);
@@ -204,57 +204,15 @@ function textSplits(rows: Segment[][], xs: number[]): number[] {
       const a = inside[i - 1];
       const b = inside[i];
       if (!a || !b || b.l <= a.r) continue;
-      // A column of its own: at least two printed lines have text on both sides of the gap.
+      // A column of its own: at least two printed lines have text on both sides of the gap, more
+      // than run across it (a cell's wrapped paragraph, not a header over two sub-columns, crosses it).
       const x = (a.r + b.l) / 2;
       const both = rows.filter((row) => row.some((s) => s.l >= left && s.r <= x) && row.some((s) => s.l >= x && s.r <= right)).length;
-      if (both >= 2) splits.push(x);
+      const across = rows.filter((row) => row.some((s) => s.l < x - 1 && s.r > x + 1 && s.l >= left - 1 && s.r <= right + 1)).length;
+      if (both >= 2 && both > across) splits.push(x);
     }
   }
   return splits;
-}
-
-/** Edges with a thin empty band beside them (the two strokes of a double rule) are one edge. */
-function dropThin(edges: number[], hasText: (a: number, b: number) => boolean): number[] {
-  const out: number[] = [];
-  for (const edge of edges) {
-    const last = out.at(-1);
-    if (last !== undefined && edge - last < THIN && !hasText(last, edge)) {
-      // Keep the outer edge at the table's border, the later one inside.
-      if (out.length === 1) continue;
-      out[out.length - 1] = edge;
-    } else out.push(edge);
-  }
-  return out;
-}
-
-/** How much of the stretch from `from` to `to` a rule at `at` covers (points). */
-function drawnLength(rules: Ruling[], across: 'x' | 'y', at: number, from: number, to: number): number {
-  const [pos, lo, hi] = across === 'x' ? (['x1', 'y1', 'y2'] as const) : (['y1', 'x1', 'x2'] as const);
-  return rules.filter((r) => Math.abs(r[pos] - at) <= 2).reduce((sum, r) => sum + Math.max(0, Math.min(r[hi], to) - Math.max(r[lo], from)), 0);
-}
-
-/**
- * A band of the grid that holds no text in any row, between an edge drawn across the whole table
- * and one drawn only in part of it, is the padding of a shaded cell (a header cell drawn as a
- * filled box with an inset text box), not a column or row: the part-drawn edge goes.
- */
-function dropPadding(edges: number[], hasText: (a: number, b: number) => boolean, drawnAlong: (edge: number) => number): number[] {
-  const out = [...edges];
-  for (let i = 0; i + 1 < out.length; ) {
-    const a = out[i] ?? 0;
-    const b = out[i + 1] ?? 0;
-    const [da, db] = [drawnAlong(a), drawnAlong(b)];
-    const inner = (k: number) => k > 0 && k < out.length - 1;
-    if (!hasText(a, b) && Math.min(da, db) < 0.5 * Math.max(da, db)) {
-      const drop = da < db ? i : i + 1;
-      if (inner(drop)) {
-        out.splice(drop, 1);
-        continue;
-      }
-    }
-    i += 1;
-  }
-  return out;
 }
 
 /** Components of grid cells as rectangles (a component that is not a rectangle takes in its whole bounding rectangle). */

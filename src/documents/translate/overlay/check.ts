@@ -126,8 +126,14 @@ export function overlaps(words: Word[]): { places: number; words: number; exampl
 /**
  * The column gutters of a page: vertical strips between lines that stand side by side on at least
  * three rows, with no line crossing the strip in between (a full-width heading ends a gutter).
+ * A column reaches as far as its longest line: where a line of the strip's rows runs into the strip
+ * from one side (a ragged right edge, a line with no neighbour on its row), the gutter begins after
+ * it — the white strip no line enters, as the overlay finds it from its blocks' boxes.
+ * `tables`: gaps between a table's columns are the cells' room (issue 42), no gutter's rows; and a
+ * table across the strip ends it, as a full-width heading does (the gap beside a title above the
+ * table and the gutter between the columns below it are not one strip).
  */
-export function gutters(lines: Box[]): Gutter[] {
+export function gutters(lines: Box[], tables: Box[] = []): Gutter[] {
   type Gap = { xMin: number; xMax: number; yMin: number; yMax: number };
   const gaps: Gap[] = [];
   for (const a of lines) {
@@ -139,7 +145,9 @@ export function gutters(lines: Box[]): Gutter[] {
       if (overlapY(a, b) < h * 0.5) continue;
       if (!next || b.xMin < next.xMin) next = b;
     }
-    if (next && next.xMin - a.xMax >= 4) gaps.push({ xMin: a.xMax, xMax: next.xMin, yMin: Math.min(a.yMin, next.yMin), yMax: Math.max(a.yMax, next.yMax) });
+    if (!next || next.xMin - a.xMax < 4) continue;
+    const gap = { xMin: a.xMax, xMax: next.xMin, yMin: Math.min(a.yMin, next.yMin), yMax: Math.max(a.yMax, next.yMax) };
+    if (!tables.some((t) => inside(gap, t))) gaps.push(gap);
   }
   gaps.sort((a, b) => a.yMin - b.yMin);
   const found: Gutter[] = [];
@@ -155,17 +163,28 @@ export function gutters(lines: Box[]): Gutter[] {
       if (xMax - xMin < 3) continue;
       // No line may cross the strip between the gutter so far and this row.
       const between = { xMin: xMin + 0.5, xMax: xMax - 0.5, yMin: Math.min(strip.yMax, gap.yMin), yMax: Math.max(strip.yMax, gap.yMin) };
-      if (lines.some((l) => l.xMin < between.xMin && l.xMax > between.xMax && overlapY(l, between) > 0.5)) continue;
+      if ([...lines, ...tables].some((l) => l.xMin < between.xMin && l.xMax > between.xMax && overlapY(l, between) > 0.5)) continue;
       strip = { xMin, xMax, yMin: Math.min(strip.yMin, gap.yMin), yMax: Math.max(strip.yMax, gap.yMax) };
       members.push(gap);
     }
     const rows = new Set(members.map((m) => Math.round(m.yMin / 3)));
     if (rows.size >= 3) {
       members.forEach((m) => used.add(m));
-      found.push(strip);
+      found.push(narrowed(strip, lines));
     }
   }
   return found;
+}
+
+/** The strip less what lines of its rows cover from either side (a line across it is another matter: see gutters). */
+function narrowed(strip: Gutter, lines: Box[]): Gutter {
+  let { xMin, xMax } = strip;
+  for (const l of lines) {
+    if (overlapY(l, strip) <= 0.5) continue;
+    if (l.xMin < strip.xMin && l.xMax > xMin && l.xMax < strip.xMax) xMin = l.xMax;
+    if (l.xMax > strip.xMax && l.xMin < xMax && l.xMin > strip.xMin) xMax = l.xMin;
+  }
+  return xMax - xMin >= 3 ? { ...strip, xMin, xMax } : strip;
 }
 
 /** Whether every sample point of `box` lies in one of `covers`. */
@@ -201,7 +220,7 @@ export function checkPage(input: PageCheckInput): PageCheck {
   // A strip may run on above or below the table (a title row): inside the table's box a word is the
   // cells' business (overlaps count there), outside it a gutter word.
   const tables = (source.tables ?? []).map((t) => ({ xMin: t.xMin - 2, xMax: t.xMax + 2, yMin: t.yMin - 2, yMax: t.yMax + 2 }));
-  const strips = gutters(source.lines);
+  const strips = gutters(source.lines, tables);
   const crossing = newWords.filter((w) => strips.some((g) => overlapX(core(w), g) > HAIR && overlapY(core(w), g) > HAIR) && !tables.some((t) => inside(core(w), t)));
   for (const w of crossing.slice(0, 2)) examples.push(`"${w.text}" in the gutter at x ${Math.round(w.xMin)}, y ${Math.round(w.yMin)}`);
 

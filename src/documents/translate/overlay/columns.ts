@@ -70,9 +70,9 @@ export function linesCutAtGutters(page: PopplerPage, strips: Gutter[], within?: 
   return pieces;
 }
 
-/** The gutters that cut through a box (top-down), over at least two of its lines' height. */
-function guttersAcross(box: Box, strips: Gutter[]): Gutter[] {
-  return strips.filter((g) => g.xMin > box.xMin + 4 && g.xMax < box.xMax - 4 && Math.min(g.yMax, box.yMax) - Math.max(g.yMin, box.yMin) > 12);
+/** The gutters that cut through a box (top-down), over at least `height` of it (two lines' height). */
+function guttersAcross(box: Box, strips: Gutter[], height = 12): Gutter[] {
+  return strips.filter((g) => g.xMin > box.xMin + 4 && g.xMax < box.xMax - 4 && Math.min(g.yMax, box.yMax) - Math.max(g.yMin, box.yMin) > height);
 }
 
 const isCjk = (char: string | undefined) => char !== undefined && /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\u3000-\u303f\uff00-\uffef]/u.test(char);
@@ -93,7 +93,9 @@ export function joinLines(lines: string[]): string {
 export function splitBlock(block: Block, pageHeight: number, lines: Line[], strips: Gutter[]): Block[] | undefined {
   if (!SPLITTABLE.has(block.label)) return undefined;
   const box: Box = { xMin: block.bbox.l, xMax: block.bbox.r, yMin: pageHeight - block.bbox.t, yMax: pageHeight - block.bbox.b };
-  const across = guttersAcross(box, strips);
+  // A block of one row (la-precinct's "PAGE   1") is split only as a listing's row: a label and its values set apart.
+  const row = box.yMax - box.yMin < 12;
+  const across = guttersAcross(box, strips, row ? 0.5 * (box.yMax - box.yMin) : 12);
   if (across.length === 0) return undefined;
   const text = squash(block.text);
   // The block's own lines: inside its box, and part of its text (another block's lines may lie in the same box).
@@ -117,6 +119,7 @@ export function splitBlock(block: Block, pageHeight: number, lines: Line[], stri
   // short codes. Each printed line is then an entry of its own, not a line of a paragraph to re-wrap.
   const keys = [...columns.keys()].sort((a, b) => a - b);
   const listing = keys.slice(1).some((key) => columns.get(key)!.every((l) => VALUE.test(l.text.trim())));
+  if (row && !keys.slice(1).every((key) => columns.get(key)!.every((l) => VALUE.test(l.text.trim())))) return undefined;
   const parts: Block[] = [];
   // A listing's label may take its column's width up to the next gutter: its translation ("NO" → "Núm")
   // is set left where the source's was, and never breaks inside a word for want of the width it had free.
@@ -133,10 +136,13 @@ export function splitBlock(block: Block, pageHeight: number, lines: Line[], stri
     const flush = () => {
       if (current.length === 0) return;
       const bbox: BoundingBox = { l: Math.min(...current.map((l) => l.xMin)), r: Math.max(right, ...current.map((l) => l.xMax)), t: pageHeight - Math.min(...current.map((l) => l.yMin)), b: pageHeight - Math.max(...current.map((l) => l.yMax)) };
-      const { spans, ...rest } = block;
+      const { spans, lineBreaks: _breaks, ...rest } = block;
       const text = joinLines(current.map((l) => l.text));
       const cut = spans ? spansOf(spans, block.text, text) : undefined;
-      parts.push({ ...rest, text, bbox, ...(cut ? { spans: cut } : {}) });
+      // The part's own line breaks (the whole block's would break a listing's name where the block's third line did).
+      const breaks = current.slice(1).map((_, k) => joinLines(current.slice(0, k + 1).map((l) => l.text)).length);
+      const lineBreaks = breaks.length > 0 && breaks.every((b, k) => b > (breaks[k - 1] ?? 0) && b < text.length) ? { lineBreaks: breaks } : {};
+      parts.push({ ...rest, text, bbox, ...lineBreaks, ...(cut ? { spans: cut } : {}) });
       current = [];
     };
     for (const line of column) {

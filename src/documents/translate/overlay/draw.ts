@@ -13,9 +13,10 @@ import { PDFDocument as PdfLibDocument } from 'pdf-lib';
 import type { Block, BoundingBox, Page, ParsedDocument, StyledSpan, TableCell } from '../../document.ts';
 import { backgroundOf, isBlank, renderPage, textColourOn, type Raster, type Rgb } from './background.ts';
 import { gutters, type Gutter } from './check.ts';
+import { popplerPages } from './check-pdf.ts';
 import { inkRegions, isDrawingLabel } from './drawings.ts';
 import { fitText, type FitResult } from './fit.ts';
-import { isKeptBlock, isKeptCell, isTurnedCell, keptRegions, keptTextPdf } from './keep.ts';
+import { isKeptBlock, isKeptCell, isKeptText, isTurnedCell, keptRegions, keptTextPdf } from './keep.ts';
 import { isTurnedBlock } from '../../layout/turned.ts';
 import { leastScale, overflowKind } from './kinds.ts';
 import { reflow, type Placed } from './reflow.ts';
@@ -23,7 +24,8 @@ import { drawLine, registerChain, rgbOf, styleLines, widthOf, type StyledText } 
 import { fontFor } from './font-chain.ts';
 import { drawNotesPages, markerText, type Note } from './notes.ts';
 import { removeText, type RemoveTextOptions } from './remove-text.ts';
-import { attachSuperscripts } from './superscripts.ts';
+import { attachSuperscripts, hasMarkers } from './superscripts.ts';
+import { hasUnnamedLeads, keepUnnamedLeads } from './symbols.ts';
 
 type Doc = InstanceType<typeof PDFDocument>;
 /** Where the first baseline sits below the top of the box, in ems (the top of Latin capitals). */
@@ -59,7 +61,11 @@ const CJK_CHAR = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
  */
 export async function renderOverlayPdf(source: Uint8Array, parsed: ParsedDocument, translation: ParsedDocument, options: OverlayOptions = {}): Promise<Uint8Array> {
   // spec (issue 42): "superscript footnote markers stay attached to their word".
-  const { source: document, translated } = attachSuperscripts(parsed, translation);
+  // Where a marker stands in its paragraph is read from the source's words beside it (poppler's).
+  const words = parsed.pages.some((p) => hasMarkers(p) || hasUnnamedLeads(p)) ? (await popplerPages(source, options.signal)).map((p) => p.words) : undefined;
+  const attached = attachSuperscripts(parsed, translation, words);
+  // spec (issue 42): symbol glyphs "kept in the source's glyphs, colour and place" — also those no reader can name.
+  const { source: document, translated } = words ? keepUnnamedLeads(attached.source, attached.translated, words) : attached;
   const textFree = await removeText(source, { ...options.removeText, signal: options.signal });
   options.signal?.throwIfAborted();
   const out = await PdfLibDocument.load(textFree, { ignoreEncryption: true, updateMetadata: false });
@@ -222,7 +228,8 @@ async function layout(pdf: Doc, page: Page, pieces: Piece[], textFreePage: (() =
   };
   const still = run(pieces, [], () => false);
   // A table cell whose translation takes the free width beside it needs the page looked at too (a panel, a rule).
-  const grows = still.placed.some((p, k) => (pieces[k]!.grow && p.fit.height > pieces[k]!.box.t - pieces[k]!.box.b + 1) || (pieces[k]!.cell !== undefined && p.fit.box.r > pieces[k]!.box.r + 1));
+  // So does one whose translation wraps down below its text (a row's rule may be drawn there).
+  const grows = still.placed.some((p, k) => ((pieces[k]!.grow || pieces[k]!.cell !== undefined) && p.fit.height > pieces[k]!.box.t - pieces[k]!.box.b + 1) || (pieces[k]!.cell !== undefined && p.fit.box.r > pieces[k]!.box.r + 1));
   const mayBeLabel = pieces.some((p) => p.grow && p.block.text.trim().split(/\s+/).length <= 6);
   if (!textFreePage || !(still.wanted || grows || mayBeLabel)) return { placed: still.placed, drawn: pieces, keptLabels };
   const raster = await textFreePage();
@@ -269,12 +276,12 @@ function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (
   const shares = !piece.cell && block.lineBreaks && (align === 'center' || align === 'right' || (narrow && align !== 'justify')) ? block.lineBreaks.map((b) => b / Math.max(1, block.text.length)) : undefined;
   // Slanted text leans right by its slant over a capital's height: that much of the measure is kept free.
   const slant = block.italic || (piece.spans ?? []).some((s) => s.italic) ? ITALIC_SKEW * size * ASCENT : 0;
-  const fitIn = (box: BoundingBox, breaks?: number[]) => fitText({
+  const fitIn = (box: BoundingBox, breaks?: number[], grow = piece.grow) => fitText({
     text: piece.text,
     box: { x: box.l + indent, y: page.height - box.t, width: Math.max(1, box.r - box.l - indent - slant), height: Math.max(size, box.t - box.b) },
     fontSize: size,
     lineHeight: block.lineHeight,
-    limitY: page.height - (room ? room.limit : piece.grow ? limitFor(box) : box.b),
+    limitY: page.height - (room ? room.limit : grow ? limitFor(box) : box.b),
     measure: (text, s) => widthOf(pdf, text, { bold, size: s }),
     ...(stays ? { minScale: leastScale(page, size), spaceFirst: true } : {}),
     ...(breaks ? { breaks } : {}),
@@ -290,16 +297,28 @@ function fitPiece(pdf: Doc, page: Page, piece: Piece, shift: number, limitFor: (
   // noticeably (a Chinese line becomes twice as long in English) may use the measure of its column
   // instead, when that keeps it larger; a block that stays in place does so before shrinking at all.
   const widenBelow = WIDEN_BELOW;
-  if ((fit.belowFloor || fit.overfull || fit.brokenWord || fit.size < size * widenBelow - 1e-9) && piece.grow && (align === 'left' || align === 'justify')) {
+  // An item, label or heading that stays in place keeps to its lines where the room beside it is
+  // free: "Section 3.1.4" for "第 3.1.4 节" runs on along its line rather than breaking under itself
+  // (never into fewer lines than the source's: an author's name and affiliation stay two).
+  const sourceLines = (block.lineBreaks?.length ?? 0) + 1;
+  const moreLines = stays && !piece.cell && fit.lines.length > sourceLines && piece.box.t - piece.box.b < 1.6 * (block.lineHeight ?? size * 1.2) * sourceLines;
+  if ((fit.belowFloor || fit.overfull || fit.brokenWord || moreLines || fit.size < size * widenBelow - 1e-9) && piece.grow && (align === 'left' || align === 'justify')) {
     const wider = { ...box, r: columnRight(page, box, obstacles) };
     if (wider.r > box.r + 1) {
       const widened = fitIn(wider);
-      const better = fit.belowFloor ? !widened.belowFloor || (widened.overflow?.length ?? 0) < (fit.overflow?.length ?? 0) : widened.size > fit.size + 1e-9 || (Boolean(fit.overfull) && !widened.overfull) || (Boolean(fit.brokenWord) && !widened.brokenWord);
+      const better = fit.belowFloor ? !widened.belowFloor || (widened.overflow?.length ?? 0) < (fit.overflow?.length ?? 0) : widened.size > fit.size + 1e-9 || (Boolean(fit.overfull) && !widened.overfull) || (Boolean(fit.brokenWord) && !widened.brokenWord)
+        || (moreLines && widened.size >= fit.size - 1e-9 && widened.lines.length < fit.lines.length && widened.lines.length >= sourceLines && !widened.overfull);
       if (better) {
         box = wider;
         fit = widened;
       }
     }
+  }
+  // Where the room beside it is not free either, such a line shrinks a little (not below the size a
+  // short line widens at) rather than break under itself: a listing's name stays on its row, beside its count.
+  if (moreLines && fit.lines.length > sourceLines) {
+    const kept = fitIn(box, undefined, false);
+    if (!kept.belowFloor && !kept.overfull && !kept.overflow && kept.lines.length <= sourceLines && kept.size >= size * widenBelow - 1e-9) fit = kept;
   }
   return { ...fit, box };
 }
@@ -323,7 +342,9 @@ export function cellRoom(table: Block, cell: TableCell, size: number, blank?: (r
   const inset = (cell.bbox.t - cell.bbox.b) * 0.25;
   if (blank) while (right > cell.bbox.r + 1 && !blank({ l: cell.bbox.r, r: right, t: cell.bbox.t - inset, b: cell.bbox.b + inset })) right = Math.max(cell.bbox.r, right - Math.max(2, size / 2));
   const below = others.filter((c) => c.bbox.t <= cell.bbox.b + 0.5 && c.bbox.l < right && c.bbox.r > cell.bbox.l).map((c) => c.bbox.t + gap / 2);
-  const limit = Math.min(cell.bbox.b, Math.max(Math.min(table.bbox.b, cell.bbox.b), ...below));
+  let limit = Math.min(cell.bbox.b, Math.max(Math.min(table.bbox.b, cell.bbox.b), ...below));
+  // The room below is free on the page too: a row's rule under the cell's text ends it (Redbook's Table 3-2).
+  if (blank) while (limit < cell.bbox.b - 0.5 && !blank({ l: cell.bbox.l, r: right, t: cell.bbox.b, b: limit })) limit = Math.min(cell.bbox.b, limit + Math.max(1, size / 4));
   return { box: { ...cell.bbox, r: right }, limit };
 }
 
@@ -467,11 +488,13 @@ function pageGutters(page: Page): Gutter[] {
 function columnRight(page: Page, box: BoundingBox, obstacles: BoundingBox[] = []): number {
   let right = box.r;
   const body = page.blocks.filter((b) => b.label !== 'page_header' && b.label !== 'page_footer');
-  const nextColumn = Math.min(page.width, ...body.filter((b) => b.bbox.l >= box.r - 0.5 && b.text.length > 20 && b.label !== 'table').map((b) => b.bbox.l - 4));
+  // Text kept in its place at the end of a line (a URL, symbols.ts) is that line's, not a column of its own.
+  const nextColumn = Math.min(page.width, ...body.filter((b) => b.bbox.l >= box.r - 0.5 && b.text.length > 20 && b.label !== 'table' && !isKeptText(b.text)).map((b) => b.bbox.l - 4));
+  const lineEnd = (b: Block) => Math.max(b.bbox.r, ...body.filter((o) => isKeptText(o.text) && o.bbox.l >= b.bbox.r - 1 && o.bbox.l - b.bbox.r < 2 * b.fontSize && o.bbox.b < b.bbox.t && o.bbox.t > b.bbox.b).map((o) => o.bbox.r));
   // The measure is that of the blocks of this column: a block starting at the same left edge but
   // running on past where the next column begins (a title across both columns) is not one of them.
   const columnEnd = Math.max(box.r, nextColumn);
-  for (const other of body.map((b) => b.bbox)) if (Math.abs(other.l - box.l) < 24 && other.r > right && other.r <= columnEnd) right = other.r;
+  for (const other of body) if (Math.abs(other.bbox.l - box.l) < 24 && lineEnd(other) > right && lineEnd(other) <= columnEnd) right = lineEnd(other);
   right = Math.min(right, page.width * (1 - PAGE_MARGIN), columnEnd);
   for (const other of [...page.blocks.map((b) => b.bbox), ...(page.pictures ?? []).map((p) => p.bbox), ...keptRegions(page), ...obstacles]) {
     const beside = other.l >= box.r - 0.5 && other.l < right && other.b < box.t && other.t > box.b;

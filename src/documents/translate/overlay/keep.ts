@@ -83,6 +83,8 @@ const multiply = (m: Matrix, n: Matrix): Matrix => [
 const STATE_OPS = new Set(['q', 'Q', 'cm', 'gs', 'w', 'J', 'j', 'M', 'd', 'ri', 'i', 'CS', 'cs', 'SC', 'SCN', 'sc', 'scn', 'G', 'g', 'RG', 'rg', 'K', 'k',
   'BT', 'ET', 'Tc', 'Tw', 'Tz', 'TL', 'Tf', 'Tr', 'Ts', 'Td', 'TD', 'Tm', 'T*', 'BMC', 'BDC', 'EMC', 'MP', 'DP']);
 const SHOW_OPS = new Set(['Tj', 'TJ', "'", '"']);
+/** How far above a kept region's top a glyph's baseline may stand and still be the region's (rounding only). */
+const TOP_SLACK = 0.5;
 // Tc, Tw and Tz are followed (glyph positions depend on them) and copied like the rest of the text state.
 
 /**
@@ -102,9 +104,11 @@ export function keptTextContent(content: string, regions: BoundingBox[], fonts: 
   let operands: string[] = [];
   const num = (i: number) => Number(operands[operands.length - i] ?? 0);
   const nextLine = () => { tlm = multiply([1, 0, 0, 1, 0, -leading], tlm); tm = tlm; };
+  // A glyph starts at its baseline, which lies below the top of its line's box: a baseline above a
+  // region's top is the line above's (pr-138's footnote over a kept page number), never the region's.
   const inside = (x: number) => {
     const at = multiply([1, 0, 0, 1, x, 0], multiply(tm, ctm));
-    return regions.some((r) => at[4] >= r.l - 1 && at[4] <= r.r + 1 && at[5] >= r.b - 2 && at[5] <= r.t + 2);
+    return regions.some((r) => at[4] >= r.l - 1 && at[4] <= r.r + 1 && at[5] >= r.b - 2 && at[5] <= r.t + TOP_SLACK);
   };
   for (const token of tokens(content)) {
     if (token.kind === 'operand') { operands.push(token.text); continue; }
@@ -164,6 +168,8 @@ export function* tokens(s: string): Generator<Token> {
       let depth = 0;
       while (i < n) {
         if (s[i] === '(') { i = skipString(s, i); continue; }
+        // A hex string inside (<FEFF0084> in a marked-content dictionary): its '>' closes no dictionary.
+        if (c === '<' && s[i] === '<' && s[i + 1] !== '<') { i = s.indexOf('>', i) + 1 || n; continue; }
         if (s.startsWith(c === '[' ? '[' : '<<', i)) { depth++; i += c === '[' ? 1 : 2; continue; }
         if (s.startsWith(close, i)) { depth--; i += close.length; if (depth === 0) break; continue; }
         i++;
