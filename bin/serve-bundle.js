@@ -4,10 +4,9 @@
 // with NODE_OPTIONS=--enable-source-maps, at ~9 MB more; or reproduce with SIGNET_SERVE_BUNDLE=0). Run from the
 // sources, the service held ~1,000 module records and the full text of every module it loaded: its
 // own heavily commented TypeScript and zod, kysely, fastify…, ~7 MB of V8 heap, with Node reading each
-// file. The bundle is ~15 MB smaller idle and 12–18 MB smaller at peak under the benchmark's mixed load,
-// but in every paired run on a busy machine it answered userinfo with a few per cent more CPU per
-// request (3–8 %: the margin of the userinfo ≥ 3× bar), so it is not the default (bench/README.md, "Memory";
-// `npm run bench -- --bundle` measures it).
+// file. The bundle is ~15 MB smaller idle and 15–22 MB smaller at peak under the benchmark's mixed load
+// (both memory bars met), but it answered userinfo with ~10 % more CPU per request (below the userinfo
+// ≥ 3× bar), so it is not the default (bench/README.md, "Memory"; `npm run bench -- --bundle` measures it).
 //
 // The bundle is a cache, never a build step: at each start the files it was made from (listed with
 // size and mtime in latest.json) are compared, and any change — an edit, a package upgrade — builds it

@@ -46,6 +46,6 @@ if (LONG_RUNNING.has(process.argv[2] ?? '') && !semiSpaceChosen && typeof proces
 module.enableCompileCache?.(process.env.NODE_COMPILE_CACHE || new URL('../node_modules/.cache/signet-compile/', import.meta.url).pathname);
 // `signet parse` loads only its own command (src/cli/parse-main.ts), not the sign-in service; with
 // SIGNET_SERVE_BUNDLE=1 `serve` runs from a bundle of the same sources (bin/serve-bundle.js: ~15 MB less
-// memory, a few per cent more CPU per request).
+// memory, ~10 % more CPU per userinfo request).
 const serveBundle = process.argv[2] === 'serve' ? (await import('./serve-bundle.js')).serveBundleEntry() : undefined;
 await import(process.argv[2] === 'parse' ? '../src/cli/parse-main.ts' : (serveBundle ?? '../src/cli/main.ts'));
