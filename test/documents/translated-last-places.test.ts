@@ -10,6 +10,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { ParsedDocument } from '../../src/documents/document.ts';
 import { extractDocument } from '../../src/documents/pdf/extract.ts';
+import { fontStyle } from '../../src/documents/pdf/fonts.ts';
 import { createApertium } from '../../src/documents/translate/apertium.ts';
 import { createOpenAi } from '../../src/documents/translate/openai.ts';
 import { checkTranslatedPdf, popplerPages } from '../../src/documents/translate/overlay/check-pdf.ts';
@@ -116,6 +117,45 @@ describe('the last places of the translate corpus (issue 42)', { skip: skipUnles
     assert.deepEqual(back.spans?.slice(0, 2).map((s) => [s.text.trim().split(' ')[0], s.color]), [['Red', '#ff0000'], ['paper', '#000000']]);
     const { check } = await translatePage('redbook.pdf', 14);
     assert.equal(check.colourChanged, 0, check.examples.join('; '));
+  });
+
+  test('"list bullets and other symbol glyphs … kept in the source\'s glyphs, colour and place and never sent to the engine": table-as-picture, question 28 — the bullets of a dingbat font (DingbatsTwo\'s "y") are read as pictures, not as the letters "yy", and stay as drawn', async () => {
+    assert.equal(fontStyle('XXQNYR+AllumiStd-DingbatsTwo', 0, -1).dingbats, true);
+    assert.equal(fontStyle('XXQNYR+AdobeCorpID-MyriadRg', 0, -1).dingbats, false);
+    const parsed = await extractDocument(await onePage('table-as-picture.pdf', 1));
+    const texts = parsed.pages[0]!.blocks.flatMap((b) => [b.text, ...(b.table?.cells.map((c) => c.text) ?? [])]);
+    assert.ok(texts.some((t) => t.includes('Persons with disabilities')), 'the list is read');
+    assert.ok(!texts.some((t) => /(?:^|\s)yy(?:\s|$)/u.test(t)), `no bullet read as "yy": ${texts.filter((t) => /yy/u.test(t)).join(' | ')}`);
+    const { source, translated, output, check } = await translatePage('table-as-picture.pdf', 1);
+    const sent = translated.pages[0]!.blocks.flatMap((b) => [b.text, ...(b.table?.cells.map((c) => c.text) ?? [])]);
+    assert.ok(!sent.some((t) => /\byy\b/u.test(t)), 'no "yy" in the translation');
+    // poppler reads the kept glyphs as the source's codes: the same "yy" words where the source drew them.
+    const bullets = (pdf: Uint8Array) => popplerPages(pdf).then((pages) => pages[0]!.words.filter((w) => w.text === 'yy').map((w) => `${Math.round(w.xMin)},${Math.round(w.yMin)}`));
+    const before = await bullets(source);
+    assert.equal(before.length, 7, 'the source has its seven bullets');
+    assert.deepEqual(await bullets(output), before, 'every bullet where the source drew it');
+    const words = (await popplerPages(output))[0]!.words;
+    const first = words.find((w) => w.text === 'Personas');
+    assert.ok(first && first.xMin > 785, `the item's translation starts after its bullet (${first?.xMin})`);
+    assert.equal(check.colourChanged, 0, check.examples.join('; '));
+    assert.equal(check.missingGlyphs, 0, check.examples.join('; '));
+  });
+
+  test('"Style exactly as the source": table-as-picture — question 28 (MyriadBd) comes out bold and "(Please select all that apply)" (MyriadBdIt / MyriadRgIt) italic; the check counts a wholly bold block set regular', async () => {
+    assert.deepEqual([fontStyle('XXQNYR+AdobeCorpID-MyriadBd', 0, -1), fontStyle('XXQNYR+AdobeCorpID-MyriadBdIt', 0, -1), fontStyle('XXQNYR+AdobeCorpID-MyriadRgIt', 0, -1), fontStyle('XXQNYR+AdobeCorpID-MyriadRg', 0, -1)].map((s) => [s.bold, s.italic]), [[true, false], [true, true], [false, true], [false, false]]);
+    const { source, parsed, translated, check } = await translatePage('table-as-picture.pdf', 1);
+    const blocks = parsed.pages[0]!.blocks;
+    const question = blocks.find((b) => b.text.startsWith('Are specialized legal aid services'));
+    assert.ok(question?.bold, 'question 28 is bold in the parse');
+    const select = blocks.find((b) => /legal aid services\? \(Please select all that apply\)$/u.test(b.text));
+    assert.ok(select, `question 26 keeps its italic tail "(Please select all that apply)" in its block: ${blocks.filter((b) => b.text.includes('Please select')).map((b) => b.text.slice(-60)).join(' | ')}`);
+    assert.equal(check.styleFallbacks, 0, check.examples.join('; '));
+    assert.ok(check.styledWords >= 40, `the wholly bold questions are counted (${check.styledWords} styled words)`);
+    // The same translation set regular (the weight lost, as before the parse read "Bd"): the check counts it.
+    const regular = { ...translated, pages: translated.pages.map((p) => ({ ...p, blocks: p.blocks.map((b) => { const { spans: _spans, ...rest } = b; return { ...rest, bold: false }; }) })) };
+    const output = await renderOverlayPdf(source, parsed, regular);
+    const [lost] = await checkTranslatedPdf(source, output, { document: parsed, translated: regular, drawn: { source: await drawnPages(source), translated: await drawnPages(output) } });
+    assert.ok(lost!.styleFallbacks >= 40, `the check counts the bold blocks set regular (${lost!.styleFallbacks} of ${lost!.styledWords})`);
   });
 });
 

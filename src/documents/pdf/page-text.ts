@@ -3,7 +3,7 @@
 // id, cut where the gap is wider than a word space — the grouping pdf.js made (its text items),
 // so layout/lines.ts joins and splits them as before.
 import { CJK, type TextRun } from '../layout/geometry.ts';
-import { fontStyle, type FontStyle } from './fonts.ts';
+import { fontStyle, PICTURE_CODES, type FontStyle } from './fonts.ts';
 import { readUtf8, Scratch, type Pdfium } from './pdfium.ts';
 
 /** pdf.js's thresholds, in em of the font size (its text_layer builder): a gap above SPACE_MIN is a word space … */
@@ -124,12 +124,12 @@ function readChars(pdfium: Pdfium, page: number, fonts: Map<number, FontStyle>):
     const facts = objectFacts(pdfium, scratch, fonts, artifactTexts(pdfium, scratch, page));
     const count = pdfium.FPDFText_CountChars(textPage);
     const chars: ReadChar[] = [];
+    let picture: { code: number; right: number; y: number } | undefined;
     for (let i = 0; i < count; i += 1) {
       if (pdfium.FPDFText_IsGenerated(textPage, i) === 1) continue;
       const code = pdfium.FPDFText_GetUnicode(textPage, i);
       if (code === 0 || code === 0x0d || code === 0x0a || code === 0xfffe) continue;
       // PDFium marks a hyphen that ends a line with U+0002; it is the hyphen the page shows.
-      const shown = code === 0x02 ? 0x2d : code;
       const object = pdfium.FPDFText_GetTextObject(textPage, i);
       const fact = facts(object);
       pdfium.FPDFText_GetCharOrigin(textPage, i, scratch.at(0), scratch.at(1));
@@ -139,6 +139,11 @@ function readChars(pdfium: Pdfium, page: number, fonts: Map<number, FontStyle>):
       const [left, top, right, bottom] = hasBox ? [scratch.f32(4), scratch.f32(5), scratch.f32(6), scratch.f32(7)] : [x, y, x, y];
       const size = pdfium.FPDFText_GetFontSize(textPage, i) * fact.scale;
       const angle = pdfium.FPDFText_GetCharAngle(textPage, i);
+      // A dingbat's code is a picture; so is the empty twin a layout program sets at its right edge in
+      // the text font (table-as-picture's bullets: "y" in DingbatsTwo, then "y" of no width in Myriad).
+      const twin = picture !== undefined && code === picture.code && right - left < 0.01 && Math.abs(x - picture.right) < 0.5 && Math.abs(y - picture.y) < 0.5;
+      const shown = code === 0x02 ? 0x2d : fact.style.dingbats || twin ? pictureCode(code) : code;
+      picture = fact.style.dingbats && shown !== code ? { code, right: Math.max(left, right), y } : twin ? picture : undefined;
       const text = String.fromCodePoint(shown);
       // One key per object and size, shared by its characters (keys are compared field by field, never changed).
       const rounded = Math.round(size * 100) / 100;
@@ -152,6 +157,17 @@ function readChars(pdfium: Pdfium, page: number, fonts: Map<number, FontStyle>):
     pdfium.FPDFText_ClosePage(textPage);
   }
 }
+
+/**
+ * A dingbat font's code that reads as a letter, digit or punctuation mark (Allumi's DingbatsTwo draws
+ * its list bullet at "y", Wingdings its check mark at "ü") is a picture, not that character: issue 42,
+ * "list bullets and other symbol glyphs … never sent to the engine, and not read as the letters its
+ * codes map to". It becomes a private-use code (U+E000 + the code), one no reader names — as the
+ * codes of a symbol font without a ToUnicode map read — so layout sees no word and the translation
+ * keeps the glyph as drawn (translate/overlay/symbols.ts, translate/verbatim.ts). A code the font's
+ * map names as a symbol of its own (•, ✓, ■ at U+2000 and on) is left as it is.
+ */
+const pictureCode = (code: number) => (code > 0x20 && code <= 0xff && code !== 0xa0 && code !== 0xad ? PICTURE_CODES + code : code);
 
 /** A copy drawn this close (points) to the text it repeats makes it look bold. */
 const FAKE_BOLD_OFFSET = 1.5;

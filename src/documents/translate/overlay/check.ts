@@ -10,10 +10,11 @@
 // Pure: the caller reads the PDFs (check-pdf.ts) and hands words, lines, sizes and obstacles in.
 // All boxes are top-down page points, as pdftotext reports them.
 
+import { boldBlocks } from './check-weight.ts';
 export type Box = { xMin: number; yMin: number; xMax: number; yMax: number };
 export type Word = Box & { text: string };
 /** A run of text with its font size and fill colour (the PDF reader's), for (d) and (f); its text where known. */
-export type SizedRun = Box & { size: number; color?: string; text?: string };
+export type SizedRun = Box & { size: number; color?: string; text?: string; /** Set in a bold face (the reader's view of its font). */ bold?: boolean };
 
 export type PageCheckInput = {
   pageNo: number;
@@ -287,6 +288,10 @@ export function checkPage(input: PageCheckInput): PageCheck {
     }
   }
 
+  // (g) Whole-block bold kept (check-weight.ts), counted with the styled words.
+  const weight = translated.runs && source.runs && source.regions ? boldBlocks(source.regions, source.runs, translated.runs) : { words: 0, lost: 0, where: [] };
+  for (const y of weight.where) if (examples.length < 5) examples.push(`a bold block set regular, at y ${y}`);
+
   let blocks: PageCheck['blocks'];
   if (input.blocks) {
     const onPage = new Set(tokens([...translated.words, ...(input.continued ?? [])].map((w) => w.text).join(' ')));
@@ -322,8 +327,8 @@ export function checkPage(input: PageCheckInput): PageCheck {
     belowFloor,
     missingGlyphs: input.missingGlyphs ?? 0,
     colourChanged,
-    styledWords: input.styles?.styledWords ?? 0,
-    styleFallbacks: input.styles?.lost ?? 0,
+    styledWords: (input.styles?.styledWords ?? 0) + weight.words,
+    styleFallbacks: (input.styles?.lost ?? 0) + weight.lost,
     ...(input.notesPage ? { notesPage: true } : {}),
     ...(Object.keys(toNotes).length > 0 ? { toNotes } : {}),
     ...(blocks ? { blocks } : {}),

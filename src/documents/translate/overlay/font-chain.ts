@@ -10,6 +10,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import fontkit from '@pdf-lib/fontkit';
 import { fontPaths } from '../../fonts.ts';
+import { isPictureCode } from '../../pdf/fonts.ts';
 
 /** One font of the chain: its regular and bold files, and which code points it draws. */
 export type ChainFont = { name: string; regular: string; bold: string; has(codePoint: number): boolean };
@@ -68,7 +69,7 @@ const SYMBOL_LOW = ' !∀#∃%&∋()∗+,−./0123456789:;<=>?≅ΑΒΧΔΕΦΓ�
 const SYMBOL_HIGH = '€ϒ′≤⁄∞ƒ♣♦♥♠↔←↑→↓°±″≥×∝∂•÷≠≡≈…⏐⎯↵ℵℑℜ℘⊗⊕∅∩∪⊃⊇⊄⊂⊆∈∉∠∇®©™∏√⋅¬∧∨⇔⇐⇑⇒⇓◊〈®©™∑⎛⎜⎝⎡⎢⎣⎧⎨⎩⎪ 〉∫⌠⎮⌡⎞⎟⎠⎤⎥⎦⎫⎬⎭';
 const CONTROL = /[\p{Cc}\p{Cf}]/u;
 
-/** The text as it is printed: Symbol-font code points as their characters, control characters left out (they have no glyph). */
+/** The text as it is printed: Symbol-font code points as their characters, control characters and dingbats' picture codes left out (they have no glyph). */
 export function printable(text: string): string {
   let out = '';
   for (const char of text) {
@@ -76,6 +77,8 @@ export function printable(text: string): string {
     if (cp >= 0xf020 && cp <= 0xf07e) out += [...SYMBOL_LOW][cp - 0xf020] ?? char;
     else if (cp >= 0xf0a0 && cp <= 0xf0fe) out += [...SYMBOL_HIGH][cp - 0xf0a0] ?? char;
     else if (CONTROL.test(char) && !/\s/u.test(char) && char !== '\u200b') continue;
+    // A dingbat's picture (pdf/fonts.ts) is kept as the source drew it (symbols.ts), never set from its code.
+    else if (isPictureCode(cp)) continue;
     else out += char;
   }
   return out;
