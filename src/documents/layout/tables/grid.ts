@@ -223,7 +223,9 @@ const HALF_LINE = 0.8;
  * "Between-state income inequality (Gini" over its figures over "index)"), is the same row.
  */
 function besideWrappedLabel(above: Row, line: Row): boolean {
-  for (const col of line.cells.keys()) if (above.cells.has(col) || coveredBySpan(above, col)) return false;
+  // Values: two or more, all right of every cell of the label's line.
+  if (line.cells.size < 2 || Math.min(...line.cells.keys()) <= Math.max(...above.cells.keys())) return false;
+  for (const col of line.cells.keys()) if (coveredBySpan(above, col)) return false;
   return above.baseline - line.baseline < HALF_LINE * Math.max(above.size, line.size);
 }
 
@@ -271,7 +273,7 @@ export function buildGrid(runs: TextRun[], region: BoundingBox, options: GridOpt
       continue;
     }
     const ruledRows = (options.rowRules?.length ?? 0) > 0;
-    const joins = above !== undefined && (ruledRows ? band(above.baseline) === band(line.baseline) : continuesRow(above, line) || besideWrappedLabel(above, line) || continuesHeader(above, line, options));
+    const joins = above !== undefined && (ruledRows ? band(above.baseline) === band(line.baseline) : continuesRow(above, line) || (options.headerBottom === undefined || line.baseline < options.headerBottom) && besideWrappedLabel(above, line) || continuesHeader(above, line, options));
     if (above && joins) mergeInto(above, line);
     else rows.push(line);
   }
