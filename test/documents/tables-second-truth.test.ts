@@ -88,4 +88,13 @@ describe('tables against docling\'s truth (issue 41)', () => {
     assert.deepEqual(rows.at(-1)?.slice(0, 2), ['Inequality in HALex (Gini index), ages 18–65 yrs', '0.0928']);
     assert.equal(rows.length, 9);
   });
+  test('"a listing continued from the page before ends at its bottom rule", and "a blank line inside a listing does not end it": redp5110 p. 12 opens with one code block, RETURN … ENABLE ;, its blank lines kept', async () => {
+    const page = await blocks('docling', 'redp5110_sampled.pdf', 12);
+    const [first] = page;
+    assert.equal(first?.label, 'code', JSON.stringify(first));
+    const lines = first?.text.split('\n') ?? [];
+    assert.deepEqual([lines[0], lines.at(-1)?.trim()], ['RETURN', 'ENABLE ;']);
+    assert.ok(lines.includes(''), 'the blank lines between its WHEN clauses are kept');
+    assert.ok(lines.some((line) => line.includes("MONTH ( EMPLOYEES . DATE_OF_BIRTH ) || '-' ||")), 'the "||" set apart stays on its line');
+  });
 });

@@ -218,6 +218,22 @@ function ruleOnlyTables(rulings: Ruling[], found: Found, ruled: BoundingBox[]): 
     });
     if (ok) for (const rule of [...full, ...inner, ...header.spans]) used.add(rule);
   }
+  listingOverFirstRule(horizontal, used, found);
+}
+
+/**
+ * spec (issue 41): "a listing continued from the page before ends at its bottom rule": when all the
+ * text over the page's first rule (bounding no table) lies within the rule's width and is a code
+ * listing, it is code — its top rule was on the page before.
+ */
+function listingOverFirstRule(horizontal: Ruling[], used: Set<Ruling>, found: Found): void {
+  const [first] = horizontal;
+  if (!first || used.has(first)) return;
+  const over = found.rest.filter((run) => run.y > first.y1);
+  const within = over.every((run) => run.x >= first.x1 - 2 * SAME_END && run.x + run.width <= first.x2 + 2 * SAME_END);
+  if (over.length === 0 || !within || !isCodeListing(over)) return;
+  const listing = new Set(over);
+  found.rest = found.rest.map((run) => (listing.has(run) ? { ...run, mono: true } : run));
 }
 
 /**
