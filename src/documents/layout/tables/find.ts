@@ -15,6 +15,7 @@ import { firstAtLeast, type Ruling, type TextRun } from '../geometry.ts';
 import { evenlyAdvancing, isCodeListing } from '../monospace.ts';
 import { contentsTables } from './contents.ts';
 import { drawn, findGrids, nestedTableBoxes, ruleWithin, tableRules, type Grid } from './grids.ts';
+import { listingOverFirstRule, markListing } from './listings.ts';
 import { framedPanels, isListing, panelOf } from './panels.ts';
 import { buildOneColumnGrid, buildRuledGrid } from './ruled.ts';
 import { asRead, uprightStandIns } from './vertical.ts';
@@ -207,8 +208,7 @@ function ruleOnlyTables(rulings: Ruling[], found: Found, ruled: BoundingBox[]): 
     // and issue 42's "code … kept in the source's glyphs … and place" in a translation follows from it.
     const inside = found.rest.filter((run) => centreIn(run, box));
     if (isCodeListing(inside)) {
-      const listing = new Set(inside);
-      found.rest = found.rest.map((run) => (listing.has(run) ? { ...run, mono: true } : run));
+      markListing(found, inside);
       continue;
     }
     const ok = take(found, box, (runs) => {
@@ -218,22 +218,9 @@ function ruleOnlyTables(rulings: Ruling[], found: Found, ruled: BoundingBox[]): 
     });
     if (ok) for (const rule of [...full, ...inner, ...header.spans]) used.add(rule);
   }
-  listingOverFirstRule(horizontal, used, found);
-}
-
-/**
- * spec (issue 41): "a listing continued from the page before ends at its bottom rule": when all the
- * text over the page's first rule (bounding no table) lies within the rule's width and is a code
- * listing, it is code — its top rule was on the page before.
- */
-function listingOverFirstRule(horizontal: Ruling[], used: Set<Ruling>, found: Found): void {
+  // The page's first rule, when it bounds no table, may end a listing continued from the page before.
   const [first] = horizontal;
-  if (!first || used.has(first)) return;
-  const over = found.rest.filter((run) => run.y > first.y1);
-  const within = over.every((run) => run.x >= first.x1 - 2 * SAME_END && run.x + run.width <= first.x2 + 2 * SAME_END);
-  if (over.length === 0 || !within || !isCodeListing(over)) return;
-  const listing = new Set(over);
-  found.rest = found.rest.map((run) => (listing.has(run) ? { ...run, mono: true } : run));
+  listingOverFirstRule(first && !used.has(first) ? first : undefined, found);
 }
 
 /**
