@@ -121,7 +121,9 @@ function continues(draft: Draft, line: Line, pitch: number): boolean {
   const sentenceGoesOn = /^\p{Ll}/u.test(line.text) && !/[.!?:;]$/u.test(last.text.trim());
   const changes = (style: 'bold' | 'italic') => Boolean(last[style]) !== Boolean(line[style]) && !(sentenceGoesOn && edge(last, last.pieces?.at(-1), style) === edge(line, line.pieces?.[0], style));
   if (!similarSize(last.size, line.size) || changes('bold')) return false;
-  if (last.baseline - line.baseline > pitch * size) return false;
+  // spec (issue 41): "a blank line inside a listing does not end it": code lines one blank line apart are one listing.
+  const blankLines = last.mono && line.mono ? 2 : 1;
+  if (last.baseline - line.baseline > blankLines * pitch * size) return false;
   // A line of its own style is a heading of its own: an italic line over an upright paragraph
   // ("Boots Self-Locking Nut"), or a short italic line after one; a single line a notch larger than
   // the text below it ("(1) …" at 12.5 pt over 11.5-pt text).
@@ -187,7 +189,10 @@ function toBlock(draft: Draft): Block {
     // Indentation is the code's structure: each line keeps its indent in character widths (a
     // monospaced character advances about 0.6 em).
     const left = Math.min(...draft.lines.map((l) => l.bbox.l));
-    block.text = draft.lines.map((l) => ' '.repeat(Math.max(0, Math.round((l.bbox.l - left) / (0.6 * l.size)))) + l.text).join('\n');
+    // …and a blank line where its lines are set a line further apart than their pitch.
+    const gaps = draft.lines.slice(1).map((l, i) => (draft.lines[i]?.baseline ?? 0) - l.baseline);
+    const pitch = Math.min(...gaps.filter((g) => g > 0));
+    block.text = draft.lines.map((l, i) => (i > 0 && (gaps[i - 1] ?? 0) > 1.5 * pitch ? '\n' : '') + ' '.repeat(Math.max(0, Math.round((l.bbox.l - left) / (0.6 * l.size)))) + l.text).join('\n');
     delete block.marker;
     delete block.markerColor;
     delete block.markerBox;

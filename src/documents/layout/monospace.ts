@@ -15,17 +15,45 @@ const SPREAD = 0.03;
 
 const advance = (run: TextRun) => run.width / (run.text.length * run.size);
 
+/** Runs this much longer than the shortest that agree with it are told apart from averaging. */
+const LENGTH_RATIO = 3;
+/** …and then may spread only this share of their mean (a listing's runs agree to a hundredth of a point). */
+const EXACT_SPREAD = 0.01;
+
+const spreadWithin = (values: number[], share: number) => {
+  const mean = values.reduce((a, b) => a + b, 0) / values.length;
+  return Math.max(...values) - Math.min(...values) <= share * mean;
+};
+
+/**
+ * spec (issue 41): "a listing whose lines are long is monospaced when its short pieces (a comment's
+ * `/*`, an `END`) advance exactly as its long lines do": in a proportional font two signs and a
+ * forty-letter line never agree to a hundredth, whereas justified prose, whose long lines do agree,
+ * has no short runs among them.
+ */
+function exactlyAdvancing(runs: TextRun[]): boolean {
+  const counted = runs.filter((run) => run.text === run.text.trim() && run.text.length >= 2 && !CJK.test(run.text) && run.size > 0);
+  const words = counted.filter((run) => /\p{L}/u.test(run.text));
+  if (words.length < MIN_RUNS || new Set(words.map((run) => run.text.replace(/\d/gu, '0'))).size < MIN_RUNS) return false;
+  const lengths = counted.map((run) => run.text.length);
+  if (Math.min(...lengths) * LENGTH_RATIO > Math.max(...lengths)) return false;
+  if (counted.filter((run) => run.text.length <= MAX_CHARS).length < 2) return false;
+  return spreadWithin(counted.map(advance), EXACT_SPREAD);
+}
+
 /** spec (issue 41): a code listing is read by its glyph widths where its font is not marked monospaced. */
 export function evenlyAdvancing(runs: TextRun[]): boolean {
+  return shortRunsAgree(runs) || exactlyAdvancing(runs);
+}
+
+function shortRunsAgree(runs: TextRun[]): boolean {
   const short = runs.filter((run) => {
     const chars = run.text.trim().length;
     return run.text === run.text.trim() && chars >= MIN_CHARS && chars <= MAX_CHARS && /\p{L}/u.test(run.text) && !CJK.test(run.text) && run.size > 0;
   });
   // Different words, not one label numbered over and over ("Cell 1 item 1", "Cell 2 item 1"), which agree in any font.
   if (short.length < MIN_RUNS || new Set(short.map((run) => run.text.replace(/\d/gu, '0'))).size < MIN_RUNS) return false;
-  const values = short.map(advance);
-  const mean = values.reduce((a, b) => a + b, 0) / values.length;
-  return Math.max(...values) - Math.min(...values) <= SPREAD * mean;
+  return spreadWithin(short.map(advance), SPREAD);
 }
 
 /** Monospaced text: most of it in a font marked so, or advancing evenly. */
@@ -35,7 +63,7 @@ export function isMonospaced(runs: TextRun[]): boolean {
 }
 
 /** Signs of program text (as headings.ts reads a display line): brackets, operators, underscores, statement ends. */
-const CODE_SIGNS = /[{}[\]<>=;#$\\|_]|\(\)|::|->|\/\//u;
+const CODE_SIGNS = /[{}[\]<>=;#$\\|_]|\(\)|::|->|\/\/|\/\*|\*\//u;
 /** A listing has few numbers: at most this share of its runs are figures (a table set in Courier is mostly figures). */
 const MAX_FIGURES = 0.2;
 

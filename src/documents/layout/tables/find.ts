@@ -15,6 +15,7 @@ import { firstAtLeast, type Ruling, type TextRun } from '../geometry.ts';
 import { evenlyAdvancing, isCodeListing } from '../monospace.ts';
 import { contentsTables } from './contents.ts';
 import { drawn, findGrids, nestedTableBoxes, ruleWithin, tableRules, type Grid } from './grids.ts';
+import { listingOverFirstRule, markListing } from './listings.ts';
 import { framedPanels, isListing, panelOf } from './panels.ts';
 import { buildOneColumnGrid, buildRuledGrid } from './ruled.ts';
 import { asRead, uprightStandIns } from './vertical.ts';
@@ -187,11 +188,17 @@ function ruleOnlyTables(rulings: Ruling[], found: Found, ruled: BoundingBox[]): 
       if (between.some((run) => run.x < top.x1 - SAME_END * 2 || run.x + run.width > top.x2 + SAME_END * 2)) break;
       // A caption between two rules starts the next table ("Table 4. …" under the first one's bottom rule).
       if (baselineRows(between).some((row) => CAPTION_START.test(row.map((run) => run.text).join('').trim()))) break;
+      // spec (issue 41): "a code listing between two rules is bounded by them alone": its rules are no
+      // rows of a table reaching over the list and the caption above it, and none goes on past it.
+      const listing = between.length > 0 && isCodeListing(between);
+      if (listing && full.length > 1) break;
       full.push(next);
+      if (listing) break;
     }
     if (full.length < 2) continue;
     const bottom = full.at(-1) ?? top;
-    const box = { l: top.x1, r: top.x2, t: headerAboveRule(found.rest, top, bottom.y1), b: bottom.y1 };
+    const header = headerAboveRule(found.rest, top, bottom.y1, horizontal);
+    const box = { l: top.x1, r: top.x2, t: header.t, b: bottom.y1 };
     const inner = horizontal.filter((r) => r.y1 < top.y1 - 0.5 && r.y1 > bottom.y1 + 0.5 && r.x1 >= top.x1 - SAME_END && r.x2 <= top.x2 + SAME_END);
     // The first full-width rule inside is the mid-rule: the rows above it are column headers.
     // …or, with the header set over the top rule, the top rule is.
@@ -201,32 +208,51 @@ function ruleOnlyTables(rulings: Ruling[], found: Found, ruled: BoundingBox[]): 
     // and issue 42's "code … kept in the source's glyphs … and place" in a translation follows from it.
     const inside = found.rest.filter((run) => centreIn(run, box));
     if (isCodeListing(inside)) {
-      const listing = new Set(inside);
-      found.rest = found.rest.map((run) => (listing.has(run) ? { ...run, mono: true } : run));
+      markListing(found, inside);
       continue;
     }
     const ok = take(found, box, (runs) => {
-      const spanRules = inner.filter((r) => r.x2 - r.x1 < top.x2 - top.x1 - 2 * SAME_END).map((r) => ({ x1: r.x1, x2: r.x2, y: r.y1 }));
+      const spanRules = [...inner.filter((r) => r.x2 - r.x1 < top.x2 - top.x1 - 2 * SAME_END), ...header.spans].map((r) => ({ x1: r.x1, x2: r.x2, y: r.y1 }));
       const table = buildGrid(runs, box, { spanRules, ...(mid ? { headerBottom: mid.y1 } : {}) });
       return table ? tableBlock(table, box, runs) : undefined;
     });
-    if (ok) for (const rule of [...full, ...inner]) used.add(rule);
+    if (ok) for (const rule of [...full, ...inner, ...header.spans]) used.add(rule);
   }
+  // The page's first rule, when it bounds no table, may end a listing continued from the page before.
+  const [first] = horizontal;
+  listingOverFirstRule(first && !used.has(first) ? first : undefined, found);
 }
 
 /**
  * The top of a rule-only table: its top rule, or the top of the line just above it when that line
  * is the table's column headers set over the first rule (a rule under each row, none over the
- * header): two or more pieces, each starting or ending where a column of the rows below does.
+ * header): two or more pieces, each starting, ending or centred where a column of the rows below
+ * does. spec (issue 41): "a group heading over a partial rule above the column headers is the
+ * table's, spanning the columns its rule covers" (us-023's "Year" over 1997 … 2007): such lines
+ * are taken in too, and their rules are returned as span rules.
  */
-function headerAboveRule(runs: TextRun[], top: Ruling, bottom: number): number {
+function headerAboveRule(runs: TextRun[], top: Ruling, bottom: number, horizontal: Ruling[]): { t: number; spans: Ruling[] } {
   const within = (run: TextRun) => run.x >= top.x1 - SAME_END && run.x + run.width <= top.x2 + SAME_END;
   const below = baselineRows(runs.filter((run) => within(run) && run.y < top.y1 && run.y > bottom)).map((row) => segmentsOf(row, STREAM_GAP)).flat();
   const [line] = baselineRows(runs.filter((run) => within(run) && run.y > top.y1 && run.y - top.y1 <= 1.2 * run.size)).map((row) => segmentsOf(row, STREAM_GAP));
-  if (!line || line.length < 2 || below.length === 0) return top.y1;
-  const aligned = (seg: Seg) => below.some((b) => Math.abs(b.l - seg.l) <= 2 || Math.abs(b.r - seg.r) <= 2);
-  if (!line.every(aligned)) return top.y1;
-  return Math.max(...line.map((seg) => seg.baseline + 0.8 * seg.size));
+  if (!line || line.length < 2 || below.length === 0) return { t: top.y1, spans: [] };
+  const centre = (seg: { l: number; r: number }) => (seg.l + seg.r) / 2;
+  const aligned = (seg: Seg) => below.some((b) => Math.abs(b.l - seg.l) <= 2 || Math.abs(b.r - seg.r) <= 2 || Math.abs(centre(b) - centre(seg)) <= 2);
+  if (!line.every(aligned)) return { t: top.y1, spans: [] };
+  const lineTop = (segs: Seg[]) => Math.max(...segs.map((seg) => seg.baseline + 0.8 * seg.size));
+  let t = lineTop(line);
+  let baseline = Math.max(...line.map((seg) => seg.baseline));
+  const spans: Ruling[] = [];
+  for (let level = 1; level < MAX_HEADER_LINES; level += 1) {
+    const [group] = baselineRows(runs.filter((run) => within(run) && run.y > t && run.y - baseline <= 2.5 * run.size)).map((row) => segmentsOf(row, STREAM_GAP));
+    const ruleUnder = (seg: Seg) => horizontal.find((r) => r !== top && r.y1 > baseline && r.y1 < seg.baseline && seg.l >= r.x1 - 2 && seg.r <= r.x2 + 2 && r.x1 >= top.x1 - SAME_END && r.x2 <= top.x2 + SAME_END);
+    const rules = (group ?? []).map(ruleUnder);
+    if (!group || rules.some((r) => r === undefined)) break;
+    spans.push(...(rules as Ruling[]));
+    t = lineTop(group);
+    baseline = Math.max(...group.map((seg) => seg.baseline));
+  }
+  return { t, spans };
 }
 
 const sortedVerticals = new WeakMap<Ruling[], Ruling[]>();

@@ -214,6 +214,21 @@ function continuesRow(above: Row, line: Row): boolean {
   return above.baseline - line.baseline <= 1.5 * Math.max(above.size, line.size);
 }
 
+/** Lines this share of their size apart, or closer, are not two printed rows but one row set at two heights. */
+const HALF_LINE = 0.8;
+
+/**
+ * spec (issue 41): "values set centred beside a row label wrapped on two lines are that label's row":
+ * a line holding only columns the line above leaves empty, less than a line's height below it (us-023's
+ * "Between-state income inequality (Gini" over its figures over "index)"), is the same row.
+ */
+function besideWrappedLabel(above: Row, line: Row): boolean {
+  // Values: two or more, all right of every cell of the label's line.
+  if (line.cells.size < 2 || Math.min(...line.cells.keys()) <= Math.max(...above.cells.keys())) return false;
+  for (const col of line.cells.keys()) if (coveredBySpan(above, col)) return false;
+  return above.baseline - line.baseline < HALF_LINE * Math.max(above.size, line.size);
+}
+
 function mergeInto(above: Row, line: Row): void {
   for (const [col, cell] of line.cells) {
     const target = above.cells.get(col);
@@ -249,10 +264,16 @@ export function buildGrid(runs: TextRun[], region: BoundingBox, options: GridOpt
   const lines = segmentRows.map((segments) => placeRow(segments.flatMap((seg) => splitAtGutters(seg, columns)), columns));
   const rows: Row[] = [];
   const band = (y: number) => (options.rowRules ?? []).filter((rule) => rule > y).length;
-  for (const line of lines) {
+  for (const [i, line] of lines.entries()) {
     const above = rows.at(-1);
+    // A label whose values are set centred beside its two lines opens their row.
+    const next = lines[i + 1];
+    if (next && !(options.rowRules?.length) && besideWrappedLabel(line, next) && above && continuesRow(above, line)) {
+      rows.push(line);
+      continue;
+    }
     const ruledRows = (options.rowRules?.length ?? 0) > 0;
-    const joins = above !== undefined && (ruledRows ? band(above.baseline) === band(line.baseline) : continuesRow(above, line) || continuesHeader(above, line, options));
+    const joins = above !== undefined && (ruledRows ? band(above.baseline) === band(line.baseline) : continuesRow(above, line) || (options.headerBottom === undefined || line.baseline < options.headerBottom) && besideWrappedLabel(above, line) || continuesHeader(above, line, options));
     if (above && joins) mergeInto(above, line);
     else rows.push(line);
   }
