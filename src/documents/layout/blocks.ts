@@ -114,13 +114,7 @@ function continues(draft: Draft, line: Line, pitch: number): boolean {
   const first = draft.lines[0];
   if (!last || !first) return false;
   const size = Math.max(last.size, line.size);
-  // A line of another weight or slant starts a block of its own — not one that goes on with the
-  // sentence in the style the line above ended in: "… in providing legal aid / services? (Please
-  // select all that apply)", bold then a longer italic tail, is one sentence, its tail no heading.
-  const edge = (l: Line, piece: { bold?: boolean; italic?: boolean } | undefined, style: 'bold' | 'italic') => Boolean(piece ? piece[style] : l[style]);
-  const sentenceGoesOn = /^\p{Ll}/u.test(line.text) && !/[.!?:;]$/u.test(last.text.trim());
-  const changes = (style: 'bold' | 'italic') => Boolean(last[style]) !== Boolean(line[style]) && !(sentenceGoesOn && edge(last, last.pieces?.at(-1), style) === edge(line, line.pieces?.[0], style));
-  if (!similarSize(last.size, line.size) || changes('bold')) return false;
+  if (!similarSize(last.size, line.size) || last.bold !== line.bold) return false;
   // spec (issue 41): "a blank line inside a listing does not end it": code lines one blank line apart are one listing.
   const blankLines = last.mono && line.mono ? 2 : 1;
   if (last.baseline - line.baseline > blankLines * pitch * size) return false;
@@ -129,7 +123,7 @@ function continues(draft: Draft, line: Line, pitch: number): boolean {
   // the text below it ("(1) …" at 12.5 pt over 11.5-pt text).
   const width = Math.max(...draft.lines.map((l) => l.bbox.r)) - Math.min(...draft.lines.map((l) => l.bbox.l));
   const short = line.bbox.r - line.bbox.l < 0.7 * width;
-  if (changes('italic') && (draft.lines.length === 1 || short)) return false;
+  if (Boolean(last.italic) !== Boolean(line.italic) && (draft.lines.length === 1 || short)) return false;
   if (draft.lines.length === 1 && last.size >= line.size * 1.05) return false;
   if (draft.marker !== undefined) return line.bbox.l > first.bbox.l + 0.5 * size;
   return !indentedStart(draft, line, size);
