@@ -6,6 +6,9 @@
 // runs are mostly regular. (Slant is not read back: a synthetic italic is a skewed regular face.)
 import type { Box, SizedRun } from './check.ts';
 
+/** Whether a run's centre stands inside a region (a point of slack): the check's test of which block a run belongs to. */
+export const centreIn = (r: Box, region: Box) => { const x = (r.xMin + r.xMax) / 2; const y = (r.yMin + r.yMax) / 2; return x >= region.xMin - 1 && x <= region.xMax + 1 && y >= region.yMin - 1 && y <= region.yMax + 1; };
+
 const letters = (r: SizedRun) => (r.text ?? '').replace(/[^\p{L}\p{N}]/gu, '').length;
 const wordsOf = (r: SizedRun) => (r.text ?? '').split(/\s+/u).filter((w) => /[\p{L}\p{N}]/u.test(w)).length;
 
@@ -15,7 +18,6 @@ const wordsOf = (r: SizedRun) => (r.text ?? '').split(/\s+/u).filter((w) => /[\p
  * translation stands elsewhere (moved, or kept as drawn away from its rows) counts neither way.
  */
 export function boldBlocks(regions: Box[], source: SizedRun[], translated: SizedRun[]): { words: number; lost: number; where: number[] } {
-  const centreIn = (r: Box, region: Box) => { const x = (r.xMin + r.xMax) / 2; const y = (r.yMin + r.yMax) / 2; return x >= region.xMin - 1 && x <= region.xMax + 1 && y >= region.yMin - 1 && y <= region.yMax + 1; };
   // A translated run is its block's when it stands on the block's rows, starting inside its width and
   // right of its left edge and of no other's nearer (a callout's text beside a bold label is the callout's).
   const owner = (r: Box) => {

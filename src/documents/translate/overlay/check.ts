@@ -10,7 +10,7 @@
 // Pure: the caller reads the PDFs (check-pdf.ts) and hands words, lines, sizes and obstacles in.
 // All boxes are top-down page points, as pdftotext reports them.
 
-import { boldBlocks } from './check-weight.ts';
+import { boldBlocks, centreIn } from './check-weight.ts';
 export type Box = { xMin: number; yMin: number; xMax: number; yMax: number };
 export type Word = Box & { text: string };
 /** A run of text with its font size and fill colour (the PDF reader's), for (d) and (f); its text where known. */
@@ -257,7 +257,6 @@ export function checkPage(input: PageCheckInput): PageCheck {
   let colourChanged = 0;
   if (translated.runs && source.runs && source.runs.length > 0) {
     const regions = source.regions ?? [];
-    const centreIn = (r: Box, region: Box) => { const x = (r.xMin + r.xMax) / 2; const y = (r.yMin + r.yMax) / 2; return x >= region.xMin - 1 && x <= region.xMax + 1 && y >= region.yMin - 1 && y <= region.yMax + 1; };
     const regionOf = (r: Box) => regions.find((region) => centreIn(r, region));
     const coloursIn = (region: Box, runs: SizedRun[]) => runs.filter((r) => r.color && centreIn(r, region)).map((r) => r.color!);
     const report = (what: string) => { colourChanged++; if (examples.length < 5) examples.push(what); };
